@@ -1,0 +1,77 @@
+// Plain descriptions of queues, jobs, scenarios and events.
+//
+// These are the values that configuration files parse into, that events
+// carry and that the engine, the reference model (tests/reference) and the
+// storage layer exchange. They hold no derived state; amounts are canonical
+// integers (engine/quantity.h). `line` fields keep the source line a value
+// came from (0 when it did not come from a file) so errors can name it.
+#ifndef HDRF_ENGINE_SPEC_H_
+#define HDRF_ENGINE_SPEC_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/quantity.h"
+
+namespace hdrf {
+
+// Values are stored on disk: never renumber.
+enum class QueueState : uint8_t { kOpen = 0, kClosing = 1, kClosed = 2 };
+const char* QueueStateName(QueueState s);  // "open" | "closing" | "closed"
+
+// Values are stored on disk: never renumber.
+enum class JobState : uint8_t { kPending = 0, kInqueue = 1, kRunning = 2, kUnknown = 3 };
+const char* JobStateName(JobState s);  // "Pending" | "Inqueue" | ...
+
+struct QueueSpec {
+  std::string path;            // "root/eng/prod"; "root" itself is allowed
+  double weight = 1;           // below 1 is raised to 1 by the engine
+  ResourceAmounts capability;  // absent resource = unlimited
+  ResourceAmounts guarantee;   // absent resource = 0
+  bool reclaimable = true;
+  QueueState state = QueueState::kOpen;
+  int min_user_limit_percent = 100;          // 1..100, 100 = no limit
+  std::optional<double> user_limit_factor;   // > 0 when set
+  int line = 0;
+};
+
+struct JobSpec {
+  std::string name;
+  std::string queue;       // a leaf, a parent (admission, SPEC §5) or "" = root
+  std::string user = "default";
+  int64_t tasks = 1;       // number of tasks (running + not yet allocated)
+  ResourceAmounts task;    // shape of one task
+  double weight = 1;       // job weight (divisor of its key), >= 1 after clamping
+  int64_t min_available = 1;  // SPEC §12 enqueue gate minimum, in tasks
+  int line = 0;
+};
+
+// One step of a scenario (SPEC §10).
+struct ScenarioStep {
+  enum class Kind { kFill, kFinish, kRemove, kSubmit };
+  Kind kind = Kind::kFill;
+  std::string job;        // kFinish, kRemove
+  int64_t tasks = 1;      // kFinish
+  JobSpec submit;         // kSubmit
+  int line = 0;
+};
+
+struct Scenario {
+  ResourceAmounts cluster;
+  std::vector<QueueSpec> queues;  // any order; unlisted parents get weight 1
+  std::vector<JobSpec> jobs;      // submission order
+  std::vector<ScenarioStep> steps;  // parser fills [fill] when absent
+  std::optional<double> overcommit_factor;  // SPEC §12 gate; unset = off
+};
+
+// A queue configuration file (forms 1-3 of SPEC §3).
+struct QueueConfig {
+  ResourceAmounts cluster;        // empty when the file names no cluster
+  std::vector<QueueSpec> queues;  // parents may be implicit
+};
+
+}  // namespace hdrf
+
+#endif  // HDRF_ENGINE_SPEC_H_
