@@ -1,0 +1,114 @@
+// engine::Tree::CheckInvariants: recomputes every derived value from the raw
+// state, without the incremental aggregates, and compares. Used by tests.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "engine/tree.h"
+#include "engine/tree_internal.h"
+
+namespace hdrf::engine {
+
+Status Tree::CheckInvariants(double tol) const {
+  // Raw sums.
+  std::vector<std::vector<int64_t>> usage(queues_.size(), std::vector<int64_t>(R_, 0));
+  std::vector<int64_t> free = total_;
+  for (JobId id = 0; id < jobs_.size(); ++id) {
+    const Job& j = jobs_[id];
+    if (!j.alive) continue;
+    for (int r = 0; r < R_; ++r) {
+      const int64_t a = j.allocated * task_[size_t{id} * R_ + r];
+      free[r] -= a;
+      for (QueueId q = j.queue; q != kNone; q = queues_[q].parent) usage[q][r] += a;
+    }
+  }
+  if (free != free_) return Status::Internal("free differs from the sum of allocations");
+  ResMask sat = 0;
+  for (int r = 0; r < R_; ++r)
+    if (free[r] <= 0) sat |= ResMask{1} << r;
+  if (sat != saturated_) return Status::Internal("saturated set is stale");
+  for (QueueId q = 0; q < queues_.size(); ++q)
+    if (queues_[q].alive && usage[q] != queues_[q].usage)
+      return Status::Internal("usage of " + queues_[q].path + " is stale");
+
+  // held_back(Q) from its definition.
+  auto held_back = [&](QueueId leaf) {
+    std::vector<int64_t> hb(R_, 0);
+    for (QueueId a = leaf; queues_[a].parent != kNone; a = queues_[a].parent)
+      for (QueueId s : queues_[queues_[a].parent].children)
+        if (s != a)
+          for (int r = 0; r < R_; ++r)
+            hb[r] += std::max<int64_t>(0, queues_[s].guar[r] - usage[s][r]);
+    return hb;
+  };
+
+  struct Val {
+    std::vector<double> U;
+    double s = 0;
+    bool blocked = true;
+  };
+  auto share = [&](const std::vector<double>& u) {
+    double s = 0;
+    for (int r = 0; r < R_; ++r)
+      if (!((sat >> r) & 1) && total_[r] > 0) s = std::max(s, u[r] / static_cast<double>(total_[r]));
+    return s;
+  };
+  std::string err;
+  std::function<Val(QueueId)> eval = [&](QueueId qid) -> Val {
+    const Queue& q = queues_[qid];
+    std::vector<std::pair<Val, double>> kids;  // value, weight
+    if (q.children.empty()) {
+      std::vector<int64_t> hb = held_back(qid);
+      ResMask capmask = 0;
+      for (QueueId a = qid; a != kNone; a = queues_[a].parent)
+        for (int r = 0; r < R_; ++r)
+          if (usage[a][r] >= queues_[a].cap[r]) capmask |= ResMask{1} << r;
+      for (JobId jid : q.jobs) {
+        const Job& j = jobs_[jid];
+        const int64_t* t = &task_[size_t{jid} * R_];
+        ResMask m = sat | capmask;
+        for (int r = 0; r < R_; ++r)
+          if (free[r] - hb[r] <= 0) m |= ResMask{1} << r;
+        if (q.limits_active) m |= UserExhausted(qid, j.user);
+        Val v;
+        v.blocked = j.state == JobState::kPending || j.allocated >= j.tasks || (j.req & m) != 0;
+        v.U.resize(R_);
+        for (int r = 0; r < R_; ++r) v.U[r] = static_cast<double>(j.allocated * t[r]);
+        v.s = share(v.U);
+        if (v.blocked != j.blocked && err.empty()) err = "job " + j.name + ": blocked flag is stale";
+        if (!v.blocked && std::abs(v.s / j.weight - j.key) > tol && err.empty())
+          err = "job " + j.name + ": key " + std::to_string(j.key) + " != " + std::to_string(v.s / j.weight);
+        kids.emplace_back(std::move(v), j.weight);
+      }
+    } else {
+      for (QueueId c : q.children) kids.emplace_back(eval(c), queues_[c].weight);
+    }
+    Val out;
+    out.U.assign(R_, 0);
+    double M = INFINITY;
+    for (auto& [v, w] : kids)
+      if (!v.blocked) M = std::min(M, v.s / w);
+    out.blocked = std::isinf(M);
+    for (auto& [v, w] : kids) {
+      if (v.blocked) {
+        for (int r = 0; r < R_; ++r) out.U[r] += v.U[r];
+      } else if (v.s > 0) {
+        for (int r = 0; r < R_; ++r) out.U[r] += M * w / v.s * v.U[r];
+      }
+    }
+    out.s = share(out.U);
+    if (out.blocked != q.blocked && err.empty()) err = "queue " + q.path + ": blocked flag is stale";
+    for (int r = 0; r < R_ && err.empty(); ++r)
+      if (std::abs(out.U[r] - q.U[r]) > tol * std::max(1.0, std::abs(out.U[r])))
+        err = "queue " + q.path + ": U[" + names_[r] + "] " + std::to_string(q.U[r]) +
+              " != " + std::to_string(out.U[r]);
+    if (std::abs(out.s / q.weight - q.key) > tol && err.empty())
+      err = "queue " + q.path + ": key is stale";
+    return out;
+  };
+  eval(0);
+  if (!err.empty()) return Status::Internal(err);
+  return Status::Ok();
+}
+
+}  // namespace hdrf::engine

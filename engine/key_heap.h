@@ -1,0 +1,128 @@
+// KeyHeap: an indexed binary min-heap of (key, id) entries.
+//
+// Each queue keeps one for its non-blocked children; the entry's position is
+// stored in the child (a job or a queue) through the `pos` callback, so an
+// entry can be updated or erased in O(log n) when a child's key changes.
+// Entries order by key, then id, so iteration order is deterministic.
+//
+// Not thread-safe: guarded by whatever guards the owning queue.
+#ifndef HDRF_ENGINE_KEY_HEAP_H_
+#define HDRF_ENGINE_KEY_HEAP_H_
+
+#include <cstdint>
+#include <queue>
+#include <utility>
+#include <vector>
+
+namespace hdrf::engine {
+
+struct HeapEntry {
+  double key;
+  uint32_t id;
+  bool operator<(const HeapEntry& o) const {
+    return key < o.key || (key == o.key && id < o.id);
+  }
+};
+
+class KeyHeap {
+ public:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+
+  bool empty() const { return h_.empty(); }
+  size_t size() const { return h_.size(); }
+  const HeapEntry& top() const { return h_.front(); }
+  const HeapEntry& at(uint32_t i) const { return h_[i]; }
+  void clear() { h_.clear(); }
+  void reserve(size_t n) { h_.reserve(n); }
+
+  // `pos(id)` returns a reference to the slot where id's index is stored.
+  template <class Pos>
+  void Push(double key, uint32_t id, Pos&& pos) {
+    h_.push_back({key, id});
+    pos(id) = static_cast<uint32_t>(h_.size() - 1);
+    SiftUp(static_cast<uint32_t>(h_.size() - 1), pos);
+  }
+
+  template <class Pos>
+  void Erase(uint32_t i, Pos&& pos) {
+    pos(h_[i].id) = kAbsent;
+    uint32_t last = static_cast<uint32_t>(h_.size() - 1);
+    if (i != last) {
+      h_[i] = h_[last];
+      pos(h_[i].id) = i;
+      h_.pop_back();
+      Restore(i, pos);
+    } else {
+      h_.pop_back();
+    }
+  }
+
+  template <class Pos>
+  void Update(uint32_t i, double key, Pos&& pos) {
+    h_[i].key = key;
+    Restore(i, pos);
+  }
+
+  // Calls f(entry) on entries in ascending order until f returns false.
+  // Costs O(k log k) for the k entries visited, whatever the heap's size.
+  template <class F>
+  void VisitInOrder(F&& f) const {
+    if (h_.empty()) return;
+    auto cmp = [this](uint32_t a, uint32_t b) { return h_[b] < h_[a]; };
+    std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(cmp)> frontier(cmp);
+    frontier.push(0);
+    while (!frontier.empty()) {
+      uint32_t i = frontier.top();
+      frontier.pop();
+      if (!f(h_[i])) return;
+      uint32_t l = 2 * i + 1;
+      if (l < h_.size()) frontier.push(l);
+      if (l + 1 < h_.size()) frontier.push(l + 1);
+    }
+  }
+
+ private:
+  template <class Pos>
+  void Restore(uint32_t i, Pos& pos) {
+    if (i > 0 && h_[i] < h_[(i - 1) / 2]) {
+      SiftUp(i, pos);
+    } else {
+      SiftDown(i, pos);
+    }
+  }
+  template <class Pos>
+  void SiftUp(uint32_t i, Pos& pos) {
+    HeapEntry e = h_[i];
+    while (i > 0) {
+      uint32_t p = (i - 1) / 2;
+      if (!(e < h_[p])) break;
+      h_[i] = h_[p];
+      pos(h_[i].id) = i;
+      i = p;
+    }
+    h_[i] = e;
+    pos(e.id) = i;
+  }
+  template <class Pos>
+  void SiftDown(uint32_t i, Pos& pos) {
+    HeapEntry e = h_[i];
+    const uint32_t n = static_cast<uint32_t>(h_.size());
+    for (;;) {
+      uint32_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && h_[c + 1] < h_[c]) ++c;
+      if (!(h_[c] < e)) break;
+      h_[i] = h_[c];
+      pos(h_[i].id) = i;
+      i = c;
+    }
+    h_[i] = e;
+    pos(e.id) = i;
+  }
+
+  std::vector<HeapEntry> h_;
+};
+
+}  // namespace hdrf::engine
+
+#endif  // HDRF_ENGINE_KEY_HEAP_H_

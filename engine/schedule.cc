@@ -1,0 +1,192 @@
+// engine::Tree: the scheduling step, fit, admission and the enqueue gate
+// (SPEC §5, §6, §12).
+#include <algorithm>
+#include <cmath>
+
+#include "engine/tree.h"
+#include "engine/tree_internal.h"
+
+namespace hdrf::engine {
+
+// SPEC §6. Capability and held-back checks are written as headroom
+// comparisons so that unlimited capabilities cannot overflow.
+bool Tree::Fits(JobId id) const {
+  const Job& j = jobs_[id];
+  const Queue& q = queues_[j.queue];
+  const int64_t* t = &task_[size_t{id} * R_];
+  for (int r = 0; r < R_; ++r)
+    if (t[r] > free_[r] - q.held_back[r]) return false;
+  for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
+    const Queue& A = queues_[a];
+    if (!A.cap_set) continue;
+    for (int r = 0; r < R_; ++r)
+      if (t[r] > A.cap[r] - A.usage[r]) return false;
+  }
+  if (q.limits_active) {
+    auto it = q.users.find(j.user);
+    const int64_t n = std::max<int64_t>(1, q.active_users);
+    for (int r = 0; r < R_; ++r) {
+      const int64_t after = (it == q.users.end() ? 0 : it->second.usage[r]) + t[r];
+      const bool gset = (q.guar_set >> r) & 1;
+      const __int128 B = gset ? q.guar[r] : q.realcap[r];
+      if (q.min_user_limit_percent < 100 &&
+          !(__int128{100} * after <= B * q.min_user_limit_percent || __int128{n} * after <= B))
+        return false;
+      if (q.user_limit_factor && gset &&
+          static_cast<double>(after) > static_cast<double>(q.guar[r]) * *q.user_limit_factor)
+        return false;
+    }
+  }
+  return true;
+}
+
+bool Tree::Schedulable(JobId id) const {
+  const Job& j = jobs_[id];
+  return j.state != JobState::kPending && j.allocated < j.tasks && Fits(id);
+}
+
+// The job a step would pick inside q's subtree (SPEC §5 with the tie rule of
+// docs/semantics.md §6), visiting children in key order. Schedulable jobs are
+// never blocked, so only the non-blocked heap is searched.
+std::optional<JobId> Tree::PickIn(QueueId qid) const {
+  const Queue& q = queues_[qid];
+  if (q.children.empty()) {
+    JobId best = kNone;
+    double m = 0;
+    q.nb.VisitInOrder([&](const HeapEntry& e) {
+      if (best != kNone) {
+        if (e.key > m + kKeyEpsilon) return false;
+        if (jobs_[e.id].seq > jobs_[best].seq) return true;
+      }
+      if (Schedulable(e.id)) {
+        if (best == kNone) m = e.key;
+        best = e.id;
+      }
+      return true;
+    });
+    if (best == kNone) return std::nullopt;
+    return best;
+  }
+  QueueId best = kNone;
+  JobId best_job = kNone;
+  double m = 0;
+  q.nb.VisitInOrder([&](const HeapEntry& e) {
+    if (best != kNone) {
+      if (e.key > m + kKeyEpsilon) return false;
+      if (queues_[e.id].name > queues_[best].name) return true;
+    }
+    if (auto j = PickIn(e.id)) {
+      if (best == kNone) m = e.key;
+      best = e.id;
+      best_job = *j;
+    }
+    return true;
+  });
+  if (best == kNone) return std::nullopt;
+  return best_job;
+}
+
+std::optional<JobId> Tree::PickNext() const { return PickIn(0); }
+
+std::optional<JobId> Tree::Step() {
+  std::optional<JobId> j = PickNext();
+  if (j) ChangeAllocation(*j, 1, 0);
+  return j;
+}
+
+int64_t Tree::Fill() {
+  int64_t steps = 0;
+  while (Step()) ++steps;
+  return steps;
+}
+
+// SPEC §5 admission: descend through open children by the plain dominant
+// share of their usage over their weight, ties to the name sorting first.
+StatusOr<QueueId> Tree::Admit(std::string_view path) const {
+  QueueId q = 0;
+  if (!path.empty()) {
+    HDRF_ASSIGN_OR_RETURN(q, FindQueue(path));
+  }
+  while (!queues_[q].children.empty()) {
+    std::vector<std::pair<double, QueueId>> open;
+    for (QueueId c : queues_[q].children) {
+      const Queue& cq = queues_[c];
+      if (cq.state != QueueState::kOpen) continue;
+      double s = 0;
+      for (int r = 0; r < R_; ++r)
+        if (total_[r] > 0)
+          s = std::max(s, static_cast<double>(cq.usage[r]) / static_cast<double>(total_[r]));
+      open.emplace_back(s / cq.weight, c);
+    }
+    if (open.empty())
+      return Status::FailedPrecondition("no open queue under " + queues_[q].path);
+    double m = open.front().first;
+    for (auto& [k, c] : open) m = std::min(m, k);
+    QueueId best = kNone;
+    for (auto& [k, c] : open)  // children are in name order
+      if (k <= m + kKeyEpsilon) {
+        best = c;
+        break;
+      }
+    q = best;
+  }
+  return q;
+}
+
+void Tree::SetJobState(JobId id, JobState s) {
+  Job& j = jobs_[id];
+  if (j.state == s) return;
+  const int64_t* t = &task_[size_t{id} * R_];
+  for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
+    --queues_[a].jobs_by_state[static_cast<int>(j.state)];
+    ++queues_[a].jobs_by_state[static_cast<int>(s)];
+  }
+  if (j.state == JobState::kInqueue)
+    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] -= j.min_available * t[r];
+  if (s == JobState::kInqueue)
+    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * t[r];
+  j.state = s;
+}
+
+// SPEC §12, read literally: every resource must satisfy the inequalities.
+bool Tree::GateAdmits(JobId id) const {
+  if (!options_.overcommit_factor) return true;
+  const Job& j = jobs_[id];
+  const Queue& q = queues_[j.queue];
+  const int64_t* t = &task_[size_t{id} * R_];
+  std::vector<int64_t> leaf_inq(R_, 0);
+  for (JobId o : q.jobs) {
+    if (o == id || jobs_[o].state != JobState::kInqueue) continue;
+    for (int r = 0; r < R_; ++r) leaf_inq[r] += jobs_[o].min_available * task_[size_t{o} * R_ + r];
+  }
+  bool in_guarantee = true, in_overcommit = true;
+  const double f = *options_.overcommit_factor;
+  for (int r = 0; r < R_; ++r) {
+    const int64_t m = j.min_available * t[r];
+    if (m > q.guar[r] - q.usage[r] - leaf_inq[r]) in_guarantee = false;
+    if (static_cast<double>(usage_total_[r] + inqueue_min_total_[r] + m) >
+        f * static_cast<double>(total_[r]))
+      in_overcommit = false;
+    if (q.usage[r] + leaf_inq[r] + m > q.realcap[r]) in_overcommit = false;
+  }
+  return in_guarantee || in_overcommit;
+}
+
+void Tree::AdmitPending() {
+  if (!options_.overcommit_factor || pending_.empty()) return;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    JobId id = it->second;
+    if (!GateAdmits(id)) {
+      ++it;
+      continue;
+    }
+    it = pending_.erase(it);
+    RemoveJobContribution(id);
+    SetJobState(id, JobState::kInqueue);
+    AddJobContribution(id);
+    MarkDirty(jobs_[id].queue);
+  }
+  Propagate();
+}
+
+}  // namespace hdrf::engine

@@ -1,0 +1,668 @@
+// engine::Tree: structure, validation and events. Shares: shares.cc;
+// scheduling, admission and the enqueue gate: schedule.cc.
+#include "engine/tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine/tree_internal.h"
+
+namespace hdrf::engine {
+namespace {
+
+std::string ParentPath(std::string_view path) {
+  auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
+}
+
+std::string LastName(std::string_view path) {
+  auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+int PathDepth(std::string_view path) {
+  return static_cast<int>(std::count(path.begin(), path.end(), '/'));
+}
+
+Status QueueError(std::string_view path, const std::string& rule) {
+  return Status::InvalidArgument("queue " + std::string(path) + ": " + rule);
+}
+
+}  // namespace
+
+Tree::Tree() = default;
+Tree::~Tree() = default;
+
+StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
+                                             const std::vector<QueueSpec>& queues,
+                                             const TreeOptions& options) {
+  std::unique_ptr<Tree> t(new Tree());
+  if (cluster.empty()) return Status::InvalidArgument("cluster: no resources");
+  if (cluster.size() > static_cast<size_t>(kMaxResources))
+    return Status::InvalidArgument("cluster: more than 32 resources");
+  if (options.overcommit_factor &&
+      !(std::isfinite(*options.overcommit_factor) && *options.overcommit_factor > 0))
+    return Status::InvalidArgument("overcommitFactor must be a positive number");
+  for (const auto& [name, amount] : cluster) {
+    if (amount < 0) return Status::InvalidArgument("cluster: negative amount of " + name);
+    t->names_.push_back(name);
+    t->total_.push_back(amount);
+  }
+  t->R_ = static_cast<int>(t->names_.size());
+  t->free_ = t->total_;
+  t->options_ = options;
+  t->inqueue_min_total_.assign(t->R_, 0);
+  t->usage_total_.assign(t->R_, 0);
+  QueueSpec root_spec;
+  root_spec.path = "root";
+  for (const QueueSpec& q : queues)
+    if (q.path == "root") root_spec = q;
+  HDRF_ASSIGN_OR_RETURN(QueueSpec root_norm, t->Normalize(root_spec));
+  t->AddQueueNode(root_norm, kNone);
+  HDRF_RETURN_IF_ERROR(t->ValidateQueue(root_norm, 0, kNone));
+
+  std::vector<const QueueSpec*> order;
+  for (const QueueSpec& q : queues)
+    if (q.path != "root") order.push_back(&q);
+  std::stable_sort(order.begin(), order.end(), [](const QueueSpec* a, const QueueSpec* b) {
+    return PathDepth(a->path) < PathDepth(b->path);
+  });
+  for (const QueueSpec* q : order) {
+    if (t->queue_by_path_.count(q->path)) {
+      // An implicit parent created earlier may be listed later only if the
+      // sort put it after a child, which cannot happen; so this is a duplicate.
+      return QueueError(q->path, "listed twice");
+    }
+    // Missing ancestors are created open with weight 1.
+    std::vector<std::string> missing;
+    for (std::string p = ParentPath(q->path); !p.empty() && !t->queue_by_path_.count(p);
+         p = ParentPath(p))
+      missing.push_back(p);
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      QueueSpec implicit;
+      implicit.path = *it;
+      HDRF_RETURN_IF_ERROR(t->CreateQueue(implicit));
+    }
+    HDRF_RETURN_IF_ERROR(t->CreateQueue(*q));
+  }
+  t->RebuildAll();
+  return t;
+}
+
+StatusOr<std::vector<int64_t>> Tree::Dense(const ResourceAmounts& a, const std::string& what) const {
+  std::vector<int64_t> v(R_, 0);
+  for (const auto& [name, amount] : a) {
+    auto it = std::lower_bound(names_.begin(), names_.end(), name);
+    if (it == names_.end() || *it != name)
+      return Status::NotFound(what + ": unknown resource '" + name + "' (not in the cluster)");
+    if (amount < 0) return Status::InvalidArgument(what + ": negative amount of " + name);
+    v[it - names_.begin()] = amount;
+  }
+  return v;
+}
+
+StatusOr<QueueSpec> Tree::Normalize(const QueueSpec& in) const {
+  QueueSpec q = in;
+  if (q.path != "root" && q.path.rfind("root/", 0) != 0)
+    return QueueError(q.path, "path must start with root/");
+  for (size_t i = 0, start = 0; i <= q.path.size(); ++i) {
+    if (i == q.path.size() || q.path[i] == '/') {
+      if (i == start) return QueueError(q.path, "empty name in path");
+      start = i + 1;
+    }
+  }
+  if (!std::isfinite(q.weight)) return QueueError(q.path, "weight must be a finite number");
+  if (q.weight < 1) q.weight = 1;
+  if (q.min_user_limit_percent < 1 || q.min_user_limit_percent > 100)
+    return QueueError(q.path, "minUserLimitPercent must be within 1..100");
+  if (q.user_limit_factor &&
+      !(std::isfinite(*q.user_limit_factor) && *q.user_limit_factor > 0))
+    return QueueError(q.path, "userLimitFactor must be > 0");
+  auto cap = Dense(q.capability, "queue " + q.path + ": capability");
+  if (!cap.ok()) return cap.status();
+  auto guar = Dense(q.guarantee, "queue " + q.path + ": guarantee");
+  if (!guar.ok()) return guar.status();
+  return q;
+}
+
+// Checks every rule of SPEC §3 that involves `q` as it would be with `self`
+// (kNone when being created under `parent`) replaced by q.
+Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const {
+  std::vector<int64_t> cap = *Dense(q.capability, "");
+  std::vector<int64_t> guar = *Dense(q.guarantee, "");
+  auto cap_of = [&](QueueId id, int r, bool* set) -> int64_t {
+    if (id == self) {
+      *set = q.capability.count(names_[r]) > 0;
+      return cap[r];
+    }
+    *set = (queues_[id].cap_set >> r) & 1;
+    return queues_[id].cap[r];
+  };
+  for (int r = 0; r < R_; ++r) {
+    const std::string& rn = names_[r];
+    // capability vs the nearest ancestor that sets it
+    bool set = false;
+    int64_t c = cap_of(self, r, &set);
+    int64_t eff = set ? c : kUnlimited;
+    for (QueueId a = parent; a != kNone; a = queues_[a].parent) {
+      bool aset = false;
+      int64_t ac = cap_of(a, r, &aset);
+      if (!aset) continue;
+      if (set && c > ac)
+        return QueueError(q.path, "capability " + rn + " " + FormatQuantity(rn, c) +
+                                      " exceeds parent " + queues_[a].path + "'s " +
+                                      FormatQuantity(rn, ac));
+      eff = std::min(eff, ac);
+      break;
+    }
+    for (QueueId a = parent; a != kNone; a = queues_[a].parent)
+      if ((queues_[a].cap_set >> r) & 1) eff = std::min(eff, queues_[a].cap[r]);
+    // descendants (update only) against their nearest explicit ancestor
+    if (self != kNone && set) {
+      std::vector<QueueId> stack(queues_[self].children.begin(), queues_[self].children.end());
+      while (!stack.empty()) {
+        QueueId d = stack.back();
+        stack.pop_back();
+        if ((queues_[d].cap_set >> r) & 1) {
+          if (queues_[d].cap[r] > c)
+            return QueueError(q.path, "capability " + rn + " " + FormatQuantity(rn, c) +
+                                          " is below child " + queues_[d].path + "'s " +
+                                          FormatQuantity(rn, queues_[d].cap[r]));
+          continue;  // its own subtree is checked against it
+        }
+        for (QueueId ch : queues_[d].children) stack.push_back(ch);
+      }
+    }
+    // guarantee <= capability
+    if (q.guarantee.count(rn) && guar[r] > eff)
+      return QueueError(q.path, "guarantee " + rn + " " + FormatQuantity(rn, guar[r]) +
+                                    " exceeds capability " + FormatQuantity(rn, eff));
+    // siblings' guarantees within the parent's guarantee (or the cluster)
+    if (parent != kNone) {
+      int64_t sum = guar[r];
+      for (QueueId s : queues_[parent].children)
+        if (s != self) sum += queues_[s].guar[r];
+      if (parent == 0) {
+        if (sum > total_[r])
+          return QueueError(q.path, "guarantees of root's children add up to " +
+                                        FormatQuantity(rn, sum) + " " + rn +
+                                        ", more than the cluster's " +
+                                        FormatQuantity(rn, total_[r]));
+      } else if ((queues_[parent].guar_set >> r) & 1) {
+        if (sum > queues_[parent].guar[r])
+          return QueueError(q.path, "guarantees of " + queues_[parent].path +
+                                        "'s children add up to " + FormatQuantity(rn, sum) +
+                                        " " + rn + ", more than its guarantee " +
+                                        FormatQuantity(rn, queues_[parent].guar[r]));
+      }
+    }
+    // own children's guarantees within the new guarantee (update only)
+    if (self != kNone && q.guarantee.count(rn) && !queues_[self].children.empty()) {
+      int64_t sum = 0;
+      for (QueueId ch : queues_[self].children) sum += queues_[ch].guar[r];
+      if (sum > guar[r])
+        return QueueError(q.path, "guarantee " + rn + " " + FormatQuantity(rn, guar[r]) +
+                                      " is below the sum of its children's guarantees " +
+                                      FormatQuantity(rn, sum));
+    }
+  }
+  return Status::Ok();
+}
+
+QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
+  QueueId id;
+  if (!free_queue_ids_.empty()) {
+    id = free_queue_ids_.back();
+    free_queue_ids_.pop_back();
+    queues_[id] = Queue();
+  } else {
+    id = static_cast<QueueId>(queues_.size());
+    queues_.emplace_back();
+  }
+  Queue& n = queues_[id];
+  n.alive = true;
+  n.path = q.path;
+  n.name = LastName(q.path);
+  n.parent = parent;
+  n.depth = parent == kNone ? 0 : queues_[parent].depth + 1;
+  n.usage.assign(R_, 0);
+  n.realcap.assign(R_, 0);
+  n.sum_norm.assign(R_, 0);
+  n.sum_blk.assign(R_, 0);
+  n.U.assign(R_, 0);
+  n.held_back.assign(R_, 0);
+  n.cap.assign(R_, kUnlimited);
+  n.guar.assign(R_, 0);
+  n.weight = q.weight;
+  n.reclaimable = q.reclaimable;
+  n.state = q.state;
+  n.min_user_limit_percent = q.min_user_limit_percent;
+  n.user_limit_factor = q.user_limit_factor;
+  for (int r = 0; r < R_; ++r) {
+    if (auto it = q.capability.find(names_[r]); it != q.capability.end()) {
+      n.cap[r] = it->second;
+      n.cap_set |= ResMask{1} << r;
+    }
+    if (auto it = q.guarantee.find(names_[r]); it != q.guarantee.end()) {
+      n.guar[r] = it->second;
+      if (it->second > 0) n.guar_set |= ResMask{1} << r;
+    }
+  }
+  n.limits_active = n.min_user_limit_percent < 100 || n.user_limit_factor.has_value();
+  if (n.guar_set) any_guarantee_ = true;
+  if (parent != kNone) {
+    auto& ch = queues_[parent].children;
+    auto pos = std::lower_bound(ch.begin(), ch.end(), n.name, [&](QueueId a, const std::string& nm) {
+      return queues_[a].name < nm;
+    });
+    ch.insert(pos, id);
+  }
+  queue_by_path_[n.path] = id;
+  max_depth_ = std::max(max_depth_, n.depth);
+  ++live_queues_;
+  return id;
+}
+
+bool Tree::IsLeaf(QueueId q) const { return queues_[q].children.empty(); }
+
+int64_t Tree::SubtreeJobs(QueueId q) const {
+  const auto& c = queues_[q].jobs_by_state;
+  return c[0] + c[1] + c[2] + c[3];
+}
+
+Status Tree::CreateQueue(const QueueSpec& in) {
+  HDRF_ASSIGN_OR_RETURN(QueueSpec q, Normalize(in));
+  if (q.path == "root") return QueueError(q.path, "root already exists");
+  if (queue_by_path_.count(q.path)) return Status::AlreadyExists("queue " + q.path + ": already exists (names are unique among siblings)");
+  auto pit = queue_by_path_.find(ParentPath(q.path));
+  if (pit == queue_by_path_.end())
+    return Status::NotFound("queue " + q.path + ": parent " + ParentPath(q.path) + " does not exist");
+  QueueId parent = pit->second;
+  if (IsLeaf(parent) && SubtreeJobs(parent) > 0)
+    return QueueError(q.path, "parent " + queues_[parent].path + " is a leaf that holds jobs");
+  HDRF_RETURN_IF_ERROR(ValidateQueue(q, kNone, parent));
+  if (queues_[parent].state != QueueState::kOpen && q.state == QueueState::kOpen)
+    q.state = queues_[parent].state;  // a closed subtree stays closed
+  AddQueueNode(q, parent);
+  RebuildAll();
+  return Status::Ok();
+}
+
+Status Tree::UpdateQueue(const QueueSpec& in) {
+  HDRF_ASSIGN_OR_RETURN(QueueSpec q, Normalize(in));
+  auto it = queue_by_path_.find(q.path);
+  if (it == queue_by_path_.end()) return Status::NotFound("queue " + q.path + ": does not exist");
+  QueueId id = it->second;
+  HDRF_RETURN_IF_ERROR(ValidateQueue(q, id, queues_[id].parent));
+  Queue& n = queues_[id];
+  n.weight = q.weight;
+  n.reclaimable = q.reclaimable;
+  n.min_user_limit_percent = q.min_user_limit_percent;
+  n.user_limit_factor = q.user_limit_factor;
+  n.cap.assign(R_, kUnlimited);
+  n.guar.assign(R_, 0);
+  n.cap_set = n.guar_set = 0;
+  for (int r = 0; r < R_; ++r) {
+    if (auto c = q.capability.find(names_[r]); c != q.capability.end()) {
+      n.cap[r] = c->second;
+      n.cap_set |= ResMask{1} << r;
+    }
+    if (auto g = q.guarantee.find(names_[r]); g != q.guarantee.end()) {
+      n.guar[r] = g->second;
+      if (g->second > 0) n.guar_set |= ResMask{1} << r;
+    }
+  }
+  n.limits_active = n.min_user_limit_percent < 100 || n.user_limit_factor.has_value();
+  any_guarantee_ = false;
+  for (const Queue& x : queues_)
+    if (x.alive && x.guar_set) any_guarantee_ = true;
+  RebuildAll();
+  AdmitPending();
+  return Status::Ok();
+}
+
+Status Tree::SetQueueState(std::string_view path, QueueState state) {
+  HDRF_ASSIGN_OR_RETURN(QueueId id, FindQueue(path));
+  if (state == QueueState::kOpen) {
+    QueueId p = queues_[id].parent;
+    if (p != kNone && queues_[p].state != QueueState::kOpen)
+      return QueueError(path, "cannot open: parent " + queues_[p].path + " is not open");
+    queues_[id].state = state;
+    return Status::Ok();
+  }
+  std::vector<QueueId> stack{id};
+  while (!stack.empty()) {
+    QueueId q = stack.back();
+    stack.pop_back();
+    queues_[q].state = state;
+    for (QueueId c : queues_[q].children) stack.push_back(c);
+  }
+  return Status::Ok();
+}
+
+Status Tree::DeleteQueue(std::string_view path) {
+  HDRF_ASSIGN_OR_RETURN(QueueId id, FindQueue(path));
+  if (id == 0) return QueueError(path, "root cannot be deleted");
+  if (queues_[id].state != QueueState::kClosed)
+    return QueueError(path, "only a closed queue can be deleted");
+  if (SubtreeJobs(id) > 0)
+    return QueueError(path, "cannot delete: its subtree holds " + std::to_string(SubtreeJobs(id)) + " jobs");
+  auto& siblings = queues_[queues_[id].parent].children;
+  siblings.erase(std::find(siblings.begin(), siblings.end(), id));
+  std::vector<QueueId> stack{id};
+  while (!stack.empty()) {
+    QueueId q = stack.back();
+    stack.pop_back();
+    for (QueueId c : queues_[q].children) stack.push_back(c);
+    queue_by_path_.erase(queues_[q].path);
+    queues_[q] = Queue();
+    free_queue_ids_.push_back(q);
+    --live_queues_;
+  }
+  any_guarantee_ = false;
+  for (const Queue& x : queues_)
+    if (x.alive && x.guar_set) any_guarantee_ = true;
+  RebuildAll();
+  return Status::Ok();
+}
+
+uint32_t Tree::UserId(const std::string& user) {
+  auto [it, inserted] = user_by_name_.emplace(user, static_cast<uint32_t>(user_names_.size()));
+  if (inserted) user_names_.push_back(user);
+  return it->second;
+}
+
+StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
+  if (spec.name.empty()) return Status::InvalidArgument("job: empty name");
+  if (job_by_name_.count(spec.name))
+    return Status::AlreadyExists("job " + spec.name + ": already exists");
+  auto task = Dense(spec.task, "job " + spec.name + ": task");
+  if (!task.ok()) return task.status();
+  for (int r = 0; r < R_; ++r)
+    if ((*task)[r] > total_[r])
+      return Status::InvalidArgument("job " + spec.name + ": task needs " +
+                                     FormatQuantity(names_[r], (*task)[r]) + " " + names_[r] +
+                                     ", more than the cluster's " +
+                                     FormatQuantity(names_[r], total_[r]));
+  if (spec.tasks < 0) return Status::InvalidArgument("job " + spec.name + ": tasks must be >= 0");
+  if (spec.min_available < 0)
+    return Status::InvalidArgument("job " + spec.name + ": minAvailable must be >= 0");
+  if (!std::isfinite(spec.weight))
+    return Status::InvalidArgument("job " + spec.name + ": weight must be a finite number");
+  auto leaf_or = Admit(spec.queue);
+  if (!leaf_or.ok()) return leaf_or.status().WithContext("job " + spec.name);
+  QueueId leaf = *leaf_or;
+  if (queues_[leaf].state != QueueState::kOpen)
+    return Status::FailedPrecondition("job " + spec.name + ": queue " + queues_[leaf].path +
+                                      " is " + QueueStateName(queues_[leaf].state) +
+                                      " and accepts no new jobs");
+  JobId id;
+  if (!free_job_ids_.empty()) {
+    id = free_job_ids_.back();
+    free_job_ids_.pop_back();
+  } else {
+    id = static_cast<JobId>(jobs_.size());
+    jobs_.emplace_back();
+    task_.resize(task_.size() + R_);
+  }
+  Job& j = jobs_[id];
+  j = Job();
+  j.alive = true;
+  j.name = spec.name;
+  j.queue = leaf;
+  j.user = UserId(spec.user);
+  j.tasks = spec.tasks;
+  j.weight = std::max(1.0, spec.weight);
+  j.min_available = spec.min_available;
+  j.seq = next_seq_++;
+  std::memcpy(&task_[size_t{id} * R_], task->data(), sizeof(int64_t) * R_);
+  j.req = RequiredMask(&task_[size_t{id} * R_]);
+  j.state = options_.overcommit_factor ? JobState::kPending : JobState::kInqueue;
+  Queue& lq = queues_[leaf];
+  j.slot = static_cast<uint32_t>(lq.jobs.size());
+  lq.jobs.push_back(id);
+  for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
+    ++queues_[a].jobs_by_state[static_cast<int>(j.state)];
+  if (j.state == JobState::kInqueue)
+    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * (*task)[r];
+  job_by_name_.emplace(j.name, id);
+  ++live_jobs_;
+  bool limits_changed = false;
+  if (lq.limits_active) {
+    User& u = lq.users[j.user];
+    if (u.usage.empty()) u.usage.assign(R_, 0);
+    if (j.tasks > 0 && u.active_jobs++ == 0) {
+      ++lq.active_users;
+      limits_changed = true;
+    }
+  }
+  AddJobContribution(id);
+  MarkDirty(leaf);
+  if (limits_changed) RefreshJobsIn(leaf);  // a new user changes every user's limit
+  if (j.state == JobState::kPending) pending_.emplace(j.seq, id);
+  Propagate();
+  AdmitPending();
+  return id;
+}
+
+Status Tree::CheckJobId(JobId j) const {
+  if (j >= jobs_.size() || !jobs_[j].alive)
+    return Status::NotFound("job #" + std::to_string(j) + ": unknown job");
+  return Status::Ok();
+}
+
+Status Tree::Remove(JobId id) {
+  HDRF_RETURN_IF_ERROR(CheckJobId(id));
+  Job& j = jobs_[id];
+  // The job leaves with all its tasks: release them, then unlink.
+  if (j.allocated > 0 || j.tasks > 0) ChangeAllocation(id, -j.allocated, -j.tasks);
+  RemoveJobContribution(id);
+  QueueId leaf = j.queue;
+  Queue& lq = queues_[leaf];
+  for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
+    --queues_[a].jobs_by_state[static_cast<int>(j.state)];
+  if (j.state == JobState::kInqueue)
+    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] -= j.min_available * task_[size_t{id} * R_ + r];
+  pending_.erase(j.seq);
+  JobId last = lq.jobs.back();
+  lq.jobs[j.slot] = last;
+  jobs_[last].slot = j.slot;
+  lq.jobs.pop_back();
+  job_by_name_.erase(j.name);
+  j = Job();
+  free_job_ids_.push_back(id);
+  --live_jobs_;
+  Propagate();
+  AdmitPending();
+  return Status::Ok();
+}
+
+Status Tree::Allocate(JobId id, int64_t n) {
+  HDRF_RETURN_IF_ERROR(CheckJobId(id));
+  const Job& j = jobs_[id];
+  if (n < 1) return Status::InvalidArgument("job " + j.name + ": allocate needs n >= 1");
+  if (j.allocated + n > j.tasks)
+    return Status::OutOfRange("job " + j.name + ": allocate " + std::to_string(n) + " with " +
+                              std::to_string(j.tasks - j.allocated) + " unallocated tasks");
+  if (j.state == JobState::kPending)
+    return Status::FailedPrecondition("job " + j.name + ": Pending (not admitted by the enqueue gate)");
+  const int64_t* t = &task_[size_t{id} * R_];
+  for (int r = 0; r < R_; ++r) {
+    if (t[r] != 0 && (n > free_[r] / t[r] || n * t[r] > free_[r]))
+      return Status::OutOfRange("job " + j.name + ": allocating " + std::to_string(n) +
+                                " tasks needs more " + names_[r] + " than is free (" +
+                                FormatQuantity(names_[r], free_[r]) + ")");
+  }
+  ChangeAllocation(id, n, 0);
+  return Status::Ok();
+}
+
+Status Tree::Release(JobId id, int64_t n) {
+  HDRF_RETURN_IF_ERROR(CheckJobId(id));
+  const Job& j = jobs_[id];
+  if (n < 1) return Status::InvalidArgument("job " + j.name + ": release needs n >= 1");
+  if (n > j.allocated)
+    return Status::OutOfRange("job " + j.name + ": release " + std::to_string(n) + " with " +
+                              std::to_string(j.allocated) + " running tasks");
+  ChangeAllocation(id, -n, 0);
+  AdmitPending();
+  return Status::Ok();
+}
+
+Status Tree::Finish(JobId id, int64_t n) {
+  HDRF_RETURN_IF_ERROR(CheckJobId(id));
+  const Job& j = jobs_[id];
+  if (n < 1) return Status::InvalidArgument("job " + j.name + ": finish needs n >= 1");
+  if (n > j.allocated)
+    return Status::OutOfRange("job " + j.name + ": finish " + std::to_string(n) + " with " +
+                              std::to_string(j.allocated) + " running tasks");
+  ChangeAllocation(id, -n, -n);
+  AdmitPending();
+  return Status::Ok();
+}
+
+Status Tree::SetCapacity(const ResourceAmounts& cluster) {
+  std::vector<int64_t> t(R_, 0);
+  if (cluster.size() != static_cast<size_t>(R_))
+    return Status::InvalidArgument("capacity change must list exactly the cluster's resources");
+  HDRF_ASSIGN_OR_RETURN(t, Dense(cluster, "capacity"));
+  for (int r = 0; r < R_; ++r) {
+    free_[r] += t[r] - total_[r];
+    total_[r] = t[r];
+  }
+  RebuildAll();
+  AdmitPending();
+  return Status::Ok();
+}
+
+StatusOr<JobId> Tree::FindJob(std::string_view name) const {
+  auto it = job_by_name_.find(std::string(name));
+  if (it == job_by_name_.end()) return Status::NotFound("job " + std::string(name) + ": unknown job");
+  return it->second;
+}
+
+StatusOr<QueueId> Tree::FindQueue(std::string_view path) const {
+  auto it = queue_by_path_.find(std::string(path));
+  if (it == queue_by_path_.end())
+    return Status::NotFound("queue " + std::string(path) + ": does not exist");
+  return it->second;
+}
+
+QueueInfo Tree::GetQueue(QueueId id) const {
+  const Queue& q = queues_[id];
+  QueueInfo i;
+  i.id = id;
+  i.path = q.path;
+  i.name = q.name;
+  i.depth = q.depth;
+  i.weight = q.weight;
+  i.is_leaf = q.children.empty();
+  i.state = q.state;
+  i.reclaimable = q.reclaimable;
+  i.capability = q.cap;
+  i.guarantee = q.guar;
+  i.usage = q.usage;
+  i.real_capability = q.realcap;
+  i.vector = q.U;
+  i.share = q.s;
+  i.key = q.key;
+  i.blocked = q.blocked;
+  std::copy(std::begin(q.jobs_by_state), std::end(q.jobs_by_state), i.jobs_by_state);
+  i.min_user_limit_percent = q.min_user_limit_percent;
+  i.user_limit_factor = q.user_limit_factor;
+  i.children = q.children;
+  return i;
+}
+
+JobInfo Tree::GetJob(JobId id) const {
+  const Job& j = jobs_[id];
+  JobInfo i;
+  i.id = id;
+  i.name = j.name;
+  i.queue = queues_[j.queue].path;
+  i.user = user_names_[j.user];
+  i.tasks = j.tasks;
+  i.allocated = j.allocated;
+  i.task.assign(&task_[size_t{id} * R_], &task_[size_t{id} * R_] + R_);
+  i.weight = j.weight;
+  i.min_available = j.min_available;
+  i.seq = j.seq;
+  i.state = j.state;
+  i.blocked = j.blocked;
+  i.key = j.key;
+  for (int r = 0; r < R_; ++r)
+    if (total_[r] > 0)
+      i.drf_share = std::max(i.drf_share, static_cast<double>(j.allocated * i.task[r]) /
+                                              static_cast<double>(total_[r]));
+  return i;
+}
+
+std::vector<QueueId> Tree::QueuesInPathOrder() const {
+  std::vector<QueueId> out;
+  for (QueueId i = 0; i < queues_.size(); ++i)
+    if (queues_[i].alive) out.push_back(i);
+  std::sort(out.begin(), out.end(),
+            [&](QueueId a, QueueId b) { return queues_[a].path < queues_[b].path; });
+  return out;
+}
+
+std::vector<JobId> Tree::JobsInSubmitOrder() const {
+  std::vector<JobId> out;
+  for (JobId i = 0; i < jobs_.size(); ++i)
+    if (jobs_[i].alive) out.push_back(i);
+  std::sort(out.begin(), out.end(), [&](JobId a, JobId b) { return jobs_[a].seq < jobs_[b].seq; });
+  return out;
+}
+
+namespace {
+struct Fnv {
+  uint64_t h = 1469598103934665603ull;
+  void Bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
+  }
+  void Str(const std::string& s) { Bytes(s.data(), s.size() + 1); }
+  void I64(int64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i));
+    Bytes(b, 8);
+  }
+};
+}  // namespace
+
+uint64_t Tree::Digest() const {
+  // Canonical form: docs/storage.md "State digest".
+  Fnv f;
+  for (QueueId q : QueuesInPathOrder()) {
+    const Queue& n = queues_[q];
+    f.Str("Q");
+    f.Str(n.path);
+    uint64_t wbits;
+    std::memcpy(&wbits, &n.weight, 8);
+    f.I64(static_cast<int64_t>(wbits));
+    for (int r = 0; r < R_; ++r) {
+      f.I64(((n.cap_set >> r) & 1) ? n.cap[r] : -1);
+      f.I64(n.guar[r]);
+    }
+    f.I64(static_cast<int64_t>(n.state));
+  }
+  std::vector<JobId> jobs = JobsInSubmitOrder();
+  std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return jobs_[a].name < jobs_[b].name; });
+  for (JobId id : jobs) {
+    const Job& j = jobs_[id];
+    f.Str("J");
+    f.Str(j.name);
+    f.Str(queues_[j.queue].path);
+    f.Str(user_names_[j.user]);
+    for (int r = 0; r < R_; ++r) f.I64(task_[size_t{id} * R_ + r]);
+    f.I64(j.tasks);
+    f.I64(j.allocated);
+  }
+  return f.h;
+}
+
+}  // namespace hdrf::engine

@@ -1,0 +1,235 @@
+// Tree: the HDRF queue tree with its jobs and incrementally maintained
+// Dynamic H-DRF shares (SPEC §3-§7, §12).
+//
+// Raw state: the cluster total T, queues (weight, capability, guarantee,
+// state, user limits), jobs (task shape, task count, running tasks). Derived
+// state, kept up to date on every event (docs/algorithm.md):
+//   * per queue: usage (plain sum), the non-blocked children in a KeyHeap,
+//     sum_norm = Σ_{non-blocked c, s_c>0} (w_c/s_c)·U_c and
+//     sum_blk  = Σ_{blocked c} U_c, from which U = M·sum_norm + sum_blk with
+//     M = the heap's minimum key; blocked = heap empty;
+//   * per job: blocked flag and key s/w.
+// An allocate or release touches the job, its leaf and the leaf's ancestors:
+// O(depth · (R + log fanout)). Changes of blocked-ness that are not the job's
+// own (a capability reached, a held-back guarantee crossed, a user limit
+// reached) refresh only the jobs they concern. A change of the saturated set
+// re-derives every key (every s(U) changes); see docs/algorithm.md.
+//
+// Thread safety: none. A Tree is used by one thread at a time; api/Engine
+// adds the locking.
+#ifndef HDRF_ENGINE_TREE_H_
+#define HDRF_ENGINE_TREE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/key_heap.h"
+#include "engine/spec.h"
+#include "engine/status.h"
+
+namespace hdrf::engine {
+
+using QueueId = uint32_t;
+using JobId = uint32_t;
+using ResMask = uint32_t;
+inline constexpr uint32_t kNone = UINT32_MAX;
+inline constexpr int kMaxResources = 32;
+// Keys within this distance are equal (SPEC §5).
+inline constexpr double kKeyEpsilon = 1e-9;
+
+struct TreeOptions {
+  // SPEC §12 enqueue gate; nullopt (default) = off, every job Inqueue at once.
+  std::optional<double> overcommit_factor;
+};
+
+// A read-only snapshot of one queue, for views and tools.
+struct QueueInfo {
+  QueueId id = kNone;
+  std::string path;
+  std::string name;
+  int depth = 0;
+  double weight = 1;
+  bool is_leaf = true;
+  QueueState state = QueueState::kOpen;
+  bool reclaimable = true;
+  std::vector<int64_t> capability;  // kUnlimited where unset
+  std::vector<int64_t> guarantee;
+  std::vector<int64_t> usage;
+  std::vector<int64_t> real_capability;
+  std::vector<double> vector;       // U of §4
+  double share = 0;                 // s(U)
+  double key = 0;                   // s(U)/w
+  bool blocked = false;
+  int64_t jobs_by_state[4] = {0, 0, 0, 0};  // subtree counts, JobState order
+  int min_user_limit_percent = 100;
+  std::optional<double> user_limit_factor;
+  std::vector<QueueId> children;
+};
+
+struct JobInfo {
+  JobId id = kNone;
+  std::string name;
+  std::string queue;  // leaf path
+  std::string user;
+  int64_t tasks = 0;
+  int64_t allocated = 0;
+  std::vector<int64_t> task;  // per resource
+  double weight = 1;
+  int64_t min_available = 1;
+  uint64_t seq = 0;           // submission order
+  JobState state = JobState::kInqueue;
+  bool blocked = false;
+  double key = 0;
+  double drf_share = 0;       // max_r alloc[r]/T[r], all resources
+};
+
+class Tree {
+ public:
+  // Builds `root` plus `queues` (any order; missing parents are created open
+  // with weight 1). Every rule of SPEC §3 is checked.
+  static StatusOr<std::unique_ptr<Tree>> Create(const ResourceAmounts& cluster,
+                                                const std::vector<QueueSpec>& queues,
+                                                const TreeOptions& options = {});
+  ~Tree();
+  Tree(const Tree&) = delete;
+  Tree& operator=(const Tree&) = delete;
+
+  // ---- events: each validated; a refused event changes nothing ----
+  Status CreateQueue(const QueueSpec& q);
+  Status UpdateQueue(const QueueSpec& q);  // all attributes but state
+  Status SetQueueState(std::string_view path, QueueState state);
+  Status DeleteQueue(std::string_view path);
+  StatusOr<JobId> Submit(const JobSpec& job);
+  Status Remove(JobId job);
+  Status Allocate(JobId job, int64_t n);
+  Status Release(JobId job, int64_t n);
+  Status Finish(JobId job, int64_t n);
+  Status SetCapacity(const ResourceAmounts& cluster);
+
+  // ---- scheduling (SPEC §5) ----
+  std::optional<JobId> PickNext() const;
+  std::optional<JobId> Step();
+  int64_t Fill();
+  // The leaf a job submitted to `queue` would be placed in (admission).
+  StatusOr<QueueId> Admit(std::string_view queue) const;
+
+  // ---- lookups and views ----
+  StatusOr<JobId> FindJob(std::string_view name) const;
+  StatusOr<QueueId> FindQueue(std::string_view path) const;
+  const std::vector<std::string>& resource_names() const { return names_; }
+  const std::vector<int64_t>& total() const { return total_; }
+  const std::vector<int64_t>& free() const { return free_; }
+  ResMask saturated() const { return saturated_; }
+  QueueInfo GetQueue(QueueId q) const;
+  JobInfo GetJob(JobId j) const;
+  // Every live queue in path order; every live job in submission order.
+  std::vector<QueueId> QueuesInPathOrder() const;
+  std::vector<JobId> JobsInSubmitOrder() const;
+  size_t job_count() const { return live_jobs_; }
+  size_t queue_count() const { return live_queues_; }
+  QueueId root() const { return 0; }
+  // SPEC §9 state digest.
+  uint64_t Digest() const;
+  // Recomputes every derived value from scratch and compares it with the
+  // incremental one; returns the first disagreement (for tests).
+  Status CheckInvariants(double tolerance = 1e-9) const;
+  // Forces a full rebuild of derived state (tests, recovery).
+  void RebuildAll();
+
+  // Counters for benchmarks and docs.
+  struct Counters {
+    uint64_t full_rebuilds = 0;   // saturated set changes, structure changes
+    uint64_t node_rebuilds = 0;   // periodic exact re-sums (drift bound)
+    uint64_t job_refreshes = 0;   // jobs re-evaluated for blocked-ness
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  struct Queue;
+  struct Job;
+  struct User;
+  Tree();
+
+  // tree.cc: structure and validation
+  Status ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const;
+  StatusOr<QueueSpec> Normalize(const QueueSpec& q) const;
+  StatusOr<std::vector<int64_t>> Dense(const ResourceAmounts& a, const std::string& what) const;
+  QueueId AddQueueNode(const QueueSpec& q, QueueId parent);
+  void ComputeRealCapabilities();
+  bool IsLeaf(QueueId q) const;
+  int64_t SubtreeJobs(QueueId q) const;
+  Status CheckJobId(JobId j) const;
+  uint32_t UserId(const std::string& user);
+
+  // shares.cc: derived state
+  ResMask RequiredMask(const int64_t* task) const;
+  double DominantPerTask(const int64_t* task) const;  // d_j under saturated_
+  double ShareOf(const double* u) const;               // s(U)
+  ResMask QueueExhausted(QueueId leaf) const;           // held-back + capability bits
+  ResMask UserExhausted(QueueId leaf, uint32_t user) const;
+  bool JobBlocked(JobId j) const;
+  double JobKey(JobId j) const;
+  void AddJobContribution(JobId j);
+  void RemoveJobContribution(JobId j);
+  void AddQueueContribution(QueueId q);
+  void RemoveQueueContribution(QueueId q);
+  void RecomputeQueue(QueueId q);
+  void RefreshJob(JobId j);                 // re-derive blocked/key, update leaf
+  void RefreshJobsIn(QueueId q);            // every job in q's subtree
+  void MarkDirty(QueueId q);
+  void Propagate();                         // dirty queues bottom-up
+  void RebuildNode(QueueId q);              // exact re-sum from children
+  void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks);
+  void UpdateSaturation();
+  void RecountUsers(QueueId leaf);
+
+  // schedule.cc
+  bool Fits(JobId j) const;
+  bool Schedulable(JobId j) const;
+  std::optional<JobId> PickIn(QueueId q) const;
+  void AdmitPending();
+  bool GateAdmits(JobId j) const;
+  void SetJobState(JobId j, JobState s);
+
+  std::vector<std::string> names_;
+  int R_ = 0;
+  std::vector<int64_t> total_;
+  std::vector<int64_t> free_;
+  ResMask saturated_ = 0;
+  TreeOptions options_;
+  bool any_guarantee_ = false;
+
+  std::vector<Queue> queues_;
+  std::vector<QueueId> free_queue_ids_;
+  std::unordered_map<std::string, QueueId> queue_by_path_;
+  size_t live_queues_ = 0;
+
+  std::vector<Job> jobs_;
+  std::vector<int64_t> task_;  // jobs_.size() x R_
+  std::vector<JobId> free_job_ids_;
+  std::unordered_map<std::string, JobId> job_by_name_;
+  size_t live_jobs_ = 0;
+  uint64_t next_seq_ = 1;
+
+  std::vector<std::string> user_names_;
+  std::unordered_map<std::string, uint32_t> user_by_name_;
+
+  // §12 gate: Pending jobs by submission sequence, and the global sums.
+  std::map<uint64_t, JobId> pending_;
+  std::vector<int64_t> inqueue_min_total_;
+  std::vector<int64_t> usage_total_;
+
+  std::vector<std::vector<QueueId>> dirty_by_depth_;
+  int max_depth_ = 0;
+  Counters counters_;
+};
+
+}  // namespace hdrf::engine
+
+#endif  // HDRF_ENGINE_TREE_H_

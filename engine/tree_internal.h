@@ -1,0 +1,87 @@
+// Internal node layouts of engine::Tree. Included only by engine/*.cc.
+#ifndef HDRF_ENGINE_TREE_INTERNAL_H_
+#define HDRF_ENGINE_TREE_INTERNAL_H_
+
+#include <unordered_map>
+#include <vector>
+
+#include "engine/tree.h"
+
+namespace hdrf::engine {
+
+// Per (leaf queue, user) bookkeeping for SPEC §7; kept only while the leaf
+// has a user limit.
+struct Tree::User {
+  std::vector<int64_t> usage;  // R
+  int64_t active_jobs = 0;     // jobs of this user in the leaf with tasks > 0
+  ResMask exhausted = 0;       // resources where usage >= limit
+};
+
+struct Tree::Queue {
+  bool alive = false;
+  std::string name;
+  std::string path;
+  QueueId parent = kNone;
+  int depth = 0;
+  std::vector<QueueId> children;  // child queues, name order
+  std::vector<JobId> jobs;        // jobs of a leaf; Job::slot indexes this
+
+  // Attributes (SPEC §3).
+  double weight = 1;
+  std::vector<int64_t> cap;   // kUnlimited where unset
+  std::vector<int64_t> guar;  // 0 where unset
+  ResMask cap_set = 0;
+  ResMask guar_set = 0;
+  bool reclaimable = true;
+  QueueState state = QueueState::kOpen;
+  int min_user_limit_percent = 100;
+  std::optional<double> user_limit_factor;
+
+  // Raw sums.
+  std::vector<int64_t> usage;     // Σ allocations in the subtree
+  std::vector<int64_t> realcap;   // §6 real capability
+  int64_t jobs_by_state[4] = {0, 0, 0, 0};
+  ResMask cap_reached = 0;        // own: usage >= cap
+  ResMask path_cap = 0;           // OR of cap_reached from root to here
+  ResMask held_mask = 0;          // leaf: free - held_back <= 0
+  std::vector<int64_t> held_back; // leaf: held_back(Q), when any guarantee
+  bool limits_active = false;     // leaf has a user limit
+  int64_t active_users = 0;       // users with active_jobs > 0
+  std::unordered_map<uint32_t, User> users;
+
+  // Derived shares (§4).
+  KeyHeap nb;                     // non-blocked children
+  std::vector<double> sum_norm;   // Σ_{nb, s>0} (w/s)·U
+  std::vector<double> sum_blk;    // Σ_{blocked} U
+  int64_t n_norm = 0;             // contributors to sum_norm
+  int64_t n_blk = 0;              // contributors to sum_blk
+  std::vector<double> U;
+  double s = 0;
+  double key = 0;
+  bool blocked = true;
+  bool dirty = false;
+  uint32_t heap_pos = KeyHeap::kAbsent;  // in the parent's nb heap
+  uint32_t ops = 0;               // aggregate updates since the last re-sum
+};
+
+struct Tree::Job {
+  bool alive = false;
+  std::string name;
+  QueueId queue = kNone;
+  uint32_t user = 0;
+  int64_t tasks = 0;
+  int64_t allocated = 0;
+  double weight = 1;
+  int64_t min_available = 1;
+  uint64_t seq = 0;
+  JobState state = JobState::kInqueue;
+  ResMask req = 0;
+  bool blocked = true;
+  double key = 0;
+  uint32_t heap_pos = KeyHeap::kAbsent;
+  uint32_t slot = 0;
+};
+
+}  // namespace hdrf::engine
+
+#endif  // HDRF_ENGINE_TREE_INTERNAL_H_

@@ -1,0 +1,169 @@
+// Worked examples of SPEC §4/§5 and the §3 validation rules on engine::Tree.
+#include "engine/tree.h"
+
+#include <gtest/gtest.h>
+
+namespace hdrf::engine {
+namespace {
+
+constexpr int64_t kCpu = 1000;           // 1 CPU in millicores
+constexpr int64_t kGpu = 1000;           // 1 GPU in milli-units
+constexpr int64_t kGi = 1073741824;      // 1 GiB in bytes
+
+QueueSpec Q(std::string path, double w = 1) {
+  QueueSpec q;
+  q.path = std::move(path);
+  q.weight = w;
+  return q;
+}
+
+JobSpec J(std::string name, std::string queue, int64_t tasks, ResourceAmounts task,
+          std::string user = "u") {
+  JobSpec j;
+  j.name = std::move(name);
+  j.queue = std::move(queue);
+  j.tasks = tasks;
+  j.task = std::move(task);
+  j.user = std::move(user);
+  return j;
+}
+
+int64_t Allocated(const Tree& t, const std::string& job) {
+  return t.GetJob(*t.FindJob(job)).allocated;
+}
+
+std::unique_ptr<Tree> Make(const ResourceAmounts& cluster, const std::vector<QueueSpec>& qs) {
+  auto t = Tree::Create(cluster, qs);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return std::move(t).value();
+}
+
+TEST(TreeTest, WorkedExampleComplementaryChildren) {
+  auto t = Make({{"cpu", 10 * kCpu}, {"nvidia.com/gpu", 10 * kGpu}},
+                {Q("root/sci", 50), Q("root/eng", 50), Q("root/eng/dev", 50), Q("root/eng/prod", 50)});
+  ASSERT_TRUE(t->Submit(J("sci", "root/sci", 10, {{"cpu", kCpu}, {"nvidia.com/gpu", kGpu}})).ok());
+  ASSERT_TRUE(t->Submit(J("dev", "root/eng/dev", 10, {{"cpu", kCpu}})).ok());
+  ASSERT_TRUE(t->Submit(J("prod", "root/eng/prod", 10, {{"nvidia.com/gpu", kGpu}})).ok());
+  t->Fill();
+  EXPECT_EQ(Allocated(*t, "sci"), 5);
+  EXPECT_EQ(Allocated(*t, "dev"), 5);
+  EXPECT_EQ(Allocated(*t, "prod"), 5);
+  EXPECT_TRUE(t->CheckInvariants().ok()) << t->CheckInvariants().ToString();
+}
+
+TEST(TreeTest, WorkedExampleSaturatedSibling) {
+  auto t = Make({{"cpu", 30 * kCpu}, {"nvidia.com/gpu", 30 * kGpu}}, {});
+  const ResourceAmounts cpu{{"cpu", kCpu}}, gpu{{"nvidia.com/gpu", kGpu}};
+  ASSERT_TRUE(t->CreateQueue(Q("root/n1")).ok());
+  for (auto [job, q, shape] : std::vector<std::tuple<std::string, std::string, ResourceAmounts>>{
+           {"n11", "root/n1/n11", cpu}, {"n21", "root/n2/n21", cpu}, {"n31", "root/n3/n31", cpu},
+           {"n32", "root/n3/n32", gpu}, {"n41", "root/n4/n41", gpu}}) {
+    std::string parent = q.substr(0, q.rfind('/'));
+    if (!t->FindQueue(parent).ok()) ASSERT_TRUE(t->CreateQueue(Q(parent)).ok());
+    ASSERT_TRUE(t->CreateQueue(Q(q)).ok());
+    ASSERT_TRUE(t->Submit(J(job, q, 30, shape)).ok());
+  }
+  t->Fill();
+  EXPECT_EQ(Allocated(*t, "n11"), 10);
+  EXPECT_EQ(Allocated(*t, "n21"), 10);
+  EXPECT_EQ(Allocated(*t, "n31"), 10);
+  EXPECT_EQ(Allocated(*t, "n32"), 15);
+  EXPECT_EQ(Allocated(*t, "n41"), 15);
+}
+
+TEST(TreeTest, DrfPaperExample) {
+  auto t = Make({{"cpu", 9 * kCpu}, {"memory", 18 * kGi}}, {Q("root/a"), Q("root/b")});
+  ASSERT_TRUE(t->Submit(J("A", "root/a", 100, {{"cpu", kCpu}, {"memory", 4 * kGi}})).ok());
+  ASSERT_TRUE(t->Submit(J("B", "root/b", 100, {{"cpu", 3 * kCpu}, {"memory", kGi}})).ok());
+  t->Fill();
+  EXPECT_EQ(Allocated(*t, "A"), 3);
+  EXPECT_EQ(Allocated(*t, "B"), 2);
+}
+
+TEST(TreeTest, ValidationRefusesAndChangesNothing) {
+  auto t = Make({{"cpu", 10 * kCpu}}, {});
+  QueueSpec eng = Q("root/eng");
+  eng.capability = {{"cpu", 8 * kCpu}};
+  eng.guarantee = {{"cpu", 4 * kCpu}};
+  ASSERT_TRUE(t->CreateQueue(eng).ok());
+  const uint64_t before = t->Digest();
+  auto expect_refused = [&](const Status& s, const std::string& what) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(what), std::string::npos) << s.message();
+    EXPECT_EQ(t->Digest(), before);
+  };
+  QueueSpec big = Q("root/eng/dev");
+  big.capability = {{"cpu", 9 * kCpu}};
+  expect_refused(t->CreateQueue(big), "exceeds parent root/eng");
+  QueueSpec g = Q("root/eng/dev");
+  g.guarantee = {{"cpu", 5 * kCpu}};
+  expect_refused(t->CreateQueue(g), "more than its guarantee");
+  QueueSpec gc = Q("root/other");
+  gc.guarantee = {{"cpu", 7 * kCpu}};
+  expect_refused(t->CreateQueue(gc), "more than the cluster");
+  QueueSpec gcap = Q("root/x");
+  gcap.capability = {{"cpu", 1 * kCpu}};
+  gcap.guarantee = {{"cpu", 2 * kCpu}};
+  expect_refused(t->CreateQueue(gcap), "exceeds capability");
+  expect_refused(t->CreateQueue(Q("root/eng")), "already exists");
+  expect_refused(t->CreateQueue(Q("root/nope/x")), "does not exist");
+  QueueSpec unknown = Q("root/y");
+  unknown.capability = {{"memory", 1}};
+  expect_refused(t->CreateQueue(unknown), "unknown resource 'memory'");
+  QueueSpec lower = eng;
+  ASSERT_TRUE(t->CreateQueue([&] { QueueSpec d = Q("root/eng/dev"); d.capability = {{"cpu", 6 * kCpu}}; return d; }()).ok());
+  const uint64_t before2 = t->Digest();
+  lower.capability = {{"cpu", 5 * kCpu}};
+  Status s = t->UpdateQueue(lower);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("below child root/eng/dev"), std::string::npos) << s.message();
+  EXPECT_EQ(t->Digest(), before2);
+  // A queue under a leaf that holds jobs.
+  ASSERT_TRUE(t->Submit(J("j", "root/eng/dev", 1, {{"cpu", kCpu}})).ok());
+  Status under = t->CreateQueue(Q("root/eng/dev/sub"));
+  EXPECT_NE(under.message().find("leaf that holds jobs"), std::string::npos) << under.message();
+}
+
+TEST(TreeTest, CloseCascadesAndDeleteNeedsClosedAndEmpty) {
+  auto t = Make({{"cpu", 10 * kCpu}}, {Q("root/a/b"), Q("root/a/c")});
+  ASSERT_TRUE(t->Submit(J("j", "root/a/b", 1, {{"cpu", kCpu}})).ok());
+  EXPECT_FALSE(t->DeleteQueue("root/a").ok());  // open
+  ASSERT_TRUE(t->SetQueueState("root/a", QueueState::kClosed).ok());
+  EXPECT_EQ(t->GetQueue(*t->FindQueue("root/a/c")).state, QueueState::kClosed);
+  EXPECT_FALSE(t->Submit(J("k", "root/a/c", 1, {{"cpu", kCpu}})).ok());
+  Status del = t->DeleteQueue("root/a");
+  EXPECT_NE(del.message().find("holds 1 jobs"), std::string::npos) << del.message();
+  ASSERT_TRUE(t->Remove(*t->FindJob("j")).ok());
+  ASSERT_TRUE(t->DeleteQueue("root/a").ok());
+  EXPECT_FALSE(t->FindQueue("root/a/b").ok());
+  EXPECT_EQ(t->queue_count(), 1u);
+  EXPECT_FALSE(t->SetQueueState("root/zz", QueueState::kOpen).ok());
+}
+
+TEST(TreeTest, EventsOnUnknownJobsAndBelowZeroAreRefused) {
+  auto t = Make({{"cpu", 4 * kCpu}}, {Q("root/a")});
+  auto id = t->Submit(J("j", "root/a", 2, {{"cpu", kCpu}}));
+  ASSERT_TRUE(id.ok());
+  EXPECT_FALSE(t->Release(*id, 1).ok());
+  EXPECT_FALSE(t->Allocate(*id, 3).ok());
+  EXPECT_FALSE(t->Allocate(999, 1).ok());
+  EXPECT_TRUE(t->Allocate(*id, 2).ok());
+  EXPECT_FALSE(t->Finish(*id, 3).ok());
+  EXPECT_FALSE(t->Submit(J("huge", "root/a", 1, {{"cpu", 5 * kCpu}})).ok());
+  EXPECT_FALSE(t->Submit(J("j", "root/a", 1, {{"cpu", kCpu}})).ok());
+}
+
+TEST(TreeTest, AdmissionDescendsToLeastLoadedOpenChild) {
+  auto t = Make({{"cpu", 10 * kCpu}}, {Q("root/a/x"), Q("root/a/y"), Q("root/b")});
+  auto j1 = t->Submit(J("j1", "root/a", 5, {{"cpu", kCpu}}));
+  ASSERT_TRUE(j1.ok());
+  EXPECT_EQ(t->GetJob(*j1).queue, "root/a/x");  // tie: name order
+  ASSERT_TRUE(t->Allocate(*j1, 2).ok());
+  auto j2 = t->Submit(J("j2", "", 1, {{"cpu", kCpu}}));
+  EXPECT_EQ(t->GetJob(*j2).queue, "root/b");
+  auto j3 = t->Submit(J("j3", "root/a", 1, {{"cpu", kCpu}}));
+  EXPECT_EQ(t->GetJob(*j3).queue, "root/a/y");
+}
+
+}  // namespace
+}  // namespace hdrf::engine
