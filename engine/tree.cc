@@ -427,6 +427,7 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   if (j.state == JobState::kInqueue)
     for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * (*task)[r];
   job_by_name_.emplace(j.name, id);
+  job_by_seq_.emplace(j.seq, id);
   ++live_jobs_;
   bool limits_changed = false;
   if (lq.limits_active) {
@@ -470,6 +471,7 @@ Status Tree::Remove(JobId id) {
   jobs_[last].slot = j.slot;
   lq.jobs.pop_back();
   job_by_name_.erase(j.name);
+  job_by_seq_.erase(j.seq);
   j = Job();
   free_job_ids_.push_back(id);
   --live_jobs_;
@@ -540,6 +542,88 @@ StatusOr<JobId> Tree::FindJob(std::string_view name) const {
   auto it = job_by_name_.find(std::string(name));
   if (it == job_by_name_.end()) return Status::NotFound("job " + std::string(name) + ": unknown job");
   return it->second;
+}
+
+StatusOr<JobId> Tree::FindJobBySeq(uint64_t seq) const {
+  auto it = job_by_seq_.find(seq);
+  if (it == job_by_seq_.end()) return Status::NotFound("job #" + std::to_string(seq) + ": unknown job");
+  return it->second;
+}
+
+uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
+
+bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
+
+Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {
+  if (job_by_name_.count(spec.name) || job_by_seq_.count(seq))
+    return Status::Corruption("job " + spec.name + ": restored twice");
+  HDRF_ASSIGN_OR_RETURN(QueueId leaf, FindQueue(spec.queue));
+  if (!IsLeaf(leaf)) return Status::Corruption("job " + spec.name + ": queue " + spec.queue + " is not a leaf");
+  auto task = Dense(spec.task, "job " + spec.name + ": task");
+  if (!task.ok()) return task.status();
+  if (allocated < 0 || allocated > spec.tasks)
+    return Status::Corruption("job " + spec.name + ": allocation out of range");
+  JobId id;
+  if (!free_job_ids_.empty()) {
+    id = free_job_ids_.back();
+    free_job_ids_.pop_back();
+  } else {
+    id = static_cast<JobId>(jobs_.size());
+    jobs_.emplace_back();
+    task_.resize(task_.size() + R_);
+  }
+  Job& j = jobs_[id];
+  j = Job();
+  j.alive = true;
+  j.name = spec.name;
+  j.queue = leaf;
+  j.user = UserId(spec.user);
+  j.tasks = spec.tasks;
+  j.allocated = allocated;
+  j.weight = std::max(1.0, spec.weight);
+  j.min_available = spec.min_available;
+  j.seq = seq;
+  j.state = state;
+  std::memcpy(&task_[size_t{id} * R_], task->data(), sizeof(int64_t) * R_);
+  j.req = RequiredMask(&task_[size_t{id} * R_]);
+  Queue& lq = queues_[leaf];
+  j.slot = static_cast<uint32_t>(lq.jobs.size());
+  lq.jobs.push_back(id);
+  for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
+    ++queues_[a].jobs_by_state[static_cast<int>(state)];
+  for (int r = 0; r < R_; ++r) {
+    const int64_t a = allocated * (*task)[r];
+    free_[r] -= a;
+    usage_total_[r] += a;
+    for (QueueId q = leaf; q != kNone; q = queues_[q].parent) queues_[q].usage[r] += a;
+    if (state == JobState::kInqueue) inqueue_min_total_[r] += j.min_available * (*task)[r];
+  }
+  if (state == JobState::kPending) pending_.emplace(seq, id);
+  job_by_name_.emplace(j.name, id);
+  job_by_seq_.emplace(seq, id);
+  ++live_jobs_;
+  next_seq_ = std::max(next_seq_, seq + 1);
+  return Status::Ok();
+}
+
+std::vector<QueueSpec> Tree::QueueSpecs() const {
+  std::vector<QueueSpec> out;
+  for (QueueId id : QueuesInPathOrder()) {
+    const Queue& q = queues_[id];
+    QueueSpec s;
+    s.path = q.path;
+    s.weight = q.weight;
+    for (int r = 0; r < R_; ++r) {
+      if ((q.cap_set >> r) & 1) s.capability[names_[r]] = q.cap[r];
+      if (q.guar[r] != 0) s.guarantee[names_[r]] = q.guar[r];
+    }
+    s.reclaimable = q.reclaimable;
+    s.state = q.state;
+    s.min_user_limit_percent = q.min_user_limit_percent;
+    s.user_limit_factor = q.user_limit_factor;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 StatusOr<QueueId> Tree::FindQueue(std::string_view path) const {

@@ -21,6 +21,7 @@
 #define HDRF_ENGINE_TREE_H_
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,15 +31,14 @@
 #include <vector>
 
 #include "engine/key_heap.h"
+#include "engine/views.h"
 #include "engine/spec.h"
 #include "engine/status.h"
 
 namespace hdrf::engine {
 
-using QueueId = uint32_t;
-using JobId = uint32_t;
+
 using ResMask = uint32_t;
-inline constexpr uint32_t kNone = UINT32_MAX;
 inline constexpr int kMaxResources = 32;
 // Keys within this distance are equal (SPEC §5).
 inline constexpr double kKeyEpsilon = 1e-9;
@@ -46,47 +46,6 @@ inline constexpr double kKeyEpsilon = 1e-9;
 struct TreeOptions {
   // SPEC §12 enqueue gate; nullopt (default) = off, every job Inqueue at once.
   std::optional<double> overcommit_factor;
-};
-
-// A read-only snapshot of one queue, for views and tools.
-struct QueueInfo {
-  QueueId id = kNone;
-  std::string path;
-  std::string name;
-  int depth = 0;
-  double weight = 1;
-  bool is_leaf = true;
-  QueueState state = QueueState::kOpen;
-  bool reclaimable = true;
-  std::vector<int64_t> capability;  // kUnlimited where unset
-  std::vector<int64_t> guarantee;
-  std::vector<int64_t> usage;
-  std::vector<int64_t> real_capability;
-  std::vector<double> vector;       // U of §4
-  double share = 0;                 // s(U)
-  double key = 0;                   // s(U)/w
-  bool blocked = false;
-  int64_t jobs_by_state[4] = {0, 0, 0, 0};  // subtree counts, JobState order
-  int min_user_limit_percent = 100;
-  std::optional<double> user_limit_factor;
-  std::vector<QueueId> children;
-};
-
-struct JobInfo {
-  JobId id = kNone;
-  std::string name;
-  std::string queue;  // leaf path
-  std::string user;
-  int64_t tasks = 0;
-  int64_t allocated = 0;
-  std::vector<int64_t> task;  // per resource
-  double weight = 1;
-  int64_t min_available = 1;
-  uint64_t seq = 0;           // submission order
-  JobState state = JobState::kInqueue;
-  bool blocked = false;
-  double key = 0;
-  double drf_share = 0;       // max_r alloc[r]/T[r], all resources
 };
 
 class Tree {
@@ -121,6 +80,21 @@ class Tree {
 
   // ---- lookups and views ----
   StatusOr<JobId> FindJob(std::string_view name) const;
+  // Jobs by submission sequence number (stable across restarts).
+  StatusOr<JobId> FindJobBySeq(uint64_t seq) const;
+  uint64_t job_seq(JobId j) const;
+  uint64_t next_seq() const { return next_seq_; }
+  bool job_alive(JobId j) const;
+
+  // ---- recovery ----
+  // Restores a job as it was, raw state only: into leaf `queue` (no
+  // admission, no state check, no gate), with its sequence number, running
+  // tasks and state. Derived state is stale until RebuildAll().
+  Status RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state);
+  // Restores the next submission sequence number.
+  void set_next_seq(uint64_t seq) { next_seq_ = std::max(next_seq_, seq); }
+  // The queues as specs (for checkpoints), in path order.
+  std::vector<QueueSpec> QueueSpecs() const;
   StatusOr<QueueId> FindQueue(std::string_view path) const;
   const std::vector<std::string>& resource_names() const { return names_; }
   const std::vector<int64_t>& total() const { return total_; }
@@ -214,6 +188,7 @@ class Tree {
   std::vector<int64_t> task_;  // jobs_.size() x R_
   std::vector<JobId> free_job_ids_;
   std::unordered_map<std::string, JobId> job_by_name_;
+  std::unordered_map<uint64_t, JobId> job_by_seq_;
   size_t live_jobs_ = 0;
   uint64_t next_seq_ = 1;
 

@@ -59,7 +59,9 @@ TEST(TreeTest, WorkedExampleSaturatedSibling) {
            {"n11", "root/n1/n11", cpu}, {"n21", "root/n2/n21", cpu}, {"n31", "root/n3/n31", cpu},
            {"n32", "root/n3/n32", gpu}, {"n41", "root/n4/n41", gpu}}) {
     std::string parent = q.substr(0, q.rfind('/'));
-    if (!t->FindQueue(parent).ok()) ASSERT_TRUE(t->CreateQueue(Q(parent)).ok());
+    if (!t->FindQueue(parent).ok()) {
+      ASSERT_TRUE(t->CreateQueue(Q(parent)).ok());
+    }
     ASSERT_TRUE(t->CreateQueue(Q(q)).ok());
     ASSERT_TRUE(t->Submit(J(job, q, 30, shape)).ok());
   }

@@ -1,0 +1,282 @@
+#include "api/engine.h"
+
+#include <cstdio>
+
+#include "api/engine_impl.h"
+#include "api/event_log.h"
+
+namespace hdrf {
+
+StatusOr<Durability> ParseDurability(std::string_view t) {
+  if (t == "sync") return Durability::kSync;
+  if (t == "async") return Durability::kAsync;
+  if (t == "none") return Durability::kNone;
+  return Status::InvalidArgument("durability '" + std::string(t) + "': expected sync, async or none");
+}
+
+const char* DurabilityName(Durability d) {
+  switch (d) {
+    case Durability::kSync: return "sync";
+    case Durability::kAsync: return "async";
+    case Durability::kNone: return "none";
+  }
+  return "?";
+}
+
+std::string DigestToHex(uint64_t d) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d));
+  return buf;
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Engine::~Engine() {
+  if (impl_ && impl_->log) (void)impl_->log->Close();
+}
+
+StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
+                                                  const std::vector<QueueSpec>& queues,
+                                                  const EngineOptions& options) {
+  engine::TreeOptions topts;
+  topts.overcommit_factor = options.overcommit_factor;
+  auto tree = engine::Tree::Create(cluster, queues, topts);
+  if (!tree.ok()) return tree.status();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->tree = std::move(tree).value();
+  if (!options.db_path.empty()) {
+    auto log = CreateEventLog(options, *impl->tree);
+    if (!log.ok()) return log.status();
+    impl->log = std::move(log).value();
+  }
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
+  if (options.db_path.empty()) return Status::InvalidArgument("Engine::Open needs options.db_path");
+  auto rec = RecoverEventLog(options);
+  if (!rec.ok()) return rec.status();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->tree = std::move(rec->tree);
+  impl->last_seq = rec->last_seq;
+  impl->log = std::move(rec->log);
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
+  if (log) HDRF_RETURN_IF_ERROR(log->health());
+  if (e.type == Event::Type::kSubmit) {
+    auto id = tree->Submit(e.job);
+    if (!id.ok()) return id.status();
+    if (submitted) *submitted = JobRef{*id, tree->job_seq(*id)};
+  } else {
+    HDRF_RETURN_IF_ERROR(ApplyEvent(*tree, e));
+  }
+  ++last_seq;
+  if (log) log->Enqueue(last_seq, e);
+  return Status::Ok();
+}
+
+namespace {
+// Applies one event and, with a store, waits for its durability outside the
+// engine mutex so that concurrent callers share writes.
+Status ApplyAndWait(Engine::Impl& impl, const Event& e, JobRef* submitted) {
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    HDRF_RETURN_IF_ERROR(impl.ApplyLocked(e, submitted));
+    seq = impl.last_seq;
+  }
+  if (impl.log) return impl.log->WaitDurable(seq);
+  return Status::Ok();
+}
+
+Status CheckRef(const engine::Tree& t, JobRef j) {
+  if (!t.job_alive(j.id) || t.job_seq(j.id) != j.seq)
+    return Status::NotFound("job #" + std::to_string(j.seq) + ": unknown job (removed?)");
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
+  Event e;
+  e.type = Event::Type::kSubmit;
+  e.job = job;
+  JobRef ref;
+  HDRF_RETURN_IF_ERROR(ApplyAndWait(*impl_, e, &ref));
+  return ref;
+}
+
+// Task events on a JobRef: the fast path used by replay and embedders.
+#define HDRF_TASK_EVENT(Method, Maker)                                   \
+  Status Engine::Method(JobRef job, int64_t n) {                        \
+    uint64_t seq;                                                       \
+    {                                                                   \
+      std::lock_guard<std::mutex> lock(impl_->mu);                      \
+      HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, job));                \
+      if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->health());       \
+      HDRF_RETURN_IF_ERROR(impl_->tree->Method(job.id, n));             \
+      seq = ++impl_->last_seq;                                          \
+      if (impl_->log) impl_->log->Enqueue(seq, Event::Maker(job.seq, n)); \
+    }                                                                   \
+    if (impl_->log) return impl_->log->WaitDurable(seq);                \
+    return Status::Ok();                                                \
+  }
+HDRF_TASK_EVENT(Allocate, Allocate)
+HDRF_TASK_EVENT(Release, Release)
+HDRF_TASK_EVENT(Finish, Finish)
+#undef HDRF_TASK_EVENT
+
+Status Engine::Remove(JobRef job) { return ApplyAndWait(*impl_, Event::Remove(job.seq), nullptr); }
+
+Status Engine::CreateQueue(const QueueSpec& q) {
+  Event e;
+  e.type = Event::Type::kCreateQueue;
+  e.queue = q;
+  return ApplyAndWait(*impl_, e, nullptr);
+}
+
+Status Engine::UpdateQueue(const QueueSpec& q) {
+  Event e;
+  e.type = Event::Type::kUpdateQueue;
+  e.queue = q;
+  return ApplyAndWait(*impl_, e, nullptr);
+}
+
+Status Engine::SetQueueState(std::string_view path, QueueState state) {
+  Event e;
+  e.type = Event::Type::kSetQueueState;
+  e.path = std::string(path);
+  e.state = state;
+  return ApplyAndWait(*impl_, e, nullptr);
+}
+
+Status Engine::DeleteQueue(std::string_view path) {
+  Event e;
+  e.type = Event::Type::kDeleteQueue;
+  e.path = std::string(path);
+  return ApplyAndWait(*impl_, e, nullptr);
+}
+
+Status Engine::SetCapacity(const ResourceAmounts& cluster) {
+  Event e;
+  e.type = Event::Type::kSetCapacity;
+  e.cluster = cluster;
+  return ApplyAndWait(*impl_, e, nullptr);
+}
+
+Status Engine::Apply(const Event& e) { return ApplyAndWait(*impl_, e, nullptr); }
+
+StatusOr<std::optional<JobInfo>> Engine::Step() {
+  uint64_t seq;
+  JobInfo info;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    std::optional<JobId> j = impl_->tree->PickNext();
+    if (!j) return std::optional<JobInfo>();
+    HDRF_RETURN_IF_ERROR(impl_->ApplyLocked(Event::Allocate(impl_->tree->job_seq(*j), 1), nullptr));
+    seq = impl_->last_seq;
+    info = impl_->tree->GetJob(*j);
+  }
+  if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
+  return std::optional<JobInfo>(std::move(info));
+}
+
+StatusOr<int64_t> Engine::Fill() {
+  int64_t steps = 0;
+  for (;;) {
+    auto s = Step();
+    if (!s.ok()) return s.status();
+    if (!s->has_value()) return steps;
+    ++steps;
+  }
+}
+
+std::optional<JobInfo> Engine::PickNext() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::optional<JobId> j = impl_->tree->PickNext();
+  if (!j) return std::nullopt;
+  return impl_->tree->GetJob(*j);
+}
+
+StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
+  return JobRef{id, impl_->tree->job_seq(id)};
+}
+
+StatusOr<JobInfo> Engine::GetJob(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
+  return impl_->tree->GetJob(id);
+}
+
+std::vector<QueueInfo> Engine::Queues() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<QueueInfo> out;
+  for (QueueId q : impl_->tree->QueuesInPathOrder()) out.push_back(impl_->tree->GetQueue(q));
+  return out;
+}
+
+std::vector<JobInfo> Engine::Jobs() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<JobInfo> out;
+  for (JobId j : impl_->tree->JobsInSubmitOrder()) out.push_back(impl_->tree->GetJob(j));
+  return out;
+}
+
+std::vector<std::string> Engine::ResourceNames() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tree->resource_names();
+}
+
+std::vector<int64_t> Engine::Total() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tree->total();
+}
+
+uint64_t Engine::Digest() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tree->Digest();
+}
+
+std::string Engine::DigestHex() const { return DigestToHex(Digest()); }
+
+uint64_t Engine::last_seq() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_seq;
+}
+
+uint64_t Engine::durable_seq() const {
+  if (!impl_->log) return last_seq();
+  return impl_->log->durable_seq();
+}
+
+size_t Engine::job_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tree->job_count();
+}
+
+size_t Engine::queue_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tree->queue_count();
+}
+
+Status Engine::Flush() { return impl_->log ? impl_->log->Flush() : Status::Ok(); }
+Status Engine::Checkpoint() { return impl_->log ? impl_->log->Checkpoint() : Status::Ok(); }
+
+Status Engine::Close() {
+  if (!impl_->log) return Status::Ok();
+  Status s = impl_->log->Close();
+  impl_->log.reset();
+  return s;
+}
+
+Status Engine::CheckInvariants() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tree->CheckInvariants();
+}
+
+}  // namespace hdrf

@@ -1,0 +1,126 @@
+// hdrf::Engine: the embeddable HDRF engine (public API).
+//
+//   auto engine = hdrf::Engine::Create(cluster, queues, options);
+//   auto job = (*engine)->Submit(spec);           // StatusOr<JobRef>
+//   (*engine)->Allocate(*job, 1);                 // a task started
+//   auto next = (*engine)->Step();                // hdrf's own choice
+//
+// Every call returns Status/StatusOr; nothing throws. A refused event changes
+// nothing. Events get sequence numbers 1, 2, 3, ... in the order they are
+// applied; refused events get none.
+//
+// Thread safety: every method may be called from any thread at any time.
+// Events are applied one at a time in a total order (the sequence numbers);
+// a view taken after an event returned reflects it and everything before.
+// The locking is described in docs/concurrency.md.
+#ifndef HDRF_API_ENGINE_H_
+#define HDRF_API_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/event.h"
+#include "engine/spec.h"
+#include "engine/status.h"
+#include "engine/views.h"
+
+namespace hdrf {
+
+enum class Durability {
+  kSync,   // on disk before the call returns
+  kAsync,  // written by a background thread; survives a process crash
+  kNone,   // memory only, even with a store
+};
+// "sync" | "async" | "none"
+StatusOr<Durability> ParseDurability(std::string_view text);
+const char* DurabilityName(Durability d);
+
+struct EngineOptions {
+  // SPEC §12 enqueue gate factor. Default: unset (gate off).
+  std::optional<double> overcommit_factor;
+  // Directory of the RocksDB store. Default: "" (memory only).
+  std::string db_path;
+  // Default: kSync. Ignored without db_path.
+  Durability durability = Durability::kSync;
+  // Take a checkpoint in the background after this many logged events.
+  // Default: 1,000,000. 0 = only on Checkpoint() and Close().
+  uint64_t checkpoint_every = 1000000;
+};
+
+// A handle for fast event calls; valid until the job is removed.
+struct JobRef {
+  JobId id = engine::kNone;
+  uint64_t seq = 0;  // the job's submission sequence number
+};
+
+class Engine {
+ public:
+  // A new engine over `cluster` and `queues` (SPEC §3 rules). With
+  // options.db_path set, the store there must not exist yet.
+  static StatusOr<std::unique_ptr<Engine>> Create(const ResourceAmounts& cluster,
+                                                  const std::vector<QueueSpec>& queues,
+                                                  const EngineOptions& options = {});
+  // Recovers the engine from the store at options.db_path (SPEC §9).
+  static StatusOr<std::unique_ptr<Engine>> Open(const EngineOptions& options);
+  ~Engine();
+
+  // ---- events ----
+  StatusOr<JobRef> Submit(const JobSpec& job);
+  Status Remove(JobRef job);
+  Status Allocate(JobRef job, int64_t n = 1);
+  Status Release(JobRef job, int64_t n = 1);
+  Status Finish(JobRef job, int64_t n = 1);
+  Status CreateQueue(const QueueSpec& q);
+  Status UpdateQueue(const QueueSpec& q);
+  Status SetQueueState(std::string_view path, QueueState state);
+  Status DeleteQueue(std::string_view path);
+  Status SetCapacity(const ResourceAmounts& cluster);
+  // Any event (the replay tool and recovery use this).
+  Status Apply(const Event& e);
+
+  // ---- scheduling (SPEC §5) ----
+  // Allocates one task to the job hdrf picks; nullopt when none can run.
+  StatusOr<std::optional<JobInfo>> Step();
+  // Steps until none is possible; returns the number of steps.
+  StatusOr<int64_t> Fill();
+  // The job a step would pick, without allocating.
+  std::optional<JobInfo> PickNext() const;
+
+  // ---- views ----
+  StatusOr<JobRef> FindJob(std::string_view name) const;
+  StatusOr<JobInfo> GetJob(std::string_view name) const;
+  std::vector<QueueInfo> Queues() const;  // path order
+  std::vector<JobInfo> Jobs() const;      // submission order
+  std::vector<std::string> ResourceNames() const;
+  std::vector<int64_t> Total() const;
+  uint64_t Digest() const;                // SPEC §9
+  std::string DigestHex() const;          // 16 lowercase hex digits
+  uint64_t last_seq() const;              // last applied event
+  uint64_t durable_seq() const;           // last event known durable
+  size_t job_count() const;
+  size_t queue_count() const;
+
+  // ---- persistence (no-ops without a store) ----
+  Status Flush();       // make every applied event durable
+  Status Checkpoint();  // write a checkpoint now
+  Status Close();       // flush, checkpoint, close the store
+
+  // Testing aid: full recompute compared with the incremental state.
+  Status CheckInvariants() const;
+
+  struct Impl;
+
+ private:
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string DigestToHex(uint64_t digest);
+
+}  // namespace hdrf
+
+#endif  // HDRF_API_ENGINE_H_

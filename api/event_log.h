@@ -1,0 +1,56 @@
+// Internal: EventLog, the seam between the engine API and persistence.
+//
+// Engine::Impl calls Enqueue() while holding its mutex, right after an event
+// was applied, so records arrive in sequence order; it calls WaitDurable()
+// after releasing the mutex, so that many threads' events share one write
+// (group commit). Implemented in api/engine_persist.cc over storage/.
+#ifndef HDRF_API_EVENT_LOG_H_
+#define HDRF_API_EVENT_LOG_H_
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "api/engine.h"
+#include "engine/event.h"
+#include "engine/tree.h"
+
+namespace hdrf {
+
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+  // Not Ok once a write failed: the engine then refuses further events
+  // rather than diverge from what is durable.
+  virtual Status health() const = 0;
+  // Queues event `seq` for writing. Called under Engine::Impl::mu, in
+  // increasing `seq` order, only for events that were applied.
+  virtual void Enqueue(uint64_t seq, const Event& e) = 0;
+  // Blocks until `seq` is durable under the configured durability (returns
+  // at once for kAsync and kNone) or a write failed.
+  virtual Status WaitDurable(uint64_t seq) = 0;
+  virtual uint64_t durable_seq() const = 0;
+  // Writes everything queued and waits for it.
+  virtual Status Flush() = 0;
+  // Writes a checkpoint of the state after `seq` (taken without holding
+  // the engine mutex for long).
+  virtual Status Checkpoint() = 0;
+  virtual Status Close() = 0;
+};
+
+// Creates a new store at options.db_path holding the initial state of `tree`
+// (sequence 0). Fails if a store already exists there.
+StatusOr<std::unique_ptr<EventLog>> CreateEventLog(const EngineOptions& options,
+                                                   const engine::Tree& tree);
+
+struct Recovered {
+  std::unique_ptr<engine::Tree> tree;
+  uint64_t last_seq = 0;
+  std::unique_ptr<EventLog> log;  // open for appending after last_seq
+};
+// Opens the store at options.db_path: latest checkpoint + log tail.
+StatusOr<Recovered> RecoverEventLog(const EngineOptions& options);
+
+}  // namespace hdrf
+
+#endif  // HDRF_API_EVENT_LOG_H_

@@ -1,0 +1,99 @@
+#include "api/sim.h"
+
+#include "api/engine.h"
+#include "api/json.h"
+
+namespace hdrf {
+namespace {
+
+std::string Where(size_t index, int line, const char* what) {
+  std::string s = std::string(what) + " " + std::to_string(index + 1);
+  if (line > 0) s += " (line " + std::to_string(line) + ")";
+  return s;
+}
+
+}  // namespace
+
+StatusOr<SimResult> RunScenario(const Scenario& sc) {
+  EngineOptions opts;
+  opts.overcommit_factor = sc.overcommit_factor;
+  auto eng_or = Engine::Create(sc.cluster, sc.queues, opts);
+  if (!eng_or.ok()) return eng_or.status().WithContext("scenario queues");
+  Engine& eng = **eng_or;
+  SimResult res;
+  for (size_t i = 0; i < sc.jobs.size(); ++i) {
+    auto r = eng.Submit(sc.jobs[i]);
+    if (!r.ok()) return r.status().WithContext(Where(i, sc.jobs[i].line, "job"));
+  }
+  for (size_t i = 0; i < sc.steps.size(); ++i) {
+    const ScenarioStep& st = sc.steps[i];
+    Status s;
+    switch (st.kind) {
+      case ScenarioStep::Kind::kFill: {
+        auto n = eng.Fill();
+        if (n.ok()) res.steps += *n;
+        s = n.status();
+        break;
+      }
+      case ScenarioStep::Kind::kFinish:
+      case ScenarioStep::Kind::kRemove: {
+        auto ref = eng.FindJob(st.job);
+        if (!ref.ok()) {
+          s = ref.status();
+          break;
+        }
+        s = st.kind == ScenarioStep::Kind::kFinish ? eng.Finish(*ref, st.tasks) : eng.Remove(*ref);
+        break;
+      }
+      case ScenarioStep::Kind::kSubmit:
+        s = eng.Submit(st.submit).status();
+        break;
+    }
+    if (!s.ok()) return s.WithContext(Where(i, st.line, "step"));
+  }
+  res.resources = eng.ResourceNames();
+  res.total = eng.Total();
+  res.jobs = eng.Jobs();
+  res.queues = eng.Queues();
+  res.digest = eng.DigestHex();
+  return res;
+}
+
+std::string SimResultToJson(const SimResult& r) {
+  std::string o = "{\"jobs\": [";
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    const JobInfo& j = r.jobs[i];
+    if (i) o += ", ";
+    o += "{\"name\": " + json::Quote(j.name) + ", \"queue\": " + json::Quote(j.queue) +
+         ", \"user\": " + json::Quote(j.user) +
+         ", \"tasks_allocated\": " + json::Number(j.allocated) +
+         ", \"tasks\": " + json::Number(j.tasks) + ", \"allocated\": {";
+    bool first = true;
+    for (size_t k = 0; k < r.resources.size(); ++k) {
+      if (j.task[k] <= 0) continue;
+      if (!first) o += ", ";
+      first = false;
+      o += json::Quote(r.resources[k]) + ": " + json::Number(j.allocated * j.task[k]);
+    }
+    o += "}, \"share\": " + json::Number(j.drf_share) + ", \"key\": " + json::Number(j.key) +
+         ", \"blocked\": " + (j.blocked ? "true" : "false") + ", \"state\": " +
+         json::Quote(JobStateName(j.state)) + "}";
+  }
+  o += "], \"queues\": [";
+  for (size_t i = 0; i < r.queues.size(); ++i) {
+    const QueueInfo& q = r.queues[i];
+    if (i) o += ", ";
+    o += "{\"path\": " + json::Quote(q.path) + ", \"share\": " + json::Number(q.share) +
+         ", \"key\": " + json::Number(q.key) + ", \"blocked\": " + (q.blocked ? "true" : "false") +
+         ", \"allocated\": {";
+    for (size_t k = 0; k < r.resources.size(); ++k) {
+      if (k) o += ", ";
+      o += json::Quote(r.resources[k]) + ": " + json::Number(q.usage[k]);
+    }
+    o += "}}";
+  }
+  o += "], \"steps\": " + json::Number(r.steps) + ", \"digest\": " + json::Quote(r.digest) + "}";
+  return o;
+}
+
+}  // namespace hdrf

@@ -1,0 +1,33 @@
+// Scenario runner (SPEC §10): builds an engine from a Scenario, submits its
+// jobs in order and runs its steps.
+#ifndef HDRF_API_SIM_H_
+#define HDRF_API_SIM_H_
+
+#include <string>
+#include <vector>
+
+#include "engine/spec.h"
+#include "engine/status.h"
+#include "engine/views.h"
+
+namespace hdrf {
+
+struct SimResult {
+  std::vector<std::string> resources;  // sorted names
+  std::vector<int64_t> total;
+  std::vector<JobInfo> jobs;           // every job still present, submission order
+  std::vector<QueueInfo> queues;       // path order
+  int64_t steps = 0;                   // tasks allocated by fill steps
+  std::string digest;
+};
+
+// Runs `scenario`. An error names the step (1-based) or job and its source
+// line: "step 3 (line 14): finish pg1: finish 5 with 2 running tasks".
+StatusOr<SimResult> RunScenario(const Scenario& scenario);
+
+// The SPEC §10 JSON object: {"jobs": [...], ...} on one line.
+std::string SimResultToJson(const SimResult& r);
+
+}  // namespace hdrf
+
+#endif  // HDRF_API_SIM_H_

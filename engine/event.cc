@@ -1,0 +1,46 @@
+#include "engine/event.h"
+
+#include "engine/tree.h"
+
+namespace hdrf {
+
+const char* EventTypeName(Event::Type t) {
+  switch (t) {
+    case Event::Type::kAllocate: return "allocate";
+    case Event::Type::kRelease: return "release";
+    case Event::Type::kFinish: return "finish";
+    case Event::Type::kSubmit: return "submit";
+    case Event::Type::kRemove: return "remove";
+    case Event::Type::kCreateQueue: return "create-queue";
+    case Event::Type::kUpdateQueue: return "update-queue";
+    case Event::Type::kSetQueueState: return "set-queue-state";
+    case Event::Type::kDeleteQueue: return "delete-queue";
+    case Event::Type::kSetCapacity: return "set-capacity";
+  }
+  return "unknown";
+}
+
+Status ApplyEvent(engine::Tree& tree, const Event& e) {
+  using T = Event::Type;
+  switch (e.type) {
+    case T::kAllocate:
+    case T::kRelease:
+    case T::kFinish:
+    case T::kRemove: {
+      HDRF_ASSIGN_OR_RETURN(JobId id, tree.FindJobBySeq(e.job_seq));
+      if (e.type == T::kAllocate) return tree.Allocate(id, e.n);
+      if (e.type == T::kRelease) return tree.Release(id, e.n);
+      if (e.type == T::kFinish) return tree.Finish(id, e.n);
+      return tree.Remove(id);
+    }
+    case T::kSubmit: return tree.Submit(e.job).status();
+    case T::kCreateQueue: return tree.CreateQueue(e.queue);
+    case T::kUpdateQueue: return tree.UpdateQueue(e.queue);
+    case T::kSetQueueState: return tree.SetQueueState(e.path, e.state);
+    case T::kDeleteQueue: return tree.DeleteQueue(e.path);
+    case T::kSetCapacity: return tree.SetCapacity(e.cluster);
+  }
+  return Status::InvalidArgument("unknown event type " + std::to_string(static_cast<int>(e.type)));
+}
+
+}  // namespace hdrf

@@ -1,0 +1,108 @@
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "api/config.h"
+#include "api/engine.h"
+#include "tools/commands.h"
+#include "tools/flags.h"
+#include "tools/tree_view.h"
+
+namespace hdrf::tools {
+namespace {
+
+const char kHelp[] =
+    "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...]\n"
+    "\n"
+    "Prints the queue tree like vqueues: name indented by depth, weight, state,\n"
+    "job counts by state (Inqueue, Pending, Running, Unknown), allocation,\n"
+    "dominant share, key, blocked, capability, guarantee, real capability.\n"
+    "  --config FILE   a queue configuration (SPEC §3 forms 1-4)\n"
+    "  --db DIR        a store written by hdrf replay --db (recovered read-only)\n"
+    "  --cluster LIST  cluster capacity for a config that has none\n";
+
+// "cpu=10,memory=64Gi" -> amounts
+StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
+  ResourceAmounts out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto eq = item.find('=');
+    if (eq == std::string::npos)
+      return Status::InvalidArgument("--cluster: '" + item + "' is not NAME=QUANTITY");
+    std::string name = item.substr(0, eq);
+    if (!IsKnownResourceName(name))
+      return Status::InvalidArgument("--cluster: unknown resource '" + name + "'");
+    HDRF_ASSIGN_OR_RETURN(out[name], ParseQuantity(name, item.substr(eq + 1)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int CmdQueues(int argc, char** argv) {
+  Flags flags({"config", "db", "cluster"}, {"help"});
+  Status s = flags.Parse(argc, argv, 2);
+  if (flags.Has("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (!s.ok() || !flags.positional().empty() || flags.Has("config") == flags.Has("db")) {
+    std::fprintf(stderr, "hdrf queues: %s\n",
+                 s.ok() ? "give exactly one of --config FILE or --db DIR" : s.message().c_str());
+    return 2;
+  }
+  std::unique_ptr<Engine> eng;
+  bool have_cluster = true;
+  if (flags.Has("config")) {
+    auto cfg = LoadQueueConfigFile(flags.Get("config"));
+    if (!cfg.ok()) {
+      std::fprintf(stderr, "hdrf queues: %s\n", cfg.status().message().c_str());
+      return 1;
+    }
+    ResourceAmounts cluster = cfg->cluster;
+    if (flags.Has("cluster")) {
+      auto c = ParseClusterFlag(flags.Get("cluster"));
+      if (!c.ok()) {
+        std::fprintf(stderr, "hdrf queues: %s\n", c.status().message().c_str());
+        return 2;
+      }
+      cluster = *c;
+    }
+    if (cluster.empty()) {
+      // No cluster given: every resource the queues name, unbounded.
+      have_cluster = false;
+      for (const QueueSpec& q : cfg->queues) {
+        for (auto& [r, v] : q.capability) cluster[r] = int64_t{1} << 52;
+        for (auto& [r, v] : q.guarantee) cluster[r] = int64_t{1} << 52;
+      }
+      if (cluster.empty()) cluster["cpu"] = int64_t{1} << 52;
+    }
+    auto e = Engine::Create(cluster, cfg->queues);
+    if (!e.ok()) {
+      std::fprintf(stderr, "hdrf queues: %s: %s\n", flags.Get("config").c_str(),
+                   e.status().message().c_str());
+      return 1;
+    }
+    eng = std::move(e).value();
+  } else {
+    EngineOptions o;
+    o.db_path = flags.Get("db");
+    o.durability = Durability::kNone;
+    auto e = Engine::Open(o);
+    if (!e.ok()) {
+      std::fprintf(stderr, "hdrf queues: %s\n", e.status().message().c_str());
+      return 1;
+    }
+    eng = std::move(e).value();
+  }
+  TreeViewOptions tv;
+  tv.real_capability = have_cluster;
+  std::fputs(FormatTree(eng->Queues(), eng->ResourceNames(), tv).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace hdrf::tools

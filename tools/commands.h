@@ -1,0 +1,17 @@
+// The hdrf subcommands. Each returns the process exit code: 0 success,
+// 1 failure of the work, 2 bad usage (unknown flag, missing argument).
+#ifndef HDRF_TOOLS_COMMANDS_H_
+#define HDRF_TOOLS_COMMANDS_H_
+
+namespace hdrf::tools {
+
+int CmdSim(int argc, char** argv);      // hdrf sim FILE
+int CmdQueues(int argc, char** argv);   // hdrf queues --config FILE | --db DIR
+int CmdTrace(int argc, char** argv);    // hdrf trace gen ...
+int CmdReplay(int argc, char** argv);   // hdrf replay --trace FILE ...
+int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
+int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)
+
+}  // namespace hdrf::tools
+
+#endif  // HDRF_TOOLS_COMMANDS_H_

@@ -1,0 +1,65 @@
+#include "tools/flags.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace hdrf::tools {
+
+Status Flags::Parse(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || a == "--") {
+      positional_.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2), value;
+    bool has_eq = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_eq = true;
+    }
+    if (booleans_.count(name)) {
+      if (has_eq) return Status::InvalidArgument("flag --" + name + " takes no value");
+      values_[name] = "true";
+    } else if (with_value_.count(name)) {
+      if (!has_eq) {
+        if (i + 1 >= argc) return Status::InvalidArgument("flag --" + name + " needs a value");
+        value = argv[++i];
+      }
+      values_[name] = value;
+    } else {
+      return Status::InvalidArgument("unknown flag --" + name + " (see --help)");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string Flags::Get(const std::string& name, const std::string& def) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? def : it->second;
+}
+
+StatusOr<int64_t> Flags::GetInt(const std::string& name, int64_t def) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return def;
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (it->second.empty() || *end != '\0' || errno == ERANGE)
+    return Status::InvalidArgument("flag --" + name + ": '" + it->second + "' is not an integer");
+  return static_cast<int64_t>(v);
+}
+
+StatusOr<double> Flags::GetDouble(const std::string& name, double def) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return def;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (it->second.empty() || *end != '\0' || !std::isfinite(v))
+    return Status::InvalidArgument("flag --" + name + ": '" + it->second + "' is not a number");
+  return v;
+}
+
+}  // namespace hdrf::tools

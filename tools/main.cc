@@ -1,0 +1,42 @@
+// hdrf: command-line tools over the hdrf engine API (docs/tools.md).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "tools/commands.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: hdrf COMMAND [FLAGS]\n"
+    "\n"
+    "commands:\n"
+    "  sim FILE                 run a scenario (SPEC §10), print JSON\n"
+    "  queues --config FILE     print a queue tree like vqueues\n"
+    "  queues --db DIR          print the tree of a store\n"
+    "  trace gen ...            write a synthetic event trace\n"
+    "  replay --trace FILE ...  apply a trace, report throughput and latency\n"
+    "  recover --db DIR         rebuild the state from a store\n"
+    "  demo                     generate, replay, crash and recover (README)\n"
+    "\n"
+    "hdrf COMMAND --help shows the flags of a command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  using namespace hdrf::tools;
+  if (cmd == "sim") return CmdSim(argc, argv);
+  if (cmd == "queues") return CmdQueues(argc, argv);
+  if (cmd == "trace") return CmdTrace(argc, argv);
+  if (cmd == "replay") return CmdReplay(argc, argv);
+  if (cmd == "recover") return CmdRecover(argc, argv);
+  if (cmd == "demo") return CmdDemo(argc, argv);
+  std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+  return 2;
+}
