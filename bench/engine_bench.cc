@@ -1,0 +1,159 @@
+// Google Benchmark micro-benchmarks of the engine API (bench/README.md has
+// the figures and the commands that produced them).
+//
+//   BM_Ingest/jobs/threads   allocate/release events, depth 3 x fanout 10,
+//                            4 resources, nothing saturates
+//   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
+//                            a resource, every allocate fills it again
+//   BM_ScheduleLoop/jobs     Engine::Step (pick next + allocate)
+//   BM_ReferenceIngest/jobs  the same events through the full-recompute
+//                            reference of tests/reference (shares recomputed
+//                            after every event)
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "bench/bench_world.h"
+#include "tests/reference/reference_model.h"
+
+namespace hdrf::bench {
+namespace {
+
+constexpr int64_t kEvents = 2000000;
+
+// One world per (jobs, full_use), built once and shared by the runs.
+World& SharedWorld(int64_t jobs, bool full_use) {
+  static std::map<std::pair<int64_t, bool>, std::unique_ptr<World>> worlds;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& w = worlds[{jobs, full_use}];
+  if (!w) {
+    WorldOptions o;
+    o.jobs = jobs;
+    o.full_use = full_use;
+    w = std::make_unique<World>(MakeWorld(o, kEvents));
+  }
+  return *w;
+}
+
+// Each thread applies the events of the jobs with index % threads == its
+// index, forward and then backward with the directions inverted, so that
+// the stream can cycle forever and every event stays valid.
+void RunEvents(benchmark::State& state, World& w) {
+  const int threads = state.threads();
+  const int me = state.thread_index();
+  std::vector<uint32_t> mine;
+  for (uint32_t i = 0; i < w.event_job.size(); ++i)
+    if (static_cast<int>(w.event_job[i] % threads) == me) mine.push_back(i);
+  size_t pos = 0;
+  bool forward = true;
+  int64_t refused = 0;
+  for (auto _ : state) {
+    const uint32_t i = forward ? mine[pos] : mine[mine.size() - 1 - pos];
+    const int dir = forward ? w.event_dir[i] : -w.event_dir[i];
+    const JobRef job = w.jobs[w.event_job[i]];
+    Status s = dir > 0 ? w.engine->Allocate(job, 1) : w.engine->Release(job, 1);
+    if (!s.ok()) ++refused;
+    if (++pos == mine.size()) {
+      pos = 0;
+      forward = !forward;
+    }
+  }
+  // Return the world to its state before the first forward pass (the timer
+  // has stopped): finish a backward pass, or undo a partial forward one.
+  auto undo = [&](uint32_t i) {
+    const JobRef job = w.jobs[w.event_job[i]];
+    (void)(w.event_dir[i] > 0 ? w.engine->Release(job, 1) : w.engine->Allocate(job, 1));
+  };
+  if (forward) {
+    for (size_t k = pos; k-- > 0;) undo(mine[k]);
+  } else {
+    for (size_t k = pos; k < mine.size(); ++k) undo(mine[mine.size() - 1 - k]);
+  }
+  state.counters["refused"] = static_cast<double>(refused);
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Ingest(benchmark::State& state) {
+  RunEvents(state, SharedWorld(state.range(0), false));
+}
+BENCHMARK(BM_Ingest)
+    ->ArgName("jobs")
+    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
+    ->Threads(1)->Threads(2)
+    ->UseRealTime()
+    ->MinTime(1.0);
+
+void BM_FullUseChurn(benchmark::State& state) {
+  World& w = SharedWorld(state.range(0), true);
+  RunEvents(state, w);
+}
+BENCHMARK(BM_FullUseChurn)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
+
+void BM_ScheduleLoop(benchmark::State& state) {
+  WorldOptions o;
+  o.jobs = state.range(0);
+  World w = MakeWorld(o, 0, /*preallocate=*/false);
+  int64_t steps = 0;
+  for (auto _ : state) {
+    auto s = w.engine->Step();
+    if (!s.ok() || !s->has_value()) {
+      state.PauseTiming();  // everything placed: start over
+      for (const JobRef& j : w.jobs) {
+        auto info = w.engine->GetJob(j);
+        if (info.ok() && info->allocated > 0) (void)w.engine->Release(j, info->allocated);
+      }
+      state.ResumeTiming();
+      continue;
+    }
+    ++steps;
+  }
+  state.SetItemsProcessed(steps);
+}
+BENCHMARK(BM_ScheduleLoop)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
+
+// The full-recompute reference on the same events; every event is followed
+// by the share computation the incremental engine does as part of it.
+void BM_ReferenceIngest(benchmark::State& state) {
+  World& w = SharedWorld(state.range(0), false);
+  auto m = ref::ReferenceModel::Create(w.cluster, w.queues);
+  if (!m.ok()) {
+    state.SkipWithError(m.status().ToString().c_str());
+    return;
+  }
+  for (const JobSpec& s : w.specs) {
+    (void)(*m)->Submit(s);
+    if (w.preallocated) (void)(*m)->Allocate(s.name, w.preallocated);
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    const JobSpec& s = w.specs[w.event_job[i]];
+    Status st = w.event_dir[i] > 0 ? (*m)->Allocate(s.name, 1) : (*m)->Release(s.name, 1);
+    benchmark::DoNotOptimize(st);
+    benchmark::DoNotOptimize((*m)->Queues());
+    ++i;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ReferenceIngest)->ArgName("jobs")->Arg(1000)->Arg(10000)->UseRealTime()->Iterations(200);
+
+void BM_MemoryPerJob(benchmark::State& state) {
+  for (auto _ : state) {
+    const int64_t before = RssBytes();
+    WorldOptions o;
+    o.jobs = state.range(0);
+    o.keep_specs = false;
+    World w = MakeWorld(o, 0);
+    const int64_t after = RssBytes();
+    state.counters["bytes_per_job"] =
+        static_cast<double>(after - before) / static_cast<double>(o.jobs);
+  }
+}
+BENCHMARK(BM_MemoryPerJob)->ArgName("jobs")->Arg(1000000)->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
+}  // namespace hdrf::bench
+
+BENCHMARK_MAIN();
