@@ -169,19 +169,21 @@ Status Engine::SetCapacity(const ResourceAmounts& cluster) {
 
 Status Engine::Apply(const Event& e) { return ApplyAndWait(*impl_, e, nullptr); }
 
-StatusOr<std::optional<JobInfo>> Engine::Step() {
+StatusOr<std::optional<JobRef>> Engine::Step() {
   uint64_t seq;
-  JobInfo info;
+  JobRef ref;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     std::optional<JobId> j = impl_->tree->PickNext();
-    if (!j) return std::optional<JobInfo>();
-    HDRF_RETURN_IF_ERROR(impl_->ApplyLocked(Event::Allocate(impl_->tree->job_seq(*j), 1), nullptr));
-    seq = impl_->last_seq;
-    info = impl_->tree->GetJob(*j);
+    if (!j) return std::optional<JobRef>();
+    ref = JobRef{*j, impl_->tree->job_seq(*j)};
+    if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->health());
+    HDRF_RETURN_IF_ERROR(impl_->tree->Allocate(*j, 1));
+    seq = ++impl_->last_seq;
+    if (impl_->log) impl_->log->Enqueue(seq, Event::Allocate(ref.seq, 1));
   }
   if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
-  return std::optional<JobInfo>(std::move(info));
+  return std::optional<JobRef>(ref);
 }
 
 StatusOr<int64_t> Engine::Fill() {
@@ -211,6 +213,12 @@ StatusOr<JobInfo> Engine::GetJob(std::string_view name) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
   return impl_->tree->GetJob(id);
+}
+
+StatusOr<JobInfo> Engine::GetJob(JobRef job) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, job));
+  return impl_->tree->GetJob(job.id);
 }
 
 std::vector<QueueInfo> Engine::Queues() const {

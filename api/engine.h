@@ -83,8 +83,9 @@ class Engine {
   Status Apply(const Event& e);
 
   // ---- scheduling (SPEC §5) ----
-  // Allocates one task to the job hdrf picks; nullopt when none can run.
-  StatusOr<std::optional<JobInfo>> Step();
+  // Allocates one task to the job hdrf picks and returns that job; nullopt
+  // when none can run.
+  StatusOr<std::optional<JobRef>> Step();
   // Steps until none is possible; returns the number of steps.
   StatusOr<int64_t> Fill();
   // The job a step would pick, without allocating.
@@ -93,6 +94,7 @@ class Engine {
   // ---- views ----
   StatusOr<JobRef> FindJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(std::string_view name) const;
+  StatusOr<JobInfo> GetJob(JobRef job) const;
   std::vector<QueueInfo> Queues() const;  // path order
   std::vector<JobInfo> Jobs() const;      // submission order
   std::vector<std::string> ResourceNames() const;

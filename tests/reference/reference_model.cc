@@ -15,9 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <set>
-#include <sstream>
 #include <utility>
 
 namespace hdrf::ref {
@@ -25,6 +23,7 @@ namespace detail {
 
 using Vec = std::vector<int64_t>;   // one entry per resource, name order
 using DVec = std::vector<double>;   // idem, as doubles
+__extension__ typedef __int128 Wide;  // exact sums and products
 
 constexpr double kTieEpsilon = 1e-9;  // §5: keys within 1e-9 are equal
 constexpr char kRoot[] = "root";
@@ -321,31 +320,58 @@ class View {
     return hb;
   }
 
-  // §7 with semantics item 4: the per-user limit of leaf `q`, per resource
-  // (+inf where no limit applies).
-  DVec UserLimit(const std::string& q) const {
+  // §7 with semantics item 4: the per-user limit of leaf `q` for resource
+  // r is limit[r] = max(B[r]·p/100, B[r]/n) when p < 100 (else unlimited),
+  // and at most guarantee[r]·f when f is set and the guarantee lists r.
+  struct UserLimit {
+    bool percent = false;  // p < 100
+    int p = 100;
+    int64_t n = 1;         // distinct users, at least 1
+    Vec b;                 // B[r]
+    bool factor = false;   // f set
+    std::vector<bool> lists;  // the guarantee lists r
+    DVec gf;               // guarantee[r]·f
+
+    // x <= limit[r]. The max(...) part is compared exactly:
+    // x <= max(B·p/100, B/n)  <=>  100·x <= B·p  or  n·x <= B.
+    bool Within(size_t r, int64_t x) const {
+      if (percent && !(Wide{100} * x <= Wide{b[r]} * p || Wide{n} * x <= Wide{b[r]})) return false;
+      if (factor && lists[r] && static_cast<double>(x) > gf[r]) return false;
+      return true;
+    }
+    // x >= limit[r] (the limit is reached).
+    bool Reached(size_t r, int64_t x) const {
+      if (percent && Wide{100} * x >= Wide{b[r]} * p && Wide{n} * x >= Wide{b[r]}) return true;
+      if (factor && lists[r] && static_cast<double>(x) >= gf[r]) return true;
+      return false;
+    }
+  };
+
+  UserLimit UserLimitOf(const std::string& q) const {
     const Queue& queue = m_.queues.at(q);
     const size_t R = m_.R();
-    DVec limit(R, std::numeric_limits<double>::infinity());
+    UserLimit l;
+    l.p = queue.min_user_limit_percent;
+    l.percent = l.p < 100;
     // n: distinct users owning a job in the leaf with a task count above 0.
     std::set<std::string> users;
     for (const Job* j : m_.JobsIn(q))
       if (j->tasks > 0) users.insert(j->user);
-    const double n = static_cast<double>(std::max<size_t>(1, users.size()));
+    l.n = static_cast<int64_t>(std::max<size_t>(1, users.size()));
+    l.factor = queue.user_limit_factor.has_value();
     const Vec& rc = RealCap(q);
+    l.b.assign(R, 0);
+    l.lists.assign(R, false);
+    l.gf.assign(R, 0);
     for (size_t r = 0; r < R; ++r) {
       auto g = queue.guarantee.find(m_.res[r]);
-      const bool lists = g != queue.guarantee.end();
+      l.lists[r] = g != queue.guarantee.end() && g->second > 0;
       // B[r]: the guarantee where it lists r with a value above zero, else
       // the real capability.
-      const double b = (lists && g->second > 0) ? static_cast<double>(g->second)
-                                                : static_cast<double>(rc[r]);
-      const int p = queue.min_user_limit_percent;
-      if (p < 100) limit[r] = std::max(b * p / 100.0, b / n);
-      if (queue.user_limit_factor.has_value() && lists)
-        limit[r] = std::min(limit[r], static_cast<double>(g->second) * *queue.user_limit_factor);
+      l.b[r] = (l.lists[r] && g->second > 0) ? g->second : rc[r];
+      if (l.factor && l.lists[r]) l.gf[r] = static_cast<double>(g->second) * *queue.user_limit_factor;
     }
-    return limit;
+    return l;
   }
 
   // Sum of the allocations of `user`'s jobs in leaf `q`.
@@ -366,7 +392,7 @@ class View {
     if (j.state == JobState::kPending) return true;
     const std::vector<std::string> path = PathFromRoot(j.queue);
     const Vec hb = HeldBack(j.queue);
-    const DVec limit = UserLimit(j.queue);
+    const UserLimit limit = UserLimitOf(j.queue);
     const Vec uu = UserUsage(j.queue, j.user);
     for (size_t r = 0; r < m_.R(); ++r) {
       if (j.task[r] <= 0) continue;  // requires r when task[r] > 0
@@ -376,7 +402,7 @@ class View {
         if (Usage(a)[r] >= cap[r]) return true;
       }
       if (free_[r] - hb[r] <= 0) return true;
-      if (static_cast<double>(uu[r]) >= limit[r]) return true;
+      if (limit.Reached(r, uu[r])) return true;
     }
     return false;
   }
@@ -385,7 +411,7 @@ class View {
   bool ComputeJobFits(const Job& j) const {
     const std::vector<std::string> path = PathFromRoot(j.queue);
     const Vec hb = HeldBack(j.queue);
-    const DVec limit = UserLimit(j.queue);
+    const UserLimit limit = UserLimitOf(j.queue);
     const Vec uu = UserUsage(j.queue, j.user);
     for (size_t r = 0; r < m_.R(); ++r) {
       if (j.task[r] > free_[r] - hb[r]) return false;
@@ -394,7 +420,7 @@ class View {
         if (cap[r] == kUnlimited) continue;
         if (Usage(a)[r] + j.task[r] > cap[r]) return false;
       }
-      if (static_cast<double>(uu[r] + j.task[r]) > limit[r]) return false;
+      if (!limit.Within(r, uu[r] + j.task[r])) return false;
     }
     return true;
   }
@@ -661,7 +687,6 @@ Status UpdateQueueIn(Model& m, const QueueSpec& spec, bool with_state) {
 // 4. Enqueue gate (§12)
 // ---------------------------------------------------------------------------
 
-__extension__ typedef __int128 Wide;  // exact sums of products
 
 // m = minAvailable × task, per resource.
 std::vector<Wide> Minimum(const Job& j) {
@@ -700,9 +725,8 @@ bool GateAdmits(const Model& m, const Job& j) {
   const Vec& rc = v.RealCap(leaf);
   for (size_t r = 0; r < R; ++r) {
     const Wide cluster_sum = static_cast<Wide>(all_usage[r]) + inq_all[r] + need[r];
-    if (static_cast<long double>(cluster_sum) >
-        static_cast<long double>(f) * static_cast<long double>(m.total[r]))
-      return false;
+    // f × T is a plain double product (f = 0.7, T = 10 cpu -> 7 cpu).
+    if (static_cast<double>(cluster_sum) > f * static_cast<double>(m.total[r])) return false;
     const Wide leaf_sum = static_cast<Wide>(leaf_usage[r]) + inq_leaf[r] + need[r];
     if (leaf_sum > static_cast<Wide>(rc[r])) return false;
   }
@@ -917,7 +941,7 @@ Status ReferenceModel::Allocate(const std::string& job, int64_t n) {
                               std::to_string(j->tasks - j->allocated) + " unallocated");
   const View v(m);
   for (size_t r = 0; r < m.R(); ++r) {
-    if (static_cast<detail::Wide>(n) * j->task[r] > v.Free()[r])
+    if (j->task[r] != 0 && static_cast<detail::Wide>(n) * j->task[r] > v.Free()[r])
       return Status::FailedPrecondition("job " + job + ": " + std::to_string(n) + " tasks need more " +
                                         m.res[r] + " than is free");
   }

@@ -6,9 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -988,6 +990,11 @@ TEST(ReferenceRandom, FillRespectsCapacityCapabilityAndFit) {
       const std::string p = Numbered("root/p", i);
       QueueSpec ps = Q(p, uni(1, 3));
       if (uni(0, 2) == 0) ps.capability["cpu"] = uni(2, 20) * kCpu;
+      if (uni(0, 1) == 0) {  // at most a third of the cluster, within the capability
+        int64_t g = uni(0, static_cast<int>(cluster.at("cpu") / kCpu / 3)) * kCpu;
+        if (ps.capability.count("cpu")) g = std::min(g, ps.capability["cpu"]);
+        ps.guarantee["cpu"] = g;
+      }
       specs.push_back(ps);
       for (int k = 0; k < uni(1, 3); ++k) {
         const std::string l = Numbered(p + "/l", k);
