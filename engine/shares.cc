@@ -223,6 +223,29 @@ void Tree::RecomputeQueue(QueueId id) {
   }
   if (same) return;
   const bool has_parent = q.parent != kNone;
+  if (has_parent && !blocked && !q.blocked) {
+    // Stays non-blocked: move its heap entry, swap its normalised term.
+    Queue& p = queues_[q.parent];
+    const double s_new = ShareOf(U);
+    if (q.s > 0) {
+      const double f = q.weight / q.s;
+      for (int r = 0; r < R_; ++r) p.sum_norm[r] -= f * q.U[r];
+      --p.n_norm;
+    }
+    if (s_new > 0) {
+      const double f = q.weight / s_new;
+      for (int r = 0; r < R_; ++r) p.sum_norm[r] += f * U[r];
+      ++p.n_norm;
+    }
+    if (p.n_norm == 0) std::fill(p.sum_norm.begin(), p.sum_norm.end(), 0.0);
+    std::copy(U, U + R_, q.U.begin());
+    q.s = s_new;
+    q.key = s_new / q.weight;
+    p.nb.Update(q.heap_pos, q.key, [this](uint32_t x) -> uint32_t& { return queues_[x].heap_pos; });
+    ++p.ops;
+    MarkDirty(q.parent);
+    return;
+  }
   if (has_parent) RemoveQueueContribution(id);
   q.blocked = blocked;
   std::copy(U, U + R_, q.U.begin());
@@ -390,7 +413,8 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
   const QueueId leaf = j.queue;
   Queue& lq = queues_[leaf];
   const int64_t* t = &task_[size_t{id} * R_];
-  RemoveJobContribution(id);
+  const bool was_running_nb = !j.blocked && j.allocated > 0;
+  if (!was_running_nb) RemoveJobContribution(id);
   const int64_t old_tasks = j.tasks;
   j.allocated += dA;
   j.tasks += dT;
@@ -428,7 +452,24 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
     RebuildAll();
     return;
   }
-  AddJobContribution(id);
+  if (was_running_nb) {
+    // A running non-blocked job's normalised term (w/d)·task does not depend
+    // on its allocation: if it stays running and non-blocked only its key
+    // moves in the heap.
+    if (j.allocated > 0 && !JobBlocked(id)) {
+      j.key = JobKey(id);
+      lq.nb.Update(j.heap_pos, j.key, [this](uint32_t x) -> uint32_t& { return jobs_[x].heap_pos; });
+      ++lq.ops;
+    } else {
+      // Take the contribution out as it was (allocation before the change).
+      j.allocated -= dA;
+      RemoveJobContribution(id);
+      j.allocated += dA;
+      AddJobContribution(id);
+    }
+  } else {
+    AddJobContribution(id);
+  }
   MarkDirty(leaf);
   // A capability reached or left refreshes the jobs below that queue.
   QueueId top_flip = kNone;
