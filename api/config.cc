@@ -1,5 +1,6 @@
 #include "api/config.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -21,15 +23,6 @@ namespace {
 
 // ---------------------------------------------------------------------------
 // Small helpers over yaml-cpp nodes.
-
-// 1-based line of `node`, or `fallback` when yaml-cpp has no mark for it
-// (null values get the mark of the next token, so callers pass the key's
-// line for those).
-int LineOf(const YAML::Node& node, int fallback) {
-  const YAML::Mark m = node.Mark();
-  if (m.is_null() || node.IsNull()) return fallback;
-  return m.line + 1;
-}
 
 // How a value looks, for "expected X, got Y" messages.
 std::string Describe(const YAML::Node& node) {
@@ -63,22 +56,39 @@ std::string ToLower(std::string s) {
   return s;
 }
 
-// One key of a YAML map with its value. `line` is the key's line.
+// One key of a YAML map with its value. `line` is the key's line,
+// `value_line` the value's (the key's for a null value).
 struct Field {
   std::string key;
   int line = 0;
   YAML::Node value;
+  int value_line = 0;
 
-  int ValueLine() const { return LineOf(value, line); }
+  int ValueLine() const { return value_line; }
 };
 
 // The error vocabulary of one source: every message is
-// "SOURCE:LINE: [CONTEXT: ]WHAT".
+// "SOURCE:LINE: [CONTEXT: ]WHAT". Each YAML document is parsed on its own
+// (see SplitDocuments), so a Reporter also knows the line offset of the
+// document its nodes come from.
 class Reporter {
  public:
-  explicit Reporter(std::string source) : source_(std::move(source)) {}
+  explicit Reporter(std::string source, int line_offset = 0)
+      : source_(std::move(source)), line_offset_(line_offset) {}
 
   const std::string& source() const { return source_; }
+
+  // The same source, for a document whose first line is `line_offset` + 1.
+  Reporter ForDocument(int line_offset) const { return Reporter(source_, line_offset); }
+
+  // 1-based line of `node` in the source, or `fallback` when yaml-cpp has no
+  // mark for it (null values get the mark of the next token, so callers pass
+  // the key's line for those).
+  int LineOf(const YAML::Node& node, int fallback) const {
+    const YAML::Mark m = node.Mark();
+    if (m.is_null() || node.IsNull()) return fallback;
+    return m.line + 1 + line_offset_;
+  }
 
   Status Error(int line, const std::string& context, const std::string& what) const {
     std::string msg = source_ + ":" + std::to_string(line < 1 ? 1 : line) + ": ";
@@ -89,6 +99,7 @@ class Reporter {
 
  private:
   std::string source_;
+  int line_offset_ = 0;
 };
 
 // The keys of a YAML map in file order. Duplicate keys and keys that are not
@@ -99,7 +110,7 @@ class MapView {
                                 int fallback_line, const std::string& context,
                                 const std::string& what) {
     MapView view;
-    view.line_ = LineOf(node, fallback_line);
+    view.line_ = rep.LineOf(node, fallback_line);
     if (!node.IsMap()) {
       return rep.Error(view.line_, context,
                        what + " must be a map, got " + Describe(node));
@@ -107,7 +118,7 @@ class MapView {
     std::map<std::string, int> seen;
     for (const auto& kv : node) {
       const YAML::Node k = kv.first;
-      const int kline = LineOf(k, view.line_);
+      const int kline = rep.LineOf(k, view.line_);
       if (!k.IsScalar()) {
         return rep.Error(kline, context, "keys of " + what + " must be plain names, got " +
                                              Describe(k));
@@ -118,7 +129,7 @@ class MapView {
                          "duplicate key '" + k.Scalar() + "' in " + what +
                              " (first at line " + std::to_string(pos->second) + ")");
       }
-      view.fields_.push_back(Field{k.Scalar(), kline, kv.second});
+      view.fields_.push_back(Field{k.Scalar(), kline, kv.second, rep.LineOf(kv.second, kline)});
     }
     return view;
   }
@@ -578,7 +589,7 @@ Status ApplyParameters(const Reporter& rep, const Field& params, const std::stri
                          "duplicate parameter '" + name + "' (first at line " +
                              std::to_string(pos->second) + ")");
       }
-      fields.push_back(Field{name, v->line, v->value});
+      fields.push_back(Field{name, v->line, v->value, v->value_line});
     }
   } else {
     return rep.Error(params.ValueLine(), ctx,
@@ -894,7 +905,7 @@ StatusOr<ScenarioStep> ParseStep(const Reporter& rep, const YAML::Node& node, in
   const std::string ctx = "step " + std::to_string(index);
   const char* kExpected = "expected fill, or a map with one key finish, remove or submit";
   ScenarioStep step;
-  step.line = LineOf(node, fallback);
+  step.line = rep.LineOf(node, fallback);
   if (node.IsScalar()) {
     if (node.Scalar() == "fill") return step;
     return rep.Error(step.line, ctx, "unknown step '" + node.Scalar() + "' (" + kExpected + ")");
@@ -1039,49 +1050,184 @@ StatusOr<DocKind> Detect(const Reporter& rep, const MapView& m) {
                    "steps)");
 }
 
-struct Doc {
-  DocKind kind;
-  MapView map;
+// ---------------------------------------------------------------------------
+// Loading documents.
+//
+// yaml-cpp 0.7 is not used through YAML::LoadAll: it loops forever (and
+// allocates without bound) on a document that starts with a token it cannot
+// place, such as a ',' outside a flow collection (yaml-cpp issue #1040, fixed
+// upstream after 0.8). YAML::Load, for its part, silently drops whatever
+// follows the first document ("[1]\n[2]" loads as [1]). So the text is split
+// into documents at the `---` / `...` markers (which YAML forbids inside
+// content), each document is first run through the event parser to check
+// that it holds exactly one document, and then loaded. Line numbers stay
+// those of the whole text: each document's Reporter carries its offset.
+
+struct Chunk {
+  std::string text;
+  int first_line = 0;  // 0-based line of the whole text where `text` starts
 };
 
-// Non-null documents of `text`, each a map.
-StatusOr<std::vector<YAML::Node>> LoadDocs(const Reporter& rep, std::string_view text) {
-  std::vector<YAML::Node> all = YAML::LoadAll(std::string(text));
-  std::vector<YAML::Node> out;
-  for (YAML::Node& d : all) {
-    if (d.IsNull()) continue;
-    if (!d.IsMap()) {
-      return rep.Error(LineOf(d, 1), "", "a document must be a map, got " + Describe(d));
+std::string_view StripEol(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  return line;
+}
+
+bool IsMarker(std::string_view line, std::string_view marker) {
+  return line.substr(0, 3) == marker &&
+         (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+}
+
+// A line that holds no content: blank, a comment or a directive.
+bool IsTrivia(std::string_view line) {
+  const size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos) return true;
+  return line[i] == '#' || (i == 0 && line[0] == '%');
+}
+
+std::vector<Chunk> SplitDocuments(std::string_view text) {
+  std::vector<Chunk> out;
+  Chunk cur;
+  bool started = false;  // `cur` has a `---` marker or content
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    const std::string_view raw = text.substr(pos, end - pos);
+    const std::string_view line = StripEol(raw);
+    if (IsMarker(line, "---")) {
+      if (started) {
+        out.push_back(std::move(cur));
+        cur = Chunk{};
+        cur.first_line = line_no;
+      }
+      // Directives and comments before the marker stay with its document.
+      started = true;
+      cur.text += raw;
+    } else if (IsMarker(line, "...")) {
+      cur.text += raw;
+      out.push_back(std::move(cur));
+      cur = Chunk{};
+      cur.first_line = line_no + 1;
+      started = false;
+    } else {
+      cur.text += raw;
+      started = started || !IsTrivia(line);
     }
-    out.push_back(d);
+    pos = end;
+    ++line_no;
+  }
+  if (!cur.text.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+// Records the mark of the first event of a document.
+class FirstMark : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> mark;
+
+  void OnDocumentStart(const YAML::Mark& m) override { Note(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { Note(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { Note(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Note(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Note(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Note(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Note(const YAML::Mark& m) {
+    if (!mark && !m.is_null()) mark = m;
+  }
+};
+
+// A ParserException of a document starting at `first_line` (0-based).
+Status MalformedYaml(const Reporter& rep, const YAML::Exception& e, int first_line) {
+  const int line = e.mark.is_null() ? first_line + 1 : e.mark.line + 1 + first_line;
+  return rep.Error(line, "", "malformed YAML: " + e.msg);
+}
+
+struct LoadedDoc {
+  YAML::Node node;
+  Reporter rep;  // knows the document's line offset
+};
+
+// The non-empty documents of `text`, each a map.
+StatusOr<std::vector<LoadedDoc>> LoadDocs(const Reporter& rep, std::string_view text) {
+  std::vector<LoadedDoc> out;
+  for (const Chunk& c : SplitDocuments(text)) {
+    const Reporter doc_rep = rep.ForDocument(c.first_line);
+    YAML::Node node;
+    try {
+      std::istringstream in(c.text);
+      YAML::Parser parser(in);
+      FirstMark first, second;
+      if (!parser.HandleNextDocument(first)) continue;  // comments only
+      if (parser.HandleNextDocument(second)) {
+        const int line = second.mark ? second.mark->line + 1 + c.first_line : c.first_line + 1;
+        return rep.Error(line, "",
+                         "malformed YAML: unexpected content here (it does not belong to the "
+                         "document above; a document marker '---' missing?)");
+      }
+      node = YAML::Load(c.text);
+    } catch (const YAML::Exception& e) {
+      return MalformedYaml(rep, e, c.first_line);
+    }
+    if (node.IsNull()) continue;
+    if (!node.IsMap()) {
+      return rep.Error(doc_rep.LineOf(node, c.first_line + 1), "",
+                       "a document must be a map, got " + Describe(node));
+    }
+    out.push_back(LoadedDoc{node, doc_rep});
   }
   if (out.empty()) return rep.Error(1, "", "no YAML document (the file is empty)");
   return out;
 }
 
+// ---------------------------------------------------------------------------
+// Queue configurations and scenarios.
+
+struct Doc {
+  DocKind kind;
+  MapView map;
+  Reporter rep;
+};
+
 StatusOr<QueueConfig> ParseQueueConfigImpl(const Reporter& rep, std::string_view text) {
-  HDRF_ASSIGN_OR_RETURN(std::vector<YAML::Node> nodes, LoadDocs(rep, text));
+  HDRF_ASSIGN_OR_RETURN(std::vector<LoadedDoc> loaded, LoadDocs(rep, text));
   std::vector<Doc> docs;
-  for (const YAML::Node& n : nodes) {
-    HDRF_ASSIGN_OR_RETURN(MapView m, MapView::Make(rep, n, 1, "", "a document"));
-    HDRF_ASSIGN_OR_RETURN(DocKind kind, Detect(rep, m));
+  for (const LoadedDoc& ld : loaded) {
+    const Reporter& drep = ld.rep;
+    HDRF_ASSIGN_OR_RETURN(MapView m, MapView::Make(drep, ld.node, 1, "", "a document"));
+    HDRF_ASSIGN_OR_RETURN(DocKind kind, Detect(drep, m));
     if (kind == DocKind::kList) {
       const Field* items = m.Get("items");
       if (items == nullptr || items->value.IsNull()) continue;
       if (!items->value.IsSequence()) {
-        return rep.Error(items->ValueLine(), "", "items must be a list, got " + Describe(items->value));
+        return drep.Error(items->ValueLine(), "", "items must be a list, got " + Describe(items->value));
       }
       for (const YAML::Node& item : items->value) {
-        HDRF_ASSIGN_OR_RETURN(MapView im, MapView::Make(rep, item, items->line, "", "a List item"));
-        HDRF_ASSIGN_OR_RETURN(DocKind ik, Detect(rep, im));
+        HDRF_ASSIGN_OR_RETURN(MapView im, MapView::Make(drep, item, items->line, "", "a List item"));
+        HDRF_ASSIGN_OR_RETURN(DocKind ik, Detect(drep, im));
         if (ik != DocKind::kVolcanoQueue && ik != DocKind::kNestedRoot) {
-          return rep.Error(im.line(), "", "List items must be Queue objects");
+          return drep.Error(im.line(), "", "List items must be Queue objects");
         }
-        docs.push_back(Doc{ik, std::move(im)});
+        docs.push_back(Doc{ik, std::move(im), drep});
       }
       continue;
     }
-    docs.push_back(Doc{kind, std::move(m)});
+    docs.push_back(Doc{kind, std::move(m), drep});
   }
 
   for (const Doc& d : docs) {
@@ -1092,7 +1238,7 @@ StatusOr<QueueConfig> ParseQueueConfigImpl(const Reporter& rep, std::string_view
                        "a scenario must be the only document of its file (scenario at line " +
                            std::to_string(d.map.line()) + ")");
     }
-    HDRF_ASSIGN_OR_RETURN(Scenario sc, ParseScenarioDoc(rep, d.map));
+    HDRF_ASSIGN_OR_RETURN(Scenario sc, ParseScenarioDoc(d.rep, d.map));
     QueueConfig cfg;
     cfg.cluster = std::move(sc.cluster);
     cfg.queues = std::move(sc.queues);
@@ -1106,7 +1252,7 @@ StatusOr<QueueConfig> ParseQueueConfigImpl(const Reporter& rep, std::string_view
   for (const Doc& d : docs) {
     const Field* f = nullptr;
     if (d.kind == DocKind::kCluster) {
-      HDRF_RETURN_IF_ERROR(d.map.CheckKeys(rep, "", "a Cluster",
+      HDRF_RETURN_IF_ERROR(d.map.CheckKeys(d.rep, "", "a Cluster",
                                            {"apiVersion", "kind", "metadata", "capacity"}));
       f = d.map.Get("capacity");
       if (f == nullptr) return rep.Error(d.map.line(), "", "kind: Cluster needs a capacity map");
@@ -1118,7 +1264,7 @@ StatusOr<QueueConfig> ParseQueueConfigImpl(const Reporter& rep, std::string_view
       return rep.Error(f->line, "", "a second cluster definition (the first is at line " +
                                         std::to_string(cluster_line) + ")");
     }
-    HDRF_ASSIGN_OR_RETURN(cfg.cluster, GetCluster(rep, *f));
+    HDRF_ASSIGN_OR_RETURN(cfg.cluster, GetCluster(d.rep, *f));
     cluster_line = f->line;
   }
   ResourceScope scope;
@@ -1129,13 +1275,13 @@ StatusOr<QueueConfig> ParseQueueConfigImpl(const Reporter& rep, std::string_view
   for (const Doc& d : docs) {
     switch (d.kind) {
       case DocKind::kVolcanoQueue:
-        HDRF_RETURN_IF_ERROR(ParseVolcanoQueue(rep, d.map, scope, &table));
+        HDRF_RETURN_IF_ERROR(ParseVolcanoQueue(d.rep, d.map, scope, &table));
         break;
       case DocKind::kNestedRoot:
-        HDRF_RETURN_IF_ERROR(ParseNestedRoot(rep, d.map, scope, &table));
+        HDRF_RETURN_IF_ERROR(ParseNestedRoot(d.rep, d.map, scope, &table));
         break;
       case DocKind::kHierarchicalQueue:
-        HDRF_RETURN_IF_ERROR(ParseHierarchicalQueue(rep, d.map, scope, &table));
+        HDRF_RETURN_IF_ERROR(ParseHierarchicalQueue(d.rep, d.map, scope, &table));
         break;
       case DocKind::kCluster:
       case DocKind::kScenario:
@@ -1148,18 +1294,20 @@ StatusOr<QueueConfig> ParseQueueConfigImpl(const Reporter& rep, std::string_view
 }
 
 StatusOr<Scenario> ParseScenarioImpl(const Reporter& rep, std::string_view text) {
-  HDRF_ASSIGN_OR_RETURN(std::vector<YAML::Node> nodes, LoadDocs(rep, text));
-  if (nodes.size() > 1) {
-    return rep.Error(LineOf(nodes[1], 1), "", "a scenario file holds exactly one YAML document");
+  HDRF_ASSIGN_OR_RETURN(std::vector<LoadedDoc> loaded, LoadDocs(rep, text));
+  if (loaded.size() > 1) {
+    return rep.Error(loaded[1].rep.LineOf(loaded[1].node, 1), "",
+                     "a scenario file holds exactly one YAML document");
   }
-  HDRF_ASSIGN_OR_RETURN(MapView m, MapView::Make(rep, nodes[0], 1, "", "a scenario"));
+  const Reporter& drep = loaded[0].rep;
+  HDRF_ASSIGN_OR_RETURN(MapView m, MapView::Make(drep, loaded[0].node, 1, "", "a scenario"));
   if (const Field* k = m.Get("kind")) {
-    return rep.Error(k->line, "",
-                     "not a scenario (it has kind: " + Describe(k->value) +
-                         "); a scenario has the keys cluster, queues, jobs, steps, "
-                         "overcommitFactor");
+    return drep.Error(k->line, "",
+                      "not a scenario (it has kind: " + Describe(k->value) +
+                          "); a scenario has the keys cluster, queues, jobs, steps, "
+                          "overcommitFactor");
   }
-  return ParseScenarioDoc(rep, m);
+  return ParseScenarioDoc(drep, m);
 }
 
 // Runs `fn` and turns any exception into a status: yaml-cpp reports
@@ -1168,9 +1316,9 @@ template <typename T, typename Fn>
 StatusOr<T> Guard(const Reporter& rep, Fn fn) {
   try {
     return fn();
-  } catch (const YAML::ParserException& e) {
-    return rep.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "", "malformed YAML: " + e.msg);
   } catch (const YAML::Exception& e) {
+    // LoadDocs catches parse errors itself, with the right line; this is a
+    // last resort (the line may then be relative to a later document).
     return rep.Error(e.mark.is_null() ? 1 : e.mark.line + 1, "", "YAML error: " + e.msg);
   } catch (const std::exception& e) {
     return Status::Internal(rep.source() + ":1: unexpected error: " + e.what());

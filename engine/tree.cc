@@ -158,19 +158,21 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
     }
     for (QueueId a = parent; a != kNone; a = queues_[a].parent)
       if ((queues_[a].cap_set >> r) & 1) eff = std::min(eff, queues_[a].cap[r]);
-    // descendants (update only) against their nearest explicit ancestor
+    // descendants (update only): explicit capabilities and guarantees must
+    // stay within the new capability
     if (self != kNone && set) {
       std::vector<QueueId> stack(queues_[self].children.begin(), queues_[self].children.end());
       while (!stack.empty()) {
         QueueId d = stack.back();
         stack.pop_back();
-        if ((queues_[d].cap_set >> r) & 1) {
-          if (queues_[d].cap[r] > c)
-            return QueueError(q.path, "capability " + rn + " " + FormatQuantity(rn, c) +
-                                          " is below child " + queues_[d].path + "'s " +
-                                          FormatQuantity(rn, queues_[d].cap[r]));
-          continue;  // its own subtree is checked against it
-        }
+        if (((queues_[d].cap_set >> r) & 1) && queues_[d].cap[r] > c)
+          return QueueError(q.path, "capability " + rn + " " + FormatQuantity(rn, c) +
+                                        " is below descendant " + queues_[d].path + "'s " +
+                                        FormatQuantity(rn, queues_[d].cap[r]));
+        if (queues_[d].guar[r] > c)
+          return QueueError(q.path, "capability " + rn + " " + FormatQuantity(rn, c) +
+                                        " is below descendant " + queues_[d].path +
+                                        "'s guarantee " + FormatQuantity(rn, queues_[d].guar[r]));
         for (QueueId ch : queues_[d].children) stack.push_back(ch);
       }
     }
@@ -183,13 +185,15 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
       int64_t sum = guar[r];
       for (QueueId s : queues_[parent].children)
         if (s != self) sum += queues_[s].guar[r];
-      if (parent == 0) {
-        if (sum > total_[r])
-          return QueueError(q.path, "guarantees of root's children add up to " +
-                                        FormatQuantity(rn, sum) + " " + rn +
-                                        ", more than the cluster's " +
-                                        FormatQuantity(rn, total_[r]));
-      } else if ((queues_[parent].guar_set >> r) & 1) {
+      const int64_t old_sum = sum - guar[r] + (self != kNone ? queues_[self].guar[r] : 0);
+      // After a capacity decrease the sum may already be above the cluster:
+      // only requests that raise it are refused then (docs/semantics.md §9).
+      if (parent == 0 && sum > total_[r] && sum > old_sum)
+        return QueueError(q.path, "guarantees of root's children add up to " +
+                                      FormatQuantity(rn, sum) + " " + rn +
+                                      ", more than the cluster's " +
+                                      FormatQuantity(rn, total_[r]));
+      if ((queues_[parent].guar_set >> r) & 1) {
         if (sum > queues_[parent].guar[r])
           return QueueError(q.path, "guarantees of " + queues_[parent].path +
                                         "'s children add up to " + FormatQuantity(rn, sum) +
@@ -198,7 +202,7 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
       }
     }
     // own children's guarantees within the new guarantee (update only)
-    if (self != kNone && q.guarantee.count(rn) && !queues_[self].children.empty()) {
+    if (self != kNone && guar[r] > 0 && !queues_[self].children.empty()) {
       int64_t sum = 0;
       for (QueueId ch : queues_[self].children) sum += queues_[ch].guar[r];
       if (sum > guar[r])
@@ -282,8 +286,7 @@ Status Tree::CreateQueue(const QueueSpec& in) {
   if (IsLeaf(parent) && SubtreeJobs(parent) > 0)
     return QueueError(q.path, "parent " + queues_[parent].path + " is a leaf that holds jobs");
   HDRF_RETURN_IF_ERROR(ValidateQueue(q, kNone, parent));
-  if (queues_[parent].state != QueueState::kOpen && q.state == QueueState::kOpen)
-    q.state = queues_[parent].state;  // a closed subtree stays closed
+  q.state = std::max(q.state, queues_[parent].state);  // a closed subtree stays closed
   AddQueueNode(q, parent);
   RebuildAll();
   return Status::Ok();
@@ -318,7 +321,6 @@ Status Tree::UpdateQueue(const QueueSpec& in) {
   for (const Queue& x : queues_)
     if (x.alive && x.guar_set) any_guarantee_ = true;
   RebuildAll();
-  AdmitPending();
   return Status::Ok();
 }
 
@@ -441,9 +443,20 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   AddJobContribution(id);
   MarkDirty(leaf);
   if (limits_changed) RefreshJobsIn(leaf);  // a new user changes every user's limit
-  if (j.state == JobState::kPending) pending_.emplace(j.seq, id);
   Propagate();
-  AdmitPending();
+  // SPEC §12: the gate examines a new job at once; the others wait for a
+  // release (docs/semantics.md §12).
+  if (j.state == JobState::kPending) {
+    if (GateAdmits(id)) {
+      RemoveJobContribution(id);
+      SetJobState(id, JobState::kInqueue);
+      AddJobContribution(id);
+      MarkDirty(leaf);
+      Propagate();
+    } else {
+      pending_.emplace(j.seq, id);
+    }
+  }
   return id;
 }
 

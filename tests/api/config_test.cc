@@ -518,6 +518,28 @@ TEST(ScenarioTest, InlineErrors) {
   ExpectInlineScenarioError("cluster: {cpu: 4}\njobs: [\n", 3, "malformed YAML");
 }
 
+// yaml-cpp 0.7's LoadAll loops forever on these; Load drops trailing content.
+TEST(ScenarioTest, YamlCppPitfalls) {
+  ExpectInlineConfigError(",a: 1}\n", 1, "malformed YAML");
+  ExpectInlineConfigError(",\n", 1, "malformed YAML");
+  ExpectInlineScenarioError("cluster: {cpu: 1}\n---\n# c\n, x\n", 4, "malformed YAML");
+  ExpectInlineScenarioError("{cluster: {cpu: 1}}\njobs: []\n", 2, "unexpected content");
+  ExpectInlineConfigError("kind: Cluster\ncapacity: {cpu: 1}\n---\n[1]\n[2]\n", 5,
+                          "unexpected content");
+  ExpectInlineScenarioError("- a\ncluster: {cpu: 1}\n", 2, "unexpected content");
+  auto r = ParseScenario("%YAML 1.2\n---\ncluster: {cpu: 1}\n...\n", "t.yaml");
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  r = ParseScenario("# header\n---\n---\ncluster: {cpu: 1}\n---\n", "t.yaml");
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  // Lines stay those of the whole file across documents.
+  ExpectInlineConfigError(
+      "# header\n---\nkind: Queue\nmetadata: {name: a}\n...\n---\nkind: Queue\n"
+      "metadata: {name: b}\nspec:\n  weight: x\n",
+      10, "queue root/b: weight must be a finite number, got 'x'");
+  ExpectInlineConfigError("kind: Queue\nmetadata: {name: a}\n---\nkind: Queue\nspec: {weight: [\n", 6,
+                          "malformed YAML");
+}
+
 TEST(ScenarioTest, AnchorsAndAliases) {
   auto r = ParseScenario(
       "cluster: {cpu: 4}\nshape: &s {cpu: 1}\n", "t.yaml");

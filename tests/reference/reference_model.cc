@@ -10,7 +10,7 @@
 //   5. ReferenceModel: events, scheduling, views.
 //
 // Every formula is written the way the SPEC writes it; where a choice was
-// needed the comment says so.
+// needed the comment says so, marked "Choice:".
 #include "tests/reference/reference_model.h"
 
 #include <algorithm>
@@ -365,6 +365,7 @@ class View {
     l.gf.assign(R, 0);
     for (size_t r = 0; r < R; ++r) {
       auto g = queue.guarantee.find(m_.res[r]);
+      // A guarantee of 0 is the same as none (semantics item 4).
       l.lists[r] = g != queue.guarantee.end() && g->second > 0;
       // B[r]: the guarantee where it lists r with a value above zero, else
       // the real capability.
@@ -523,7 +524,7 @@ Status ValidateAttributes(const Model& m, const Queue& q) {
   for (const auto* amounts : {&q.capability, &q.guarantee}) {
     const char* what = amounts == &q.capability ? "capability" : "guarantee";
     for (const auto& [r, v] : *amounts) {
-      if (m.ResIndex(r) < 0)
+      if (m.ResIndex(r) < 0)  // Choice: as for tasks (semantics item 10)
         return QueueError(q.path, std::string(what) + " names unknown resource " + r);
       if (v < 0) return QueueError(q.path, std::string(what) + " " + r + " is negative");
     }
@@ -557,8 +558,10 @@ Status ValidateQueueChange(const Model& m, const Model& before, const std::strin
   const Queue& q = m.queues.at(path);
   HDRF_RETURN_IF_ERROR(ValidateAttributes(m, q));
 
-  // Capability and guarantee vs capability, for the queue and its subtree
-  // (an update of a parent can break a descendant's rule).
+  // Capability and guarantee vs capability, for the queue and its subtree.
+  // Choice: an update of a parent can break a descendant's rule, so every
+  // queue of the subtree is checked again, including a descendant's
+  // guarantee against the (lowered) effective capability from above.
   for (const auto& [dp, d] : m.queues) {
     if (!InSubtree(dp, path)) continue;
     for (const auto& [r, v] : d.capability) {
@@ -578,12 +581,15 @@ Status ValidateQueueChange(const Model& m, const Model& before, const std::strin
   }
 
   // Σ children guarantees <= the parent's guarantee where the parent lists r:
-  // for the queue's parent and for the queue itself.
+  // for the queue's parent and for the queue itself. A listed 0 is the same
+  // as no guarantee (semantics item 4); root's own guarantee, when it lists
+  // r, bounds its children too (besides the cluster).
   std::vector<std::string> parents = {path};
   if (path != kRoot) parents.push_back(ParentOf(path));
   for (const auto& p : parents) {
     const Queue& pq = m.queues.at(p);
     for (const auto& [r, pg] : pq.guarantee) {
+      if (pg <= 0) continue;
       int64_t sum = 0;
       for (const auto& c : m.ChildQueues(p)) {
         const auto& g = m.queues.at(c).guarantee;
@@ -597,8 +603,9 @@ Status ValidateQueueChange(const Model& m, const Model& before, const std::strin
   }
 
   // Σ guarantees of root's children <= cluster. Capacity changes may leave
-  // this violated (semantics item 9); a request is refused for it only when it
-  // raises the sum above the cluster.
+  // this violated (semantics item 9). Choice: a request is refused for it only
+  // when it raises the sum above the cluster, so that a queue of such a tree
+  // can still be updated and its guarantee lowered.
   if (path != kRoot && ParentOf(path) == kRoot) {
     for (size_t r = 0; r < m.R(); ++r) {
       auto sum_of = [&](const Model& mm) {
@@ -648,8 +655,9 @@ Status CreateQueueIn(Model& m, const QueueSpec& spec) {
                                       " is a leaf that holds jobs");
   Model cand = m;
   Queue q = FromSpec(spec);
-  // A closed or closing parent closes its whole subtree (§3, semantics 8):
-  // the new queue takes the parent's state when that is the more closed one.
+  // A closed or closing parent closes its whole subtree (§3, semantics 8).
+  // Choice: the new queue takes the parent's state when that is the more
+  // closed one (open < closing < closed).
   if (Rank(pq->state) > Rank(q.state)) q.state = pq->state;
   cand.queues[q.path] = q;
   HDRF_RETURN_IF_ERROR(ValidateQueueChange(cand, m, q.path));
@@ -914,6 +922,10 @@ StatusOr<std::string> ReferenceModel::Submit(const JobSpec& spec) {
   j.min_available = spec.min_available;
   j.state = m.overcommit_factor.has_value() ? JobState::kPending : JobState::kInqueue;
   m.jobs.push_back(j);
+  // Choice: only the new job is evaluated at submit; the other Pending jobs
+  // are re-examined after the events semantics item 12 lists (release,
+  // finish, removal, capacity change), not here, nor after Allocate/Step or
+  // UpdateQueue.
   if (m.overcommit_factor.has_value() && detail::GateAdmits(m, m.jobs.back()))
     m.jobs.back().state = JobState::kInqueue;
   return q;
@@ -939,9 +951,13 @@ Status ReferenceModel::Allocate(const std::string& job, int64_t n) {
   if (j->allocated + n > j->tasks)
     return Status::OutOfRange("job " + job + ": allocating " + std::to_string(n) + " tasks exceeds " +
                               std::to_string(j->tasks - j->allocated) + " unallocated");
+  // Semantics item 2: a Pending job (not admitted) is refused, and only the
+  // resources the task uses are checked against free.
+  if (j->state == JobState::kPending)
+    return Status::FailedPrecondition("job " + job + ": Pending (not admitted by the enqueue gate)");
   const View v(m);
   for (size_t r = 0; r < m.R(); ++r) {
-    if (j->task[r] != 0 && static_cast<detail::Wide>(n) * j->task[r] > v.Free()[r])
+    if (j->task[r] > 0 && static_cast<detail::Wide>(n) * j->task[r] > v.Free()[r])
       return Status::FailedPrecondition("job " + job + ": " + std::to_string(n) + " tasks need more " +
                                         m.res[r] + " than is free");
   }

@@ -968,6 +968,96 @@ TEST(ReferenceGate, CapacityChangeAndFinishReexamine) {
 
 
 // ---------------------------------------------------------------------------
+// Choices where the SPEC and docs/semantics.md are read literally
+// ---------------------------------------------------------------------------
+
+TEST(ReferenceChoices, AllocateChecksOnlyUsedResourcesAgainstFree) {
+  auto m = Make({{"cpu", 4 * kCpu}, {"memory", 4 * kGi}}, {Q("root/a")});
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, J("mem", "root/a", 4, {{"memory", kGi}}));
+  MustSubmit(*m, J("cpu", "root/a", 4, {{"cpu", kCpu}}));
+  ASSERT_TRUE(m->Allocate("mem", 4).ok());
+  ASSERT_TRUE(m->SetCapacity({{"cpu", 4 * kCpu}, {"memory", 2 * kGi}}).ok());
+  // free[memory] = -2Gi, but the cpu task uses no memory (semantics 2).
+  EXPECT_TRUE(m->Allocate("cpu", 1).ok());
+  EXPECT_FALSE(m->Allocate("mem", 1).ok());  // all allocated, and no memory free
+  ASSERT_TRUE(m->Release("mem", 3).ok());
+  EXPECT_TRUE(m->Allocate("mem", 1).ok());
+  EXPECT_FALSE(m->Allocate("mem", 2).ok());  // only 1Gi free
+}
+
+TEST(ReferenceChoices, AllocateRefusesAPendingJob) {
+  auto m = Make({{"cpu", 4 * kCpu}}, {Q("root/a")}, 1.0);
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, WithMin(J("j", "root/a", 8, {{"cpu", kCpu}}), 8));
+  EXPECT_EQ(JobView(*m, "j").state, JobState::kPending);
+  Status st = m->Allocate("j", 1);
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("Pending"));
+  EXPECT_EQ(JobView(*m, "j").state, JobState::kPending);
+  EXPECT_EQ(Allocated(*m, "j"), 0);
+}
+
+TEST(ReferenceChoices, ListedZeroGuaranteeIsNoGuaranteeForTheFactor) {
+  auto q = WithUserLimit(Q("root/q", 1, {}, {{"memory", 0}}), 100, 2.0);
+  auto m = Make({{"cpu", 4 * kCpu}, {"memory", 4 * kGi}}, {q});
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, J("cpu", "root/q", 2, {{"cpu", kCpu}}));
+  MustSubmit(*m, J("mem", "root/q", 2, {{"memory", kGi}}));
+  EXPECT_FALSE(JobView(*m, "cpu").blocked);
+  EXPECT_FALSE(JobView(*m, "mem").blocked);  // a 0 guarantee sets no limit
+  EXPECT_EQ(m->Fill(), 4);
+  EXPECT_EQ(Allocated(*m, "mem"), 2);
+}
+
+TEST(ReferenceChoices, ParentListingZeroGuaranteeDoesNotBoundChildren) {
+  auto m = Make({{"cpu", 4 * kCpu}}, {Q("root/p", 1, {}, {{"cpu", 0}})});
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->CreateQueue(Q("root/p/c", 1, {}, {{"cpu", kCpu}})).ok());
+  // A parent with a real guarantee does bound them.
+  ASSERT_TRUE(m->CreateQueue(Q("root/g", 1, {}, {{"cpu", kCpu}})).ok());
+  Status st = m->CreateQueue(Q("root/g/c", 1, {}, {{"cpu", 2 * kCpu}}));
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("root/g"));
+}
+
+TEST(ReferenceChoices, PendingJobsWaitForTheListedEvents) {
+  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a")}, 1.0);
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, WithMin(J("j1", "root/a", 6, {{"cpu", kCpu}}), 6));
+  MustSubmit(*m, WithMin(J("j2", "root/a", 6, {{"cpu", kCpu}}), 6));
+  EXPECT_EQ(JobView(*m, "j2").state, JobState::kPending);
+  ASSERT_TRUE(m->Allocate("j1", 2).ok());  // 2 + 0 + 6 <= 10 now, but no re-examination
+  MustSubmit(*m, J("j3", "root/a", 1, {{"cpu", kCpu}}));  // only j3 is evaluated
+  EXPECT_EQ(JobView(*m, "j3").state, JobState::kInqueue);
+  EXPECT_EQ(JobView(*m, "j2").state, JobState::kPending);
+  ASSERT_TRUE(m->UpdateQueue(Q("root/a", 2)).ok());
+  EXPECT_EQ(JobView(*m, "j2").state, JobState::kPending);
+  ASSERT_TRUE(m->Release("j1", 1).ok());  // 1 + 1 (j3) + 6 <= 10
+  EXPECT_EQ(JobView(*m, "j2").state, JobState::kInqueue);
+}
+
+TEST(ReferenceChoices, OvercommitProductIsAPlainDouble) {
+  // 0.7 × 10000 is 7000 as a double (0.7 itself is slightly below 0.7).
+  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a")}, 0.7);
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, WithMin(J("j", "root/a", 7, {{"cpu", kCpu}}), 7));
+  EXPECT_EQ(JobView(*m, "j").state, JobState::kInqueue);
+}
+
+TEST(ReferenceChoices, NewQueueUnderAClosedParentIsClosed) {
+  auto m = Make({{"cpu", 4 * kCpu}}, {Q("root/p/c")});
+  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m->SetQueueState("root/p", QueueState::kClosing).ok());
+  ASSERT_TRUE(m->CreateQueue(Q("root/p/d")).ok());
+  EXPECT_FALSE(m->Submit(J("j", "root/p/d", 1, {{"cpu", kCpu}})).ok());
+  ASSERT_TRUE(m->SetQueueState("root/p", QueueState::kOpen).ok());
+  EXPECT_FALSE(m->Submit(J("j", "root/p/d", 1, {{"cpu", kCpu}})).ok());  // d is closing
+  ASSERT_TRUE(m->SetQueueState("root/p/d", QueueState::kOpen).ok());
+  EXPECT_TRUE(m->Submit(J("j", "root/p/d", 1, {{"cpu", kCpu}})).ok());
+}
+
+// ---------------------------------------------------------------------------
 // Randomised invariants of Step/Fill from an empty allocation
 // ---------------------------------------------------------------------------
 
