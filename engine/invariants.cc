@@ -75,9 +75,11 @@ Status Tree::CheckInvariants(double tol) const {
         v.U.resize(R_);
         for (int r = 0; r < R_; ++r) v.U[r] = static_cast<double>(j.allocated * t[r]);
         v.s = share(v.U);
-        if (v.blocked != j.blocked && err.empty()) err = "job " + j.name + ": blocked flag is stale";
-        if (!v.blocked && std::abs(v.s / j.weight - j.key) > tol && err.empty())
-          err = "job " + j.name + ": key " + std::to_string(j.key) + " != " + std::to_string(v.s / j.weight);
+        const JobView& jv = JV(jid);
+        if (v.blocked != jv.blocked && err.empty()) err = "job " + j.name + ": blocked flag is stale";
+        if (jv.contrib_alloc != j.allocated && err.empty()) err = "job " + j.name + ": contribution is stale";
+        if (!v.blocked && std::abs(v.s / j.weight - jv.key) > tol && err.empty())
+          err = "job " + j.name + ": key " + std::to_string(jv.key) + " != " + std::to_string(v.s / j.weight);
         kids.emplace_back(std::move(v), j.weight);
       }
     } else {
@@ -97,12 +99,13 @@ Status Tree::CheckInvariants(double tol) const {
       }
     }
     out.s = share(out.U);
-    if (out.blocked != q.blocked && err.empty()) err = "queue " + q.path + ": blocked flag is stale";
+    const QueueView& qv = QV(qid);
+    if (out.blocked != qv.blocked && err.empty()) err = "queue " + q.path + ": blocked flag is stale";
     for (int r = 0; r < R_ && err.empty(); ++r)
-      if (std::abs(out.U[r] - q.U[r]) > tol * std::max(1.0, std::abs(out.U[r])))
-        err = "queue " + q.path + ": U[" + names_[r] + "] " + std::to_string(q.U[r]) +
+      if (std::abs(out.U[r] - qv.U[r]) > tol * std::max(1.0, std::abs(out.U[r])))
+        err = "queue " + q.path + ": U[" + names_[r] + "] " + std::to_string(qv.U[r]) +
               " != " + std::to_string(out.U[r]);
-    if (std::abs(out.s / q.weight - q.key) > tol && err.empty())
+    if (std::abs(out.s / q.weight - qv.key) > tol && err.empty())
       err = "queue " + q.path + ": key is stale";
     return out;
   };

@@ -50,10 +50,11 @@ bool Tree::Schedulable(JobId id) const {
 // never blocked, so only the non-blocked heap is searched.
 std::optional<JobId> Tree::PickIn(QueueId qid) const {
   const Queue& q = queues_[qid];
+  const QueueView& v = QV(qid);
   if (q.children.empty()) {
     JobId best = kNone;
     double m = 0;
-    q.nb.VisitInOrder([&](const HeapEntry& e) {
+    v.nb.VisitInOrder([&](const HeapEntry& e) {
       if (best != kNone) {
         if (e.key > m + kKeyEpsilon) return false;
         if (jobs_[e.id].seq > jobs_[best].seq) return true;
@@ -70,7 +71,7 @@ std::optional<JobId> Tree::PickIn(QueueId qid) const {
   QueueId best = kNone;
   JobId best_job = kNone;
   double m = 0;
-  q.nb.VisitInOrder([&](const HeapEntry& e) {
+  v.nb.VisitInOrder([&](const HeapEntry& e) {
     if (best != kNone) {
       if (e.key > m + kKeyEpsilon) return false;
       if (queues_[e.id].name > queues_[best].name) return true;
@@ -181,6 +182,7 @@ void Tree::AdmitPending() {
       continue;
     }
     it = pending_.erase(it);
+    Touch(id);
     RemoveJobContribution(id);
     SetJobState(id, JobState::kInqueue);
     AddJobContribution(id);

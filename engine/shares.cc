@@ -1,5 +1,6 @@
-// engine::Tree: incremental Dynamic H-DRF shares (SPEC §4) and blocked-ness.
-// The algorithm is described in docs/algorithm.md.
+// engine::Tree: incremental Dynamic H-DRF shares (SPEC §4), blocked-ness and
+// the per-saturated-set views. The algorithm is described in
+// docs/algorithm.md.
 #include <algorithm>
 #include <cmath>
 
@@ -7,6 +8,17 @@
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
+
+namespace {
+// Saved views kept besides the current one (each costs ~24 bytes per job).
+constexpr size_t kMaxViews = 4;
+}  // namespace
+
+Tree::View& Tree::cv() { return views_[cur_]; }
+Tree::JobView& Tree::JV(JobId j) { return views_[cur_].jobs[j]; }
+const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
+Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
+const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
 
 ResMask Tree::RequiredMask(const int64_t* task) const {
   ResMask m = 0;
@@ -77,19 +89,22 @@ bool Tree::JobBlocked(JobId id) const {
   return (j.req & m) != 0;
 }
 
+// Adds job `id`'s contribution, as it is now, to its leaf in the current view.
 void Tree::AddJobContribution(JobId id) {
-  Job& j = jobs_[id];
-  Queue& q = queues_[j.queue];
-  j.blocked = JobBlocked(id);
-  j.key = JobKey(id);
+  const Job& j = jobs_[id];
+  JobView& v = JV(id);
+  QueueView& q = QV(j.queue);
+  v.blocked = JobBlocked(id);
+  v.key = JobKey(id);
+  v.contrib_alloc = j.allocated;
   const int64_t* t = &task_[size_t{id} * R_];
-  if (j.blocked) {
+  if (v.blocked) {
     if (j.allocated > 0) {
       for (int r = 0; r < R_; ++r) q.sum_blk[r] += static_cast<double>(j.allocated * t[r]);
       ++q.n_blk;
     }
   } else {
-    q.nb.Push(j.key, id, [this](uint32_t x) -> uint32_t& { return jobs_[x].heap_pos; });
+    q.nb.Push(v.key, id, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
     if (j.allocated > 0) {
       double d = DominantPerTask(t);
       if (d > 0) {
@@ -102,18 +117,22 @@ void Tree::AddJobContribution(JobId id) {
   ++q.ops;
 }
 
+// Takes out the contribution the current view holds for `id` (made with
+// JobView::contrib_alloc, whatever the job's allocation is now).
 void Tree::RemoveJobContribution(JobId id) {
-  Job& j = jobs_[id];
-  Queue& q = queues_[j.queue];
+  const Job& j = jobs_[id];
+  JobView& v = JV(id);
+  QueueView& q = QV(j.queue);
   const int64_t* t = &task_[size_t{id} * R_];
-  if (j.blocked) {
-    if (j.allocated > 0) {
-      for (int r = 0; r < R_; ++r) q.sum_blk[r] -= static_cast<double>(j.allocated * t[r]);
+  const int64_t a = v.contrib_alloc;
+  if (v.blocked) {
+    if (a > 0) {
+      for (int r = 0; r < R_; ++r) q.sum_blk[r] -= static_cast<double>(a * t[r]);
       if (--q.n_blk == 0) std::fill(q.sum_blk.begin(), q.sum_blk.end(), 0.0);
     }
   } else {
-    q.nb.Erase(j.heap_pos, [this](uint32_t x) -> uint32_t& { return jobs_[x].heap_pos; });
-    if (j.allocated > 0) {
+    q.nb.Erase(v.heap_pos, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    if (a > 0) {
       double d = DominantPerTask(t);
       if (d > 0) {
         double f = j.weight / d;
@@ -122,20 +141,22 @@ void Tree::RemoveJobContribution(JobId id) {
       }
     }
   }
-  j.blocked = true;  // not contributing: treat as absent
+  v.blocked = true;  // detached: contributes nothing
+  v.contrib_alloc = 0;
   ++q.ops;
 }
 
 void Tree::AddQueueContribution(QueueId id) {
-  Queue& c = queues_[id];
-  Queue& p = queues_[c.parent];
+  QueueView& c = QV(id);
+  QueueView& p = QV(queues_[id].parent);
+  const double w = queues_[id].weight;
   if (c.blocked) {
     for (int r = 0; r < R_; ++r) p.sum_blk[r] += c.U[r];
     ++p.n_blk;
   } else {
-    p.nb.Push(c.key, id, [this](uint32_t x) -> uint32_t& { return queues_[x].heap_pos; });
+    p.nb.Push(c.key, id, [this](uint32_t x) -> uint32_t& { return QV(x).heap_pos; });
     if (c.s > 0) {
-      double f = c.weight / c.s;
+      double f = w / c.s;
       for (int r = 0; r < R_; ++r) p.sum_norm[r] += f * c.U[r];
       ++p.n_norm;
     }
@@ -144,15 +165,16 @@ void Tree::AddQueueContribution(QueueId id) {
 }
 
 void Tree::RemoveQueueContribution(QueueId id) {
-  Queue& c = queues_[id];
-  Queue& p = queues_[c.parent];
+  QueueView& c = QV(id);
+  QueueView& p = QV(queues_[id].parent);
+  const double w = queues_[id].weight;
   if (c.blocked) {
     for (int r = 0; r < R_; ++r) p.sum_blk[r] -= c.U[r];
     if (--p.n_blk == 0) std::fill(p.sum_blk.begin(), p.sum_blk.end(), 0.0);
   } else {
-    p.nb.Erase(c.heap_pos, [this](uint32_t x) -> uint32_t& { return queues_[x].heap_pos; });
+    p.nb.Erase(c.heap_pos, [this](uint32_t x) -> uint32_t& { return QV(x).heap_pos; });
     if (c.s > 0) {
-      double f = c.weight / c.s;
+      double f = w / c.s;
       for (int r = 0; r < R_; ++r) p.sum_norm[r] -= f * c.U[r];
       if (--p.n_norm == 0) std::fill(p.sum_norm.begin(), p.sum_norm.end(), 0.0);
     }
@@ -165,71 +187,75 @@ void Tree::RemoveQueueContribution(QueueId id) {
 // updates than twice its child count since its last re-sum, so its cost is
 // amortised O(R) per update.
 void Tree::RebuildNode(QueueId id) {
-  Queue& q = queues_[id];
-  std::fill(q.sum_norm.begin(), q.sum_norm.end(), 0.0);
-  std::fill(q.sum_blk.begin(), q.sum_blk.end(), 0.0);
-  q.n_norm = q.n_blk = 0;
+  const Queue& q = queues_[id];
+  QueueView& v = QV(id);
+  std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
+  std::fill(v.sum_blk.begin(), v.sum_blk.end(), 0.0);
+  v.n_norm = v.n_blk = 0;
   if (q.children.empty()) {
     for (JobId jid : q.jobs) {
       const Job& j = jobs_[jid];
-      if (j.allocated == 0) continue;
+      const JobView& jv = JV(jid);
+      if (jv.contrib_alloc == 0) continue;
       const int64_t* t = &task_[size_t{jid} * R_];
-      if (j.blocked) {
-        for (int r = 0; r < R_; ++r) q.sum_blk[r] += static_cast<double>(j.allocated * t[r]);
-        ++q.n_blk;
+      if (jv.blocked) {
+        for (int r = 0; r < R_; ++r) v.sum_blk[r] += static_cast<double>(jv.contrib_alloc * t[r]);
+        ++v.n_blk;
       } else if (double d = DominantPerTask(t); d > 0) {
         double f = j.weight / d;
-        for (int r = 0; r < R_; ++r) q.sum_norm[r] += f * static_cast<double>(t[r]);
-        ++q.n_norm;
+        for (int r = 0; r < R_; ++r) v.sum_norm[r] += f * static_cast<double>(t[r]);
+        ++v.n_norm;
       }
     }
   } else {
     for (QueueId cid : q.children) {
-      const Queue& c = queues_[cid];
+      const QueueView& c = QV(cid);
       if (c.blocked) {
-        for (int r = 0; r < R_; ++r) q.sum_blk[r] += c.U[r];
-        ++q.n_blk;
+        for (int r = 0; r < R_; ++r) v.sum_blk[r] += c.U[r];
+        ++v.n_blk;
       } else if (c.s > 0) {
-        double f = c.weight / c.s;
-        for (int r = 0; r < R_; ++r) q.sum_norm[r] += f * c.U[r];
-        ++q.n_norm;
+        double f = queues_[cid].weight / c.s;
+        for (int r = 0; r < R_; ++r) v.sum_norm[r] += f * c.U[r];
+        ++v.n_norm;
       }
     }
   }
-  q.ops = 0;
+  v.ops = 0;
   ++counters_.node_rebuilds;
 }
 
 void Tree::MarkDirty(QueueId id) {
-  Queue& q = queues_[id];
-  if (q.dirty) return;
-  q.dirty = true;
-  if (dirty_by_depth_.size() <= static_cast<size_t>(q.depth)) dirty_by_depth_.resize(q.depth + 1);
-  dirty_by_depth_[q.depth].push_back(id);
+  QueueView& v = QV(id);
+  if (v.dirty) return;
+  v.dirty = true;
+  const int depth = queues_[id].depth;
+  if (dirty_by_depth_.size() <= static_cast<size_t>(depth)) dirty_by_depth_.resize(depth + 1);
+  dirty_by_depth_[depth].push_back(id);
 }
 
 // U = M·sum_norm + sum_blk with M the smallest non-blocked key. When the
 // result differs from what the parent holds, the parent's aggregates are
 // updated and the parent is marked dirty.
 void Tree::RecomputeQueue(QueueId id) {
-  Queue& q = queues_[id];
-  const bool blocked = q.nb.empty();
-  const double M = blocked ? 0.0 : q.nb.top().key;
+  const Queue& q = queues_[id];
+  QueueView& v = QV(id);
+  const bool blocked = v.nb.empty();
+  const double M = blocked ? 0.0 : v.nb.top().key;
   double U[kMaxResources];
-  bool same = blocked == q.blocked;
+  bool same = blocked == v.blocked;
   for (int r = 0; r < R_; ++r) {
-    U[r] = M * q.sum_norm[r] + q.sum_blk[r];
-    same = same && U[r] == q.U[r];
+    U[r] = M * v.sum_norm[r] + v.sum_blk[r];
+    same = same && U[r] == v.U[r];
   }
   if (same) return;
   const bool has_parent = q.parent != kNone;
-  if (has_parent && !blocked && !q.blocked) {
+  if (has_parent && !blocked && !v.blocked) {
     // Stays non-blocked: move its heap entry, swap its normalised term.
-    Queue& p = queues_[q.parent];
+    QueueView& p = QV(q.parent);
     const double s_new = ShareOf(U);
-    if (q.s > 0) {
-      const double f = q.weight / q.s;
-      for (int r = 0; r < R_; ++r) p.sum_norm[r] -= f * q.U[r];
+    if (v.s > 0) {
+      const double f = q.weight / v.s;
+      for (int r = 0; r < R_; ++r) p.sum_norm[r] -= f * v.U[r];
       --p.n_norm;
     }
     if (s_new > 0) {
@@ -238,19 +264,19 @@ void Tree::RecomputeQueue(QueueId id) {
       ++p.n_norm;
     }
     if (p.n_norm == 0) std::fill(p.sum_norm.begin(), p.sum_norm.end(), 0.0);
-    std::copy(U, U + R_, q.U.begin());
-    q.s = s_new;
-    q.key = s_new / q.weight;
-    p.nb.Update(q.heap_pos, q.key, [this](uint32_t x) -> uint32_t& { return queues_[x].heap_pos; });
+    std::copy(U, U + R_, v.U.begin());
+    v.s = s_new;
+    v.key = s_new / q.weight;
+    p.nb.Update(v.heap_pos, v.key, [this](uint32_t x) -> uint32_t& { return QV(x).heap_pos; });
     ++p.ops;
     MarkDirty(q.parent);
     return;
   }
   if (has_parent) RemoveQueueContribution(id);
-  q.blocked = blocked;
-  std::copy(U, U + R_, q.U.begin());
-  q.s = ShareOf(U);
-  q.key = q.s / q.weight;
+  v.blocked = blocked;
+  std::copy(U, U + R_, v.U.begin());
+  v.s = ShareOf(U);
+  v.key = v.s / q.weight;
   if (has_parent) {
     AddQueueContribution(id);
     MarkDirty(q.parent);
@@ -262,22 +288,29 @@ void Tree::Propagate() {
     auto& bucket = dirty_by_depth_[d];
     for (size_t i = 0; i < bucket.size(); ++i) {
       QueueId id = bucket[i];
-      Queue& q = queues_[id];
+      const Queue& q = queues_[id];
       if (!q.alive) continue;
-      q.dirty = false;
+      QueueView& v = QV(id);
+      v.dirty = false;
       const size_t fan = q.children.empty() ? q.jobs.size() : q.children.size();
-      if (q.ops > 2 * fan + 32) RebuildNode(id);
+      if (v.ops > 2 * fan + 32) RebuildNode(id);
       RecomputeQueue(id);
     }
     bucket.clear();
   }
 }
 
+// Re-derives `id`'s blocked flag and key in the current view; when they
+// (or the allocation its contribution was made with) changed, replaces its
+// contribution and marks its leaf dirty.
 void Tree::RefreshJob(JobId id) {
-  Job& j = jobs_[id];
+  const Job& j = jobs_[id];
+  const JobView& v = JV(id);
   ++counters_.job_refreshes;
+  Touch(id);
   const bool blocked = JobBlocked(id);
-  if (blocked == j.blocked && (blocked || JobKey(id) == j.key)) return;
+  if (blocked == v.blocked && v.contrib_alloc == j.allocated && (blocked || JobKey(id) == v.key))
+    return;
   RemoveJobContribution(id);
   AddJobContribution(id);
   MarkDirty(j.queue);
@@ -339,8 +372,115 @@ void Tree::UpdateSaturation() {
   saturated_ = m;
 }
 
+// Sizes every view's arrays to the job and queue tables.
+void Tree::GrowViews() {
+  if (views_.empty()) views_.emplace_back();
+  for (View& v : views_) {
+    if (v.jobs.size() < jobs_.size()) v.jobs.resize(jobs_.size());
+    while (v.queues.size() < queues_.size()) {
+      v.queues.emplace_back();
+      QueueView& q = v.queues.back();
+      q.sum_norm.assign(R_, 0);
+      q.sum_blk.assign(R_, 0);
+      q.U.assign(R_, 0);
+    }
+  }
+}
+
+void Tree::DropSavedViews() {
+  if (views_.size() > 1) {
+    View keep = std::move(views_[cur_]);
+    views_.clear();
+    views_.push_back(std::move(keep));
+    cur_ = 0;
+  }
+  touched_.clear();
+  touched_base_ = 0;
+  log_touched_ = false;
+  views_[0].log_pos = 0;
+}
+
+// Called with saturated_ already set to the new set. The current view is
+// exact, so it is saved as it is; the view of the new set is either caught
+// up from the touched log (the jobs whose inputs changed since it was
+// current) or built from scratch.
+void Tree::SwitchView() {
+  const uint64_t log_end = touched_base_ + touched_.size();
+  View& old = views_[cur_];
+  old.log_pos = log_end;
+  old.last_used = ++view_clock_;
+  size_t found = views_.size();
+  for (size_t i = 0; i < views_.size(); ++i)
+    if (i != cur_ && views_[i].mask == saturated_) found = i;
+  const uint64_t limit = live_jobs_ / 2 + 64;
+  if (found < views_.size() && log_end - views_[found].log_pos <= limit) {
+    cur_ = found;
+    View& v = views_[cur_];
+    ++counters_.view_switches;
+    for (uint64_t p = v.log_pos; p < log_end; ++p) {
+      JobId j = touched_[p - touched_base_];
+      if (!jobs_[j].alive) continue;
+      ++counters_.view_catchups;
+      const JobView& jv = JV(j);
+      const bool blocked = JobBlocked(j);
+      if (blocked == jv.blocked && jv.contrib_alloc == jobs_[j].allocated &&
+          (blocked || JobKey(j) == jv.key))
+        continue;
+      RemoveJobContribution(j);
+      AddJobContribution(j);
+      MarkDirty(jobs_[j].queue);
+    }
+    v.log_pos = log_end;
+    v.last_used = ++view_clock_;
+    Propagate();
+  } else {
+    if (found < views_.size()) {
+      cur_ = found;  // too far behind: rebuild it in place
+    } else if (views_.size() < kMaxViews) {
+      views_.emplace_back();
+      cur_ = views_.size() - 1;
+    } else {
+      size_t lru = cur_ == 0 ? 1 : 0;
+      for (size_t i = 0; i < views_.size(); ++i)
+        if (i != cur_ && views_[i].last_used < views_[lru].last_used) lru = i;
+      cur_ = lru;
+    }
+    View& v = views_[cur_];
+    v.mask = saturated_;
+    v.jobs.clear();
+    v.queues.clear();
+    GrowViews();
+    RebuildView();
+    v.log_pos = log_end;
+    v.last_used = ++view_clock_;
+  }
+  log_touched_ = true;
+  // Trim the log to what the oldest saved view still needs; drop saved
+  // views that fell too far behind to be worth catching up.
+  uint64_t need = log_end;
+  for (size_t i = 0; i < views_.size(); ++i) {
+    if (i == cur_) continue;
+    if (log_end - views_[i].log_pos > limit) views_[i].mask = ~ResMask{0};  // never matches
+    else need = std::min(need, views_[i].log_pos);
+  }
+  if (need - touched_base_ > touched_.size() / 2) {
+    touched_.erase(touched_.begin(), touched_.begin() + static_cast<ptrdiff_t>(need - touched_base_));
+    touched_base_ = need;
+  }
+}
+
+// Structural change: every saved view is dropped and the current one is
+// rebuilt from the raw state.
 void Tree::RebuildAll() {
   UpdateSaturation();
+  GrowViews();
+  DropSavedViews();
+  cv().mask = saturated_;
+  RebuildView();
+}
+
+// Re-derives the raw masks and the current view from scratch.
+void Tree::RebuildView() {
   ComputeRealCapabilities();
   // Breadth-first order: parents before children.
   std::vector<QueueId> order{0};
@@ -349,63 +489,79 @@ void Tree::RebuildAll() {
   max_depth_ = 0;
   for (QueueId id : order) {
     Queue& q = queues_[id];
+    QueueView& v = QV(id);
     max_depth_ = std::max(max_depth_, q.depth);
     q.cap_reached = 0;
     for (int r = 0; r < R_; ++r)
       if (q.usage[r] >= q.cap[r]) q.cap_reached |= ResMask{1} << r;
     q.path_cap = q.cap_reached | (q.parent == kNone ? 0 : queues_[q.parent].path_cap);
-    q.nb.clear();
-    std::fill(q.sum_norm.begin(), q.sum_norm.end(), 0.0);
-    std::fill(q.sum_blk.begin(), q.sum_blk.end(), 0.0);
-    std::fill(q.U.begin(), q.U.end(), 0.0);
-    q.n_norm = q.n_blk = 0;
-    q.ops = 0;
-    q.s = q.key = 0;
-    q.blocked = true;
-    q.dirty = false;
-    q.heap_pos = KeyHeap::kAbsent;
+    v.nb.clear();
+    std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
+    std::fill(v.sum_blk.begin(), v.sum_blk.end(), 0.0);
+    std::fill(v.U.begin(), v.U.end(), 0.0);
+    v.n_norm = v.n_blk = 0;
+    v.ops = 0;
+    v.s = v.key = 0;
+    v.blocked = true;
+    v.dirty = false;
+    v.heap_pos = KeyHeap::kAbsent;
     q.held_mask = 0;
     std::fill(q.held_back.begin(), q.held_back.end(), 0);
   }
   dirty_by_depth_.assign(max_depth_ + 1, {});
-  if (any_guarantee_) {
-    for (QueueId id : order) {
-      Queue& p = queues_[id];
-      std::vector<int64_t> tot(R_, 0);
-      for (QueueId c : p.children)
-        for (int r = 0; r < R_; ++r)
-          tot[r] += std::max<int64_t>(0, queues_[c].guar[r] - queues_[c].usage[r]);
-      for (QueueId c : p.children) {
-        Queue& q = queues_[c];
-        for (int r = 0; r < R_; ++r)
-          q.held_back[r] = p.held_back[r] + tot[r] - std::max<int64_t>(0, q.guar[r] - q.usage[r]);
-      }
-      if (p.children.empty())
-        for (int r = 0; r < R_; ++r)
-          if (free_[r] - p.held_back[r] <= 0) p.held_mask |= ResMask{1} << r;
-    }
-  }
+  if (any_guarantee_) UpdateHeldBack(order, /*refresh=*/false);
   for (QueueId id : order) {
     Queue& q = queues_[id];
     if (!q.children.empty()) continue;
     RecountUsers(id);
     for (JobId j : q.jobs) {
-      jobs_[j].heap_pos = KeyHeap::kAbsent;
+      JobView& jv = JV(j);
+      jv.heap_pos = KeyHeap::kAbsent;
+      jv.blocked = true;
+      jv.contrib_alloc = 0;
       AddJobContribution(j);
     }
   }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Queue& q = queues_[*it];
-    q.blocked = q.nb.empty();
-    const double M = q.blocked ? 0.0 : q.nb.top().key;
-    for (int r = 0; r < R_; ++r) q.U[r] = M * q.sum_norm[r] + q.sum_blk[r];
-    q.s = ShareOf(q.U.data());
-    q.key = q.s / q.weight;
-    q.ops = 0;
+    const Queue& q = queues_[*it];
+    QueueView& v = QV(*it);
+    v.blocked = v.nb.empty();
+    const double M = v.blocked ? 0.0 : v.nb.top().key;
+    for (int r = 0; r < R_; ++r) v.U[r] = M * v.sum_norm[r] + v.sum_blk[r];
+    v.s = ShareOf(v.U.data());
+    v.key = v.s / q.weight;
     if (q.parent != kNone) AddQueueContribution(*it);
   }
-  for (QueueId id : order) queues_[id].ops = 0;
+  for (QueueId id : order) QV(id).ops = 0;
   ++counters_.full_rebuilds;
+}
+
+// held_back(Q) = Σ over siblings S of Q and of Q's ancestors of
+// max(0, guarantee_S − usage_S), top-down over `order` (parents first).
+// With `refresh`, leaves whose held mask flipped refresh their jobs.
+void Tree::UpdateHeldBack(const std::vector<QueueId>& order, bool refresh) {
+  std::vector<int64_t> tot(R_);
+  for (QueueId id : order) {
+    Queue& p = queues_[id];
+    std::fill(tot.begin(), tot.end(), 0);
+    for (QueueId c : p.children)
+      for (int r = 0; r < R_; ++r)
+        tot[r] += std::max<int64_t>(0, queues_[c].guar[r] - queues_[c].usage[r]);
+    for (QueueId c : p.children) {
+      Queue& q = queues_[c];
+      for (int r = 0; r < R_; ++r)
+        q.held_back[r] = p.held_back[r] + tot[r] - std::max<int64_t>(0, q.guar[r] - q.usage[r]);
+    }
+    if (!p.children.empty()) continue;
+    ResMask m = 0;
+    for (int r = 0; r < R_; ++r)
+      if (free_[r] - p.held_back[r] <= 0) m |= ResMask{1} << r;
+    if (m != p.held_mask) {
+      p.held_mask = m;
+      if (refresh)
+        for (JobId x : p.jobs) RefreshJob(x);
+    }
+  }
 }
 
 void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
@@ -413,11 +569,10 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
   const QueueId leaf = j.queue;
   Queue& lq = queues_[leaf];
   const int64_t* t = &task_[size_t{id} * R_];
-  const bool was_running_nb = !j.blocked && j.allocated > 0;
-  if (!was_running_nb) RemoveJobContribution(id);
   const int64_t old_tasks = j.tasks;
   j.allocated += dA;
   j.tasks += dT;
+  Touch(id);
   ResMask touched = 0;
   if (dA != 0) {
     for (int r = 0; r < R_; ++r) {
@@ -445,33 +600,8 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
       }
     }
   }
-  const ResMask old_sat = saturated_;
-  UpdateSaturation();
-  if (saturated_ != old_sat) {
-    // Every s(U) changes: re-derive everything (docs/algorithm.md).
-    RebuildAll();
-    return;
-  }
-  if (was_running_nb) {
-    // A running non-blocked job's normalised term (w/d)·task does not depend
-    // on its allocation: if it stays running and non-blocked only its key
-    // moves in the heap.
-    if (j.allocated > 0 && !JobBlocked(id)) {
-      j.key = JobKey(id);
-      lq.nb.Update(j.heap_pos, j.key, [this](uint32_t x) -> uint32_t& { return jobs_[x].heap_pos; });
-      ++lq.ops;
-    } else {
-      // Take the contribution out as it was (allocation before the change).
-      j.allocated -= dA;
-      RemoveJobContribution(id);
-      j.allocated += dA;
-      AddJobContribution(id);
-    }
-  } else {
-    AddJobContribution(id);
-  }
-  MarkDirty(leaf);
-  // A capability reached or left refreshes the jobs below that queue.
+  // Capability reached or left, per queue on the path (raw masks, shared by
+  // all views).
   QueueId top_flip = kNone;
   if (touched) {
     for (QueueId a = leaf; a != kNone; a = queues_[a].parent) {
@@ -485,33 +615,14 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
       }
     }
   }
+  RefreshJob(id);
   if (top_flip != kNone) RefreshJobsIn(top_flip);
   if (any_guarantee_ && touched) {
     // Held-back amounts and free both moved: re-derive the held masks.
     std::vector<QueueId> order{0};
-    for (size_t i = 0; i < order.size(); ++i) {
-      Queue& p = queues_[order[i]];
-      std::vector<int64_t> tot(R_, 0);
-      for (QueueId c : p.children) {
-        order.push_back(c);
-        for (int r = 0; r < R_; ++r)
-          tot[r] += std::max<int64_t>(0, queues_[c].guar[r] - queues_[c].usage[r]);
-      }
-      for (QueueId c : p.children) {
-        Queue& q = queues_[c];
-        for (int r = 0; r < R_; ++r)
-          q.held_back[r] = p.held_back[r] + tot[r] - std::max<int64_t>(0, q.guar[r] - q.usage[r]);
-      }
-      if (p.children.empty()) {
-        ResMask m = 0;
-        for (int r = 0; r < R_; ++r)
-          if (free_[r] - p.held_back[r] <= 0) m |= ResMask{1} << r;
-        if (m != p.held_mask) {
-          p.held_mask = m;
-          for (JobId x : p.jobs) RefreshJob(x);
-        }
-      }
-    }
+    for (size_t i = 0; i < order.size(); ++i)
+      for (QueueId c : queues_[order[i]].children) order.push_back(c);
+    UpdateHeldBack(order, /*refresh=*/true);
   }
   if (limits_changed) {
     RefreshJobsIn(leaf);
@@ -525,6 +636,12 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
     }
   }
   Propagate();
+  // The current view is now exact under the old saturated set. If the set
+  // changed, every s(U) changes: the view of the new set takes over, caught
+  // up from the touched log or built afresh (docs/algorithm.md).
+  const ResMask old_sat = saturated_;
+  UpdateSaturation();
+  if (saturated_ != old_sat) SwitchView();
 }
 
 }  // namespace hdrf::engine

@@ -232,9 +232,6 @@ QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
   n.depth = parent == kNone ? 0 : queues_[parent].depth + 1;
   n.usage.assign(R_, 0);
   n.realcap.assign(R_, 0);
-  n.sum_norm.assign(R_, 0);
-  n.sum_blk.assign(R_, 0);
-  n.U.assign(R_, 0);
   n.held_back.assign(R_, 0);
   n.cap.assign(R_, kUnlimited);
   n.guar.assign(R_, 0);
@@ -265,6 +262,13 @@ QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
   queue_by_path_[n.path] = id;
   max_depth_ = std::max(max_depth_, n.depth);
   ++live_queues_;
+  GrowViews();
+  for (View& v : views_) {  // a reused id starts clean in every view
+    v.queues[id] = QueueView();
+    v.queues[id].sum_norm.assign(R_, 0);
+    v.queues[id].sum_blk.assign(R_, 0);
+    v.queues[id].U.assign(R_, 0);
+  }
   return id;
 }
 
@@ -421,6 +425,9 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   std::memcpy(&task_[size_t{id} * R_], task->data(), sizeof(int64_t) * R_);
   j.req = RequiredMask(&task_[size_t{id} * R_]);
   j.state = options_.overcommit_factor ? JobState::kPending : JobState::kInqueue;
+  GrowViews();
+  for (View& v : views_) v.jobs[id] = JobView();
+  Touch(id);
   Queue& lq = queues_[leaf];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
   lq.jobs.push_back(id);
@@ -448,6 +455,7 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   // release (docs/semantics.md §12).
   if (j.state == JobState::kPending) {
     if (GateAdmits(id)) {
+      Touch(id);
       RemoveJobContribution(id);
       SetJobState(id, JobState::kInqueue);
       AddJobContribution(id);
@@ -489,6 +497,7 @@ Status Tree::Remove(JobId id) {
   free_job_ids_.push_back(id);
   --live_jobs_;
   Propagate();
+  DropSavedViews();  // they hold contributions of a job that is gone
   AdmitPending();
   return Status::Ok();
 }
@@ -661,10 +670,11 @@ QueueInfo Tree::GetQueue(QueueId id) const {
   i.guarantee = q.guar;
   i.usage = q.usage;
   i.real_capability = q.realcap;
-  i.vector = q.U;
-  i.share = q.s;
-  i.key = q.key;
-  i.blocked = q.blocked;
+  const QueueView& v = QV(id);
+  i.vector = v.U;
+  i.share = v.s;
+  i.key = v.key;
+  i.blocked = v.blocked;
   std::copy(std::begin(q.jobs_by_state), std::end(q.jobs_by_state), i.jobs_by_state);
   i.min_user_limit_percent = q.min_user_limit_percent;
   i.user_limit_factor = q.user_limit_factor;
@@ -686,8 +696,8 @@ JobInfo Tree::GetJob(JobId id) const {
   i.min_available = j.min_available;
   i.seq = j.seq;
   i.state = j.state;
-  i.blocked = j.blocked;
-  i.key = j.key;
+  i.blocked = JV(id).blocked;
+  i.key = JV(id).key;
   for (int r = 0; r < R_; ++r)
     if (total_[r] > 0)
       i.drf_share = std::max(i.drf_share, static_cast<double>(j.allocated * i.task[r]) /

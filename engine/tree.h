@@ -118,9 +118,11 @@ class Tree {
 
   // Counters for benchmarks and docs.
   struct Counters {
-    uint64_t full_rebuilds = 0;   // saturated set changes, structure changes
+    uint64_t full_rebuilds = 0;   // new saturated sets, structure changes
     uint64_t node_rebuilds = 0;   // periodic exact re-sums (drift bound)
     uint64_t job_refreshes = 0;   // jobs re-evaluated for blocked-ness
+    uint64_t view_switches = 0;   // saturated set changed to a cached view
+    uint64_t view_catchups = 0;   // jobs replayed into a view on a switch
   };
   const Counters& counters() const { return counters_; }
 
@@ -128,7 +130,26 @@ class Tree {
   struct Queue;
   struct Job;
   struct User;
+  struct JobView;
+  struct QueueView;
+  struct View;
   Tree();
+
+  // The current view (derived state for the current saturated set).
+  View& cv();
+  JobView& JV(JobId j);
+  const JobView& JV(JobId j) const;
+  QueueView& QV(QueueId q);
+  const QueueView& QV(QueueId q) const;
+  // Views of other saturated sets are dropped on structural changes.
+  void DropSavedViews();
+  void GrowViews();
+  // The saturated set changed to saturated_: switch to (or build) its view.
+  void SwitchView();
+  // Records that `j`'s derived state may differ from what saved views hold.
+  void Touch(JobId j) {
+    if (log_touched_) touched_.push_back(j);
+  }
 
   // tree.cc: structure and validation
   Status ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const;
@@ -159,6 +180,8 @@ class Tree {
   void MarkDirty(QueueId q);
   void Propagate();                         // dirty queues bottom-up
   void RebuildNode(QueueId q);              // exact re-sum from children
+  void RebuildView();                       // the current view from scratch
+  void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks);
   void UpdateSaturation();
   void RecountUsers(QueueId leaf);
@@ -199,6 +222,16 @@ class Tree {
   std::map<uint64_t, JobId> pending_;
   std::vector<int64_t> inqueue_min_total_;
   std::vector<int64_t> usage_total_;
+
+  // Views by saturated set (docs/algorithm.md); views_[cur_] is exact.
+  std::vector<View> views_;
+  size_t cur_ = 0;
+  uint64_t view_clock_ = 0;
+  // Jobs touched since the oldest saved view was current; entry i has the
+  // absolute position touched_base_ + i.
+  std::vector<JobId> touched_;
+  uint64_t touched_base_ = 0;
+  bool log_touched_ = false;  // true while saved views exist
 
   std::vector<std::vector<QueueId>> dirty_by_depth_;
   int max_depth_ = 0;

@@ -49,19 +49,6 @@ struct Tree::Queue {
   int64_t active_users = 0;       // users with active_jobs > 0
   std::unordered_map<uint32_t, User> users;
 
-  // Derived shares (§4).
-  KeyHeap nb;                     // non-blocked children
-  std::vector<double> sum_norm;   // Σ_{nb, s>0} (w/s)·U
-  std::vector<double> sum_blk;    // Σ_{blocked} U
-  int64_t n_norm = 0;             // contributors to sum_norm
-  int64_t n_blk = 0;              // contributors to sum_blk
-  std::vector<double> U;
-  double s = 0;
-  double key = 0;
-  bool blocked = true;
-  bool dirty = false;
-  uint32_t heap_pos = KeyHeap::kAbsent;  // in the parent's nb heap
-  uint32_t ops = 0;               // aggregate updates since the last re-sum
 };
 
 struct Tree::Job {
@@ -76,10 +63,43 @@ struct Tree::Job {
   uint64_t seq = 0;
   JobState state = JobState::kInqueue;
   ResMask req = 0;
-  bool blocked = true;
-  double key = 0;
-  uint32_t heap_pos = KeyHeap::kAbsent;
   uint32_t slot = 0;
+};
+
+// Derived state of a job within one View.
+struct Tree::JobView {
+  double key = 0;
+  int64_t contrib_alloc = 0;  // the allocation its contribution was made with
+  uint32_t heap_pos = KeyHeap::kAbsent;
+  bool blocked = true;        // also: "not contributing" while detached
+};
+
+// Derived state of a queue within one View (SPEC §4).
+struct Tree::QueueView {
+  KeyHeap nb;                     // non-blocked children
+  std::vector<double> sum_norm;   // Σ_{nb, s>0} (w/s)·U
+  std::vector<double> sum_blk;    // Σ_{blocked} U
+  std::vector<double> U;
+  int64_t n_norm = 0;             // contributors to sum_norm
+  int64_t n_blk = 0;              // contributors to sum_blk
+  double s = 0;
+  double key = 0;
+  bool blocked = true;
+  bool dirty = false;
+  uint32_t heap_pos = KeyHeap::kAbsent;  // in the parent's nb heap
+  uint32_t ops = 0;               // aggregate updates since the last re-sum
+};
+
+// All derived share state for one saturated set. The current view is kept
+// exact; the others are views of earlier saturated sets that catch up on the
+// jobs touched since they were current (touched_) when they become current
+// again (docs/algorithm.md, "Saturation changes").
+struct Tree::View {
+  ResMask mask = 0;
+  uint64_t log_pos = 0;           // touched_ entries applied (absolute)
+  uint64_t last_used = 0;
+  std::vector<JobView> jobs;      // indexed by JobId
+  std::vector<QueueView> queues;  // indexed by QueueId
 };
 
 }  // namespace hdrf::engine

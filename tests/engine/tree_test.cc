@@ -118,7 +118,7 @@ TEST(TreeTest, ValidationRefusesAndChangesNothing) {
   lower.capability = {{"cpu", 5 * kCpu}};
   Status s = t->UpdateQueue(lower);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("below child root/eng/dev"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("below descendant root/eng/dev"), std::string::npos) << s.message();
   EXPECT_EQ(t->Digest(), before2);
   // A queue under a leaf that holds jobs.
   ASSERT_TRUE(t->Submit(J("j", "root/eng/dev", 1, {{"cpu", kCpu}})).ok());
@@ -165,6 +165,35 @@ TEST(TreeTest, AdmissionDescendsToLeastLoadedOpenChild) {
   EXPECT_EQ(t->GetJob(*j2).queue, "root/b");
   auto j3 = t->Submit(J("j3", "root/a", 1, {{"cpu", kCpu}}));
   EXPECT_EQ(t->GetJob(*j3).queue, "root/a/y");
+}
+
+// A cluster that hovers at full use flips the saturated set on every event:
+// the views of the two sets are reused (no full rebuild per flip) and stay
+// exact.
+TEST(TreeTest, SaturationFlipsReuseViews) {
+  auto t = Make({{"cpu", 8 * kCpu}, {"memory", 8 * kGi}}, {Q("root/a/x"), Q("root/a/y"), Q("root/b")});
+  std::vector<JobId> ids;
+  for (int i = 0; i < 8; ++i) {
+    auto id = t->Submit(J("j" + std::to_string(i), i % 2 ? "root/a/x" : "root/b", 4,
+                          {{"cpu", kCpu}, {"memory", (i % 3 + 1) * kGi / 4}}));
+    ASSERT_TRUE(id.ok());
+    ids.push_back(*id);
+  }
+  t->Fill();  // cpu full: 8 tasks
+  ASSERT_EQ(t->saturated(), 1u);
+  const uint64_t rebuilds = t->counters().full_rebuilds;
+  for (int round = 0; round < 200; ++round) {
+    JobId j = ids[round % ids.size()];
+    if (t->GetJob(j).allocated == 0) continue;
+    ASSERT_TRUE(t->Release(j, 1).ok());
+    ASSERT_EQ(t->saturated(), 0u);
+    ASSERT_TRUE(t->CheckInvariants().ok()) << t->CheckInvariants().ToString();
+    ASSERT_TRUE(t->Step().has_value());
+    ASSERT_EQ(t->saturated(), 1u);
+    ASSERT_TRUE(t->CheckInvariants().ok()) << t->CheckInvariants().ToString();
+  }
+  EXPECT_LE(t->counters().full_rebuilds, rebuilds + 1);  // the second view, once
+  EXPECT_GE(t->counters().view_switches, 300u);
 }
 
 }  // namespace
