@@ -78,6 +78,23 @@ class Tree {
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
 
+  // ---- decisions (SPEC §5, §8) ----
+  // Queue order of §5 for two leaf queues: <0 when a comes first, 0 when
+  // equal, >0 when b comes first.
+  int CompareQueues(QueueId a, QueueId b) const;
+  // Job order of §5 within a queue: DRF share over all resources / weight,
+  // ties to the earlier submitted. <0 when a comes first.
+  int CompareJobs(JobId a, JobId b) const;
+  // §8 preemption within one queue: victims[i] is one task of a job (a job
+  // listed k times gives k tasks, whose removals add up). result[i] is true
+  // when victim i may be preempted by one task of `preemptor`.
+  StatusOr<std::vector<bool>> Preemptable(JobId preemptor, const std::vector<JobId>& victims) const;
+  // §8 reclaim across queues: each victim is judged independently by a
+  // path-local what-if on the live tree (applied and undone, no copy).
+  StatusOr<std::vector<bool>> Reclaimable(JobId reclaimer, const std::vector<JobId>& victims);
+  // Why `j` is or is not next: keys along its path, blocked reasons, fit.
+  Explanation Explain(JobId j) const;
+
   // ---- lookups and views ----
   StatusOr<JobId> FindJob(std::string_view name) const;
   // Jobs by submission sequence number (stable across restarts).

@@ -61,6 +61,29 @@ struct JobInfo {
   double drf_share = 0;       // max_r alloc[r]/T[r], all resources
 };
 
+// Why a job is or is not the next to run (Tree::Explain).
+struct Explanation {
+  struct Sibling {
+    std::string name;  // queue path or job name
+    double key = 0;
+    bool blocked = false;
+    bool is_path = false;  // the node on the job's own path
+  };
+  struct Level {
+    std::string parent;             // the queue whose children compete here
+    std::vector<Sibling> siblings;  // in key order (blocked last); at most 20
+  };
+  std::string job;
+  std::string queue;
+  double key = 0;
+  bool blocked = false;
+  bool schedulable = false;
+  bool is_next = false;              // the job a step would pick now
+  std::vector<std::string> blocked_by;    // reasons, e.g. "resource cpu saturated"
+  std::vector<std::string> unfit_because; // why one more task does not fit (§6)
+  std::vector<Level> levels;         // root first, the leaf's jobs last
+};
+
 }  // namespace hdrf
 
 #endif  // HDRF_ENGINE_VIEWS_H_

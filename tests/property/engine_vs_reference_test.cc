@@ -54,6 +54,23 @@ std::string Compare(const Tree& t, const ReferenceModel& m) {
       return "job " + j.name + " blocked " + std::to_string(j.blocked) + " vs ref " + std::to_string(rj[i].blocked);
     if (!j.blocked && std::abs(j.key - rj[i].key) > kTol) return "job " + j.name + " key differs";
   }
+  // Queue order (§5) on one pair of leaves per event, rotating over all
+  // pairs (each reference comparison is a full recompute).
+  static uint64_t rotation = 0;
+  std::vector<QueueId> leaves;
+  for (QueueId q : eq)
+    if (t.GetQueue(q).is_leaf) leaves.push_back(q);
+  const size_t pairs = leaves.size() * (leaves.size() - 1) / 2;
+  size_t pick = pairs ? rotation++ % pairs : 0;
+  for (size_t a = 0; a < leaves.size(); ++a)
+    for (size_t b = a + 1; b < leaves.size(); ++b) {
+      if (pick-- != 0) continue;
+      const int e = t.CompareQueues(leaves[a], leaves[b]);
+      const int r = m.CompareQueues(t.GetQueue(leaves[a]).path, t.GetQueue(leaves[b]).path);
+      if ((e > 0) - (e < 0) != (r > 0) - (r < 0))
+        return "queue order " + t.GetQueue(leaves[a]).path + " vs " + t.GetQueue(leaves[b]).path +
+               ": engine " + std::to_string(e) + " ref " + std::to_string(r);
+    }
   auto en = t.PickNext();
   auto rn = m.PickNext();
   std::string es = en ? t.GetJob(*en).name : "none";

@@ -1,0 +1,192 @@
+// engine::Tree: decisions a host scheduler asks for (SPEC §5, §8) and
+// explanations.
+#include <algorithm>
+#include <cmath>
+
+#include "engine/tree.h"
+#include "engine/tree_internal.h"
+
+namespace hdrf::engine {
+namespace {
+
+// SPEC §8: "ls < rs or |ls - rs| <= 1e-6".
+constexpr double kPreemptEpsilon = 1e-6;
+
+std::string Amount(const std::string& r, int64_t v) { return FormatQuantity(r, v); }
+
+}  // namespace
+
+int Tree::CompareQueues(QueueId a, QueueId b) const {
+  if (a == b) return 0;
+  // Paths from root; compare at the first level where they differ.
+  auto path = [&](QueueId q) {
+    std::vector<QueueId> p;
+    for (; q != kNone; q = queues_[q].parent) p.push_back(q);
+    std::reverse(p.begin(), p.end());
+    return p;
+  };
+  std::vector<QueueId> pa = path(a), pb = path(b);
+  size_t i = 0;
+  while (i < pa.size() && i < pb.size() && pa[i] == pb[i]) ++i;
+  if (i == pa.size() || i == pb.size()) return 0;  // one is an ancestor: not leaves
+  const QueueView& x = QV(pa[i]);
+  const QueueView& y = QV(pb[i]);
+  if (x.blocked != y.blocked) return x.blocked ? 1 : -1;
+  if (std::abs(x.key - y.key) <= kKeyEpsilon) return 0;
+  return x.key < y.key ? -1 : 1;
+}
+
+int Tree::CompareJobs(JobId a, JobId b) const {
+  const double sa = GetJob(a).drf_share / jobs_[a].weight;
+  const double sb = GetJob(b).drf_share / jobs_[b].weight;
+  if (std::abs(sa - sb) > kKeyEpsilon) return sa < sb ? -1 : 1;
+  if (jobs_[a].seq == jobs_[b].seq) return 0;
+  return jobs_[a].seq < jobs_[b].seq ? -1 : 1;
+}
+
+StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor,
+                                              const std::vector<JobId>& victims) const {
+  HDRF_RETURN_IF_ERROR(CheckJobId(preemptor));
+  for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
+  auto drf = [&](JobId j, int64_t allocated) {
+    double s = 0;
+    const int64_t* t = &task_[size_t{j} * R_];
+    for (int r = 0; r < R_; ++r)
+      if (total_[r] > 0)
+        s = std::max(s, static_cast<double>(allocated * t[r]) / static_cast<double>(total_[r]));
+    return s;
+  };
+  const Job& p = jobs_[preemptor];
+  const double ls = drf(preemptor, p.allocated + 1);
+  std::unordered_map<JobId, int64_t> removed;
+  std::vector<bool> out;
+  for (JobId v : victims) {
+    const Job& vj = jobs_[v];
+    int64_t& k = removed[v];
+    if (vj.queue != p.queue || v == preemptor || k >= vj.allocated) {
+      out.push_back(false);  // other queue, itself, or no running task left
+      continue;
+    }
+    ++k;
+    const double rs = drf(v, vj.allocated - k);
+    out.push_back(ls < rs || std::abs(ls - rs) <= kPreemptEpsilon);
+  }
+  return out;
+}
+
+StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector<JobId>& victims) {
+  HDRF_RETURN_IF_ERROR(CheckJobId(reclaimer));
+  for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
+  const Job& rj = jobs_[reclaimer];
+  if (rj.state == JobState::kPending)
+    return Status::FailedPrecondition("job " + rj.name + ": Pending, cannot reclaim");
+  if (rj.allocated >= rj.tasks)
+    return Status::FailedPrecondition("job " + rj.name + ": has no unallocated task");
+  const QueueId rq = rj.queue;
+  // What-if on the live tree: only the two jobs' paths change, and every
+  // change is undone (ChangeAllocation is exact and incremental).
+  ChangeAllocation(reclaimer, +1, 0);
+  std::vector<bool> out;
+  for (JobId v : victims) {
+    const Job& vj = jobs_[v];
+    bool ok = v != reclaimer && vj.allocated > 0 && vj.queue != rq;
+    if (ok) {
+      const int64_t* t = &task_[size_t{v} * R_];
+      for (QueueId a = vj.queue; a != kNone && ok; a = queues_[a].parent) {
+        const Queue& A = queues_[a];
+        if (a != 0 && !A.reclaimable) ok = false;
+        for (int r = 0; r < R_ && ok; ++r)
+          if (t[r] > 0 && A.guar[r] > 0 && A.usage[r] - t[r] < A.guar[r]) ok = false;
+      }
+    }
+    if (ok) {
+      ChangeAllocation(v, -1, 0);
+      ok = CompareQueues(rq, jobs_[v].queue) < 0;
+      ChangeAllocation(v, +1, 0);
+    }
+    out.push_back(ok);
+  }
+  ChangeAllocation(reclaimer, -1, 0);
+  return out;
+}
+
+Explanation Tree::Explain(JobId id) const {
+  const Job& j = jobs_[id];
+  const Queue& leaf = queues_[j.queue];
+  const int64_t* t = &task_[size_t{id} * R_];
+  Explanation e;
+  e.job = j.name;
+  e.queue = leaf.path;
+  e.key = JV(id).key;
+  e.blocked = JV(id).blocked;
+  e.schedulable = Schedulable(id);
+  auto next = PickNext();
+  e.is_next = next && *next == id;
+  // Blocked reasons (SPEC §4).
+  if (j.state == JobState::kPending) e.blocked_by.push_back("Pending: not admitted by the enqueue gate");
+  if (j.allocated >= j.tasks) e.blocked_by.push_back("all tasks allocated");
+  const ResMask user_mask = leaf.limits_active ? UserExhausted(j.queue, j.user) : 0;
+  for (int r = 0; r < R_; ++r) {
+    if (!((j.req >> r) & 1)) continue;
+    const std::string& rn = names_[r];
+    if ((saturated_ >> r) & 1) e.blocked_by.push_back("resource " + rn + " saturated");
+    for (QueueId a = j.queue; a != kNone; a = queues_[a].parent)
+      if ((queues_[a].cap_reached >> r) & 1)
+        e.blocked_by.push_back("queue " + queues_[a].path + " reached its capability in " + rn + " (" +
+                               Amount(rn, queues_[a].usage[r]) + " of " + Amount(rn, queues_[a].cap[r]) + ")");
+    if (!((saturated_ >> r) & 1) && ((leaf.held_mask >> r) & 1))
+      e.blocked_by.push_back("held back for guarantees: free " + rn + " " + Amount(rn, free_[r]) +
+                             " minus held back " + Amount(rn, leaf.held_back[r]) + " <= 0");
+    if ((user_mask >> r) & 1)
+      e.blocked_by.push_back("user " + user_names_[j.user] + " reached the user limit in " + rn);
+  }
+  if (leaf.state != QueueState::kOpen)
+    e.blocked_by.push_back(std::string("note: queue is ") + QueueStateName(leaf.state) +
+                           " (accepts no new jobs; running jobs go on)");
+  // Fit (SPEC §6).
+  if (j.allocated < j.tasks && j.state != JobState::kPending) {
+    for (int r = 0; r < R_; ++r) {
+      const std::string& rn = names_[r];
+      if (t[r] > free_[r] - leaf.held_back[r])
+        e.unfit_because.push_back("task needs " + Amount(rn, t[r]) + " " + rn + ", free " +
+                                  Amount(rn, free_[r]) + " minus held back " +
+                                  Amount(rn, leaf.held_back[r]));
+      for (QueueId a = j.queue; a != kNone; a = queues_[a].parent)
+        if (t[r] > queues_[a].cap[r] - queues_[a].usage[r])
+          e.unfit_because.push_back("queue " + queues_[a].path + " capability " + rn + " " +
+                                    Amount(rn, queues_[a].cap[r]) + " would be exceeded");
+    }
+    if (!e.schedulable && e.unfit_because.empty() && leaf.limits_active)
+      e.unfit_because.push_back("user limit of user " + user_names_[j.user] + " would be exceeded");
+  }
+  // Keys along the path.
+  std::vector<QueueId> path;
+  for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) path.push_back(a);
+  std::reverse(path.begin(), path.end());
+  auto add_level = [&](std::string parent, std::vector<Explanation::Sibling> sibs) {
+    std::stable_sort(sibs.begin(), sibs.end(), [](const auto& x, const auto& y) {
+      if (x.blocked != y.blocked) return !x.blocked;
+      return x.key < y.key;
+    });
+    if (sibs.size() > 20) {
+      auto own = std::find_if(sibs.begin(), sibs.end(), [](const auto& s) { return s.is_path; });
+      Explanation::Sibling keep = own != sibs.end() ? *own : sibs.front();
+      sibs.resize(20);
+      if (std::none_of(sibs.begin(), sibs.end(), [](const auto& s) { return s.is_path; }))
+        sibs.back() = keep;
+    }
+    e.levels.push_back({std::move(parent), std::move(sibs)});
+  };
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    std::vector<Explanation::Sibling> sibs;
+    for (QueueId c : queues_[path[i]].children)
+      sibs.push_back({queues_[c].path, QV(c).key, QV(c).blocked, c == path[i + 1]});
+    add_level(queues_[path[i]].path, std::move(sibs));
+  }
+  std::vector<Explanation::Sibling> jobs;
+  for (JobId x : leaf.jobs) jobs.push_back({jobs_[x].name, JV(x).key, JV(x).blocked, x == id});
+  add_level(leaf.path, std::move(jobs));
+  return e;
+}
+
+}  // namespace hdrf::engine
