@@ -203,6 +203,61 @@ std::optional<JobInfo> Engine::PickNext() const {
   return impl_->tree->GetJob(*j);
 }
 
+StatusOr<int> Engine::CompareQueues(std::string_view a, std::string_view b) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_ASSIGN_OR_RETURN(QueueId qa, impl_->tree->FindQueue(a));
+  HDRF_ASSIGN_OR_RETURN(QueueId qb, impl_->tree->FindQueue(b));
+  if (!impl_->tree->GetQueue(qa).is_leaf || !impl_->tree->GetQueue(qb).is_leaf)
+    return Status::InvalidArgument("queue order compares leaf queues");
+  return impl_->tree->CompareQueues(qa, qb);
+}
+
+StatusOr<int> Engine::CompareJobs(JobRef a, JobRef b) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, a));
+  HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, b));
+  return impl_->tree->CompareJobs(a.id, b.id);
+}
+
+namespace {
+Status RefsToIds(const engine::Tree& t, const std::vector<JobRef>& refs, std::vector<JobId>* ids) {
+  for (const JobRef& r : refs) {
+    HDRF_RETURN_IF_ERROR(CheckRef(t, r));
+    ids->push_back(r.id);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<std::vector<bool>> Engine::Preemptable(JobRef preemptor,
+                                                const std::vector<JobRef>& victims) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, preemptor));
+  std::vector<JobId> ids;
+  HDRF_RETURN_IF_ERROR(RefsToIds(*impl_->tree, victims, &ids));
+  return impl_->tree->Preemptable(preemptor.id, ids);
+}
+
+StatusOr<std::vector<bool>> Engine::Reclaimable(JobRef reclaimer, const std::vector<JobRef>& victims) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, reclaimer));
+  std::vector<JobId> ids;
+  HDRF_RETURN_IF_ERROR(RefsToIds(*impl_->tree, victims, &ids));
+  return impl_->tree->Reclaimable(reclaimer.id, ids);
+}
+
+StatusOr<std::string> Engine::AdmitTo(std::string_view queue) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_ASSIGN_OR_RETURN(QueueId q, impl_->tree->Admit(queue));
+  return impl_->tree->GetQueue(q).path;
+}
+
+StatusOr<Explanation> Engine::Explain(std::string_view job) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(job));
+  return impl_->tree->Explain(id);
+}
+
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));

@@ -91,6 +91,22 @@ class Engine {
   // The job a step would pick, without allocating.
   std::optional<JobInfo> PickNext() const;
 
+  // ---- decisions (SPEC §5, §8) ----
+  // Queue order of two leaf queues: <0 a first, 0 equal, >0 b first.
+  StatusOr<int> CompareQueues(std::string_view a, std::string_view b) const;
+  // Job order within a queue: <0 a first.
+  StatusOr<int> CompareJobs(JobRef a, JobRef b) const;
+  // Preemption within a queue: one task of `preemptor` against one task of
+  // each victim (a job listed k times offers k tasks).
+  StatusOr<std::vector<bool>> Preemptable(JobRef preemptor, const std::vector<JobRef>& victims) const;
+  // Reclaim across queues; each victim judged independently by a path-local
+  // what-if, atomically with respect to concurrent events.
+  StatusOr<std::vector<bool>> Reclaimable(JobRef reclaimer, const std::vector<JobRef>& victims);
+  // The leaf a job submitted to `queue` would be placed in (§5 admission).
+  StatusOr<std::string> AdmitTo(std::string_view queue) const;
+  // Why a job is or is not next.
+  StatusOr<Explanation> Explain(std::string_view job) const;
+
   // ---- views ----
   StatusOr<JobRef> FindJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(std::string_view name) const;

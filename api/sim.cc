@@ -12,15 +12,12 @@ std::string Where(size_t index, int line, const char* what) {
   return s;
 }
 
-}  // namespace
-
-StatusOr<SimResult> RunScenario(const Scenario& sc) {
+StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* fill_steps) {
   EngineOptions opts;
   opts.overcommit_factor = sc.overcommit_factor;
   auto eng_or = Engine::Create(sc.cluster, sc.queues, opts);
   if (!eng_or.ok()) return eng_or.status().WithContext("scenario queues");
   Engine& eng = **eng_or;
-  SimResult res;
   for (size_t i = 0; i < sc.jobs.size(); ++i) {
     auto r = eng.Submit(sc.jobs[i]);
     if (!r.ok()) return r.status().WithContext(Where(i, sc.jobs[i].line, "job"));
@@ -31,7 +28,7 @@ StatusOr<SimResult> RunScenario(const Scenario& sc) {
     switch (st.kind) {
       case ScenarioStep::Kind::kFill: {
         auto n = eng.Fill();
-        if (n.ok()) res.steps += *n;
+        if (n.ok()) *fill_steps += *n;
         s = n.status();
         break;
       }
@@ -51,6 +48,21 @@ StatusOr<SimResult> RunScenario(const Scenario& sc) {
     }
     if (!s.ok()) return s.WithContext(Where(i, st.line, "step"));
   }
+  return std::move(eng_or).value();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& sc) {
+  int64_t steps = 0;
+  return RunScenarioSteps(sc, &steps);
+}
+
+StatusOr<SimResult> RunScenario(const Scenario& sc) {
+  SimResult res;
+  auto eng_or = RunScenarioSteps(sc, &res.steps);
+  if (!eng_or.ok()) return eng_or.status();
+  Engine& eng = **eng_or;
   res.resources = eng.ResourceNames();
   res.total = eng.Total();
   res.jobs = eng.Jobs();

@@ -3,6 +3,7 @@
 #ifndef HDRF_API_SIM_H_
 #define HDRF_API_SIM_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct SimResult {
   int64_t steps = 0;                   // tasks allocated by fill steps
   std::string digest;
 };
+
+class Engine;
+
+// Builds the engine of `scenario`, submits its jobs and runs its steps;
+// returns the engine in its final state (for explain and other queries).
+StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& scenario);
 
 // Runs `scenario`. An error names the step (1-based) or job and its source
 // line: "step 3 (line 14): finish pg1: finish 5 with 2 running tasks".

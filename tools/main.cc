@@ -17,6 +17,7 @@ const char kUsage[] =
     "  trace gen ...            write a synthetic event trace\n"
     "  replay --trace FILE ...  apply a trace, report throughput and latency\n"
     "  recover --db DIR         rebuild the state from a store\n"
+    "  explain --job NAME ...   why a job is or is not the next to run\n"
     "  demo                     generate, replay, crash and recover (README)\n"
     "\n"
     "hdrf COMMAND --help shows the flags of a command.\n";
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   if (cmd == "replay") return CmdReplay(argc, argv);
   if (cmd == "recover") return CmdRecover(argc, argv);
   if (cmd == "demo") return CmdDemo(argc, argv);
+  if (cmd == "explain") return CmdExplain(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

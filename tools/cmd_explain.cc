@@ -1,0 +1,115 @@
+#include <cstdio>
+
+#include "api/config.h"
+#include "api/engine.h"
+#include "api/json.h"
+#include "api/sim.h"
+#include "tools/commands.h"
+#include "tools/flags.h"
+
+namespace hdrf::tools {
+namespace {
+
+const char kHelp[] =
+    "usage: hdrf explain (--scenario FILE | --db DIR) --job NAME [--json]\n"
+    "\n"
+    "Says why a job is or is not the next to run: its key and its siblings'\n"
+    "keys at each level of its path (root first), whether it is blocked and by\n"
+    "what (saturated resource, capability, held-back guarantee, user limit,\n"
+    "Pending), and whether one more task fits.\n"
+    "  --scenario FILE  run the scenario (SPEC §10) first, then explain\n"
+    "  --db DIR         explain in the state recovered from a store\n";
+
+void PrintText(const Explanation& e) {
+  std::printf("job %s in %s: key %.6f, %s, %s%s\n", e.job.c_str(), e.queue.c_str(), e.key,
+              e.blocked ? "blocked" : "not blocked", e.schedulable ? "one more task fits" : "no task fits",
+              e.is_next ? ", NEXT to run" : "");
+  for (const std::string& r : e.blocked_by) std::printf("  blocked by: %s\n", r.c_str());
+  for (const std::string& r : e.unfit_because) std::printf("  does not fit: %s\n", r.c_str());
+  for (const auto& level : e.levels) {
+    std::printf("  among the children of %s:\n", level.parent.c_str());
+    for (const auto& s : level.siblings)
+      std::printf("    %s %-30s key %.6f%s\n", s.is_path ? "*" : " ", s.name.c_str(), s.key,
+                  s.blocked ? " (blocked)" : "");
+  }
+}
+
+std::string ToJson(const Explanation& e) {
+  auto strings = [](const std::vector<std::string>& v) {
+    std::string o = "[";
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + json::Quote(v[i]);
+    return o + "]";
+  };
+  std::string o = "{\"job\": " + json::Quote(e.job) + ", \"queue\": " + json::Quote(e.queue) +
+                  ", \"key\": " + json::Number(e.key) + ", \"blocked\": " + (e.blocked ? "true" : "false") +
+                  ", \"schedulable\": " + (e.schedulable ? "true" : "false") +
+                  ", \"next\": " + (e.is_next ? "true" : "false") + ", \"blocked_by\": " +
+                  strings(e.blocked_by) + ", \"unfit_because\": " + strings(e.unfit_because) +
+                  ", \"levels\": [";
+  for (size_t i = 0; i < e.levels.size(); ++i) {
+    o += (i ? ", " : "") + std::string("{\"parent\": ") + json::Quote(e.levels[i].parent) + ", \"siblings\": [";
+    for (size_t k = 0; k < e.levels[i].siblings.size(); ++k) {
+      const auto& s = e.levels[i].siblings[k];
+      o += (k ? ", " : "") + std::string("{\"name\": ") + json::Quote(s.name) + ", \"key\": " +
+           json::Number(s.key) + ", \"blocked\": " + (s.blocked ? "true" : "false") +
+           ", \"on_path\": " + (s.is_path ? "true" : "false") + "}";
+    }
+    o += "]}";
+  }
+  return o + "]}";
+}
+
+}  // namespace
+
+int CmdExplain(int argc, char** argv) {
+  Flags flags({"scenario", "db", "job"}, {"help", "json"});
+  Status s = flags.Parse(argc, argv, 2);
+  if (flags.Has("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  if (!s.ok() || !flags.positional().empty() || flags.Has("scenario") == flags.Has("db") ||
+      !flags.Has("job")) {
+    std::fprintf(stderr, "hdrf explain: %s\n",
+                 s.ok() ? "give --job NAME and exactly one of --scenario FILE or --db DIR"
+                        : s.message().c_str());
+    return 2;
+  }
+  std::unique_ptr<Engine> eng;
+  if (flags.Has("scenario")) {
+    auto sc = LoadScenarioFile(flags.Get("scenario"));
+    if (!sc.ok()) {
+      std::fprintf(stderr, "hdrf explain: %s\n", sc.status().message().c_str());
+      return 1;
+    }
+    auto e = RunScenarioEngine(*sc);
+    if (!e.ok()) {
+      std::fprintf(stderr, "hdrf explain: %s\n", e.status().message().c_str());
+      return 1;
+    }
+    eng = std::move(e).value();
+  } else {
+    EngineOptions o;
+    o.db_path = flags.Get("db");
+    o.durability = Durability::kNone;
+    auto e = Engine::Open(o);
+    if (!e.ok()) {
+      std::fprintf(stderr, "hdrf explain: %s\n", e.status().message().c_str());
+      return 1;
+    }
+    eng = std::move(e).value();
+  }
+  auto ex = eng->Explain(flags.Get("job"));
+  if (!ex.ok()) {
+    std::fprintf(stderr, "hdrf explain: %s\n", ex.status().message().c_str());
+    return 1;
+  }
+  if (flags.Has("json")) {
+    std::printf("%s\n", ToJson(*ex).c_str());
+  } else {
+    PrintText(*ex);
+  }
+  return 0;
+}
+
+}  // namespace hdrf::tools
