@@ -311,8 +311,19 @@ void Tree::RefreshJob(JobId id) {
   const bool blocked = JobBlocked(id);
   if (blocked == v.blocked && v.contrib_alloc == j.allocated && (blocked || JobKey(id) == v.key))
     return;
-  RemoveJobContribution(id);
-  AddJobContribution(id);
+  if (!blocked && !v.blocked && v.contrib_alloc > 0 && j.allocated > 0) {
+    // Running and non-blocked before and after: its normalised term
+    // (w/d)·task does not depend on the allocation, only its key moves.
+    JobView& mv = JV(id);
+    mv.key = JobKey(id);
+    mv.contrib_alloc = j.allocated;
+    QueueView& q = QV(j.queue);
+    q.nb.Update(mv.heap_pos, mv.key, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    ++q.ops;
+  } else {
+    RemoveJobContribution(id);
+    AddJobContribution(id);
+  }
   MarkDirty(j.queue);
 }
 

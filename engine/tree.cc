@@ -68,6 +68,7 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
   std::stable_sort(order.begin(), order.end(), [](const QueueSpec* a, const QueueSpec* b) {
     return PathDepth(a->path) < PathDepth(b->path);
   });
+  t->bulk_ = true;
   for (const QueueSpec* q : order) {
     if (t->queue_by_path_.count(q->path)) {
       // An implicit parent created earlier may be listed later only if the
@@ -86,6 +87,7 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
     }
     HDRF_RETURN_IF_ERROR(t->CreateQueue(*q));
   }
+  t->bulk_ = false;
   t->RebuildAll();
   return t;
 }
@@ -292,7 +294,7 @@ Status Tree::CreateQueue(const QueueSpec& in) {
   HDRF_RETURN_IF_ERROR(ValidateQueue(q, kNone, parent));
   q.state = std::max(q.state, queues_[parent].state);  // a closed subtree stays closed
   AddQueueNode(q, parent);
-  RebuildAll();
+  if (!bulk_) RebuildAll();
   return Status::Ok();
 }
 

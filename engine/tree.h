@@ -249,6 +249,7 @@ class Tree {
   std::vector<JobId> touched_;
   uint64_t touched_base_ = 0;
   bool log_touched_ = false;  // true while saved views exist
+  bool bulk_ = false;         // Create: one rebuild at the end
 
   std::vector<std::vector<QueueId>> dirty_by_depth_;
   int max_depth_ = 0;

@@ -10,8 +10,6 @@ static int NotYet(const char* name) {
   return 1;
 }
 
-int CmdTrace(int, char**) { return NotYet("trace"); }
-int CmdReplay(int, char**) { return NotYet("replay"); }
 int CmdRecover(int, char**) { return NotYet("recover"); }
 int CmdDemo(int, char**) { return NotYet("demo"); }
 

@@ -1,0 +1,709 @@
+// hdrf replay: applies a trace to an engine and reports throughput, latency
+// and the state digest (SPEC §11, docs/trace.md).
+//
+// Phases: read the trace; create the engine; setup (the trace's leading
+// submissions, in order, on this thread); warm-up (the next --warmup events,
+// in order, untimed); the timed replay (on --threads threads); report.
+// The timed loop touches no strings, maps or allocations: JobRefs are
+// resolved at setup, latencies go to a fixed log-bucketed histogram, and the
+// clock is the time-stamp counter where there is one.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "api/engine.h"
+#include "api/json.h"
+#include "api/trace.h"
+#include "tools/commands.h"
+#include "tools/flags.h"
+
+namespace hdrf::tools {
+
+namespace {
+
+const char kReplayUsage[] =
+    "usage: hdrf replay --trace FILE [--db DIR] [--durability sync|async|none]\n"
+    "                   [--threads T] [--until SEQ] [--json] [--rate EVENTS_PER_SEC]\n"
+    "                   [--warmup N] [--duration SECONDS] [--partition job|subtree]\n"
+    "                   [--progress | --no-progress]\n"
+    "\n"
+    "Applies a trace (docs/trace.md) to a new engine and reports throughput,\n"
+    "per-event latency and the state digest (SPEC §9). Trace events are numbered\n"
+    "from 1; a generated trace submits its N jobs as events 1..N (the setup,\n"
+    "applied in order before the clock starts) and then has its task events.\n"
+    "\n"
+    "  --trace FILE        the trace to apply (required)\n"
+    "  --db DIR            persist into a new store at DIR (default: memory only);\n"
+    "                      stdout then carries `acked SEQ` lines, flushed, at least\n"
+    "                      every 100 ms: every event up to engine sequence SEQ is\n"
+    "                      durable\n"
+    "  --durability D      sync (default), async or none; only with --db\n"
+    "  --threads T         apply the events after setup/warm-up on T threads\n"
+    "                      (default 1). Each job's events stay in trace order on\n"
+    "                      one thread; an allocation that finds the cluster full\n"
+    "                      because another thread has not released yet is refused\n"
+    "                      and counted, and the releases that would undo it are\n"
+    "                      skipped. With T = 1 the engine's sequence numbers are\n"
+    "                      the trace's and nothing is refused.\n"
+    "  --until SEQ         apply only events 1..SEQ\n"
+    "  --json              the last stdout line is one JSON object:\n"
+    "                      {\"events\", \"seconds\", \"events_per_sec\",\n"
+    "                       \"latency_ns\": {\"p50\", \"p99\", \"p999\"}, \"digest\",\n"
+    "                       \"last_seq\", \"refused\", ...}\n"
+    "  --rate R            pace the timed events to R events/s in all (token\n"
+    "                      bucket, 10 ms of burst)\n"
+    "  --warmup N          apply N events after setup before the clock starts\n"
+    "  --duration S        stop the timed replay after S seconds\n"
+    "  --partition P       how events go to threads: job (job index mod T,\n"
+    "                      default) or subtree (top-level queue mod T)\n"
+    "  --progress          progress bar on stderr even when it is not a terminal\n"
+    "  --no-progress       no progress bar (default: shown when stderr is a TTY)\n"
+    "\n"
+    "\"events\" counts the timed events (refused ones included), \"seconds\" is\n"
+    "their wall time, latencies are per event in nanoseconds, \"last_seq\" is the\n"
+    "engine's last sequence number (setup included). Ctrl-C stops early and\n"
+    "still reports (exit 130).\n"
+    "\n"
+    "Exit codes: 0 done, 1 unreadable or corrupt trace or an engine error,\n"
+    "2 bad usage.\n";
+
+int Usage(const std::string& msg) {
+  std::fprintf(stderr, "hdrf replay: %s\n", msg.c_str());
+  return 2;
+}
+
+// ---- clock -----------------------------------------------------------------------
+
+inline uint64_t SteadyNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// The per-event clock: the TSC where there is one (a few ns), calibrated
+// against steady_clock over the whole run; steady_clock elsewhere.
+inline uint64_t Ticks() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return SteadyNs();
+#endif
+}
+
+// ---- latency histogram -------------------------------------------------------------
+
+// Log-bucketed like HdrHistogram: values below 64 exactly, above that 32
+// sub-buckets per power of two (<= 3.2% error). 15 KB, no allocation.
+class Histogram {
+ public:
+  static constexpr int kBuckets = 1920;
+  void Record(uint64_t v) {
+    ++counts_[Index(v)];
+    sum_ += v;
+    if (v > max_) max_ = v;
+  }
+  void Merge(const Histogram& o) {
+    for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
+    sum_ += o.sum_;
+    max_ = std::max(max_, o.max_);
+  }
+  uint64_t count() const {
+    uint64_t c = 0;
+    for (uint64_t x : counts_) c += x;
+    return c;
+  }
+  uint64_t max() const { return max_; }
+  double mean() const {
+    uint64_t c = count();
+    return c ? static_cast<double>(sum_) / static_cast<double>(c) : 0;
+  }
+  // The value at quantile q (0..1): the middle of its bucket, at most max.
+  double Quantile(double q) const {
+    uint64_t c = count();
+    if (c == 0) return 0;
+    uint64_t target = static_cast<uint64_t>(std::ceil(q * static_cast<double>(c)));
+    target = std::clamp<uint64_t>(target, 1, c);
+    uint64_t seen = 0;
+    for (int i = 0; i < kBuckets; ++i) {
+      seen += counts_[i];
+      if (seen >= target) {
+        double mid = (static_cast<double>(Low(i)) + static_cast<double>(High(i))) / 2;
+        return std::min(mid, static_cast<double>(max_));
+      }
+    }
+    return static_cast<double>(max_);
+  }
+
+ private:
+  static int Index(uint64_t v) {
+    if (v < 64) return static_cast<int>(v);
+    int e = 63 - std::countl_zero(v) - 5;
+    return e * 32 + static_cast<int>(v >> e);
+  }
+  static uint64_t Low(int i) {
+    if (i < 64) return static_cast<uint64_t>(i);
+    int e = i / 32 - 1;
+    return static_cast<uint64_t>(i - e * 32) << e;
+  }
+  static uint64_t High(int i) {
+    if (i < 64) return static_cast<uint64_t>(i);
+    int e = i / 32 - 1;
+    return ((static_cast<uint64_t>(i - e * 32) + 1) << e) - 1;
+  }
+  uint64_t counts_[kBuckets] = {};
+  unsigned __int128 sum_ = 0;
+  uint64_t max_ = 0;
+};
+
+// ---- stopping ----------------------------------------------------------------------
+
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnSigint(int) {
+  g_interrupted.store(true, std::memory_order_relaxed);
+  g_stop.store(true, std::memory_order_relaxed);
+  ::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills
+}
+
+// ---- workers -----------------------------------------------------------------------
+
+struct alignas(64) Worker {
+  std::atomic<uint64_t> done{0};  // events processed in the current phase
+  uint64_t refused = 0;
+  uint64_t skipped = 0;           // releases of refused allocations
+  bool owes = false;              // some allocation of this thread was refused
+  std::string first_error;
+  Histogram hist;
+  std::vector<TraceEvent> events; // this thread's share (threads > 1)
+};
+
+struct Shared {
+  Engine* engine = nullptr;
+  JobRef* refs = nullptr;          // per job index, filled by submissions
+  const JobSpec* jobs = nullptr;
+  uint32_t* debt = nullptr;        // per job: tasks whose allocation was refused
+};
+
+inline void Refuse(Worker& w, const Status& s) {
+  if (w.refused++ == 0) w.first_error = s.message();
+}
+
+inline void ApplyOne(const Shared& c, const TraceEvent& e, Worker& w) {
+  Status s;
+  switch (e.type) {
+    case TraceEventType::kAllocate:
+      s = c.engine->Allocate(c.refs[e.job], e.n);
+      if (!s.ok()) [[unlikely]] {
+        c.debt[e.job] += e.n;
+        w.owes = true;
+      }
+      break;
+    case TraceEventType::kRelease:
+    case TraceEventType::kFinish: {
+      int64_t n = e.n;
+      // A job's events all run on one thread, so only a thread that had an
+      // allocation refused can owe tasks.
+      if (w.owes && c.debt[e.job] != 0) [[unlikely]] {
+        uint32_t d = std::min(c.debt[e.job], e.n);
+        c.debt[e.job] -= d;
+        n -= d;
+        if (n == 0) {
+          ++w.skipped;
+          return;
+        }
+      }
+      s = e.type == TraceEventType::kRelease ? c.engine->Release(c.refs[e.job], n)
+                                             : c.engine->Finish(c.refs[e.job], n);
+      break;
+    }
+    case TraceEventType::kSubmit: {
+      auto r = c.engine->Submit(c.jobs[e.job]);
+      if (r.ok())
+        c.refs[e.job] = *r;
+      else
+        s = r.status();
+      break;
+    }
+    case TraceEventType::kRemove:
+      s = c.engine->Remove(c.refs[e.job]);
+      break;
+  }
+  if (!s.ok()) [[unlikely]] Refuse(w, s);
+}
+
+struct Pace {
+  double rate = 0;            // events/s for this thread; 0 = unpaced
+  uint64_t deadline_ns = 0;   // steady ns; 0 = none
+};
+
+// The timed loop. One clock read per event: the latency of an event is the
+// time since the previous one finished (or since pacing let it start).
+template <bool kPaced>
+void RunTimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, const Pace& pace) {
+  const uint64_t interval_ns = kPaced ? static_cast<uint64_t>(1e9 / pace.rate) : 0;
+  const uint64_t burst_ns = 10'000'000;
+  uint64_t next_ns = SteadyNs();
+  uint64_t prev = Ticks();
+  size_t i = 0;
+  for (; i < count; ++i) {
+    if ((i & 1023) == 0) {
+      w.done.store(i, std::memory_order_relaxed);
+      if (g_stop.load(std::memory_order_relaxed)) break;
+      if (pace.deadline_ns && SteadyNs() >= pace.deadline_ns) break;
+    }
+    if constexpr (kPaced) {
+      next_ns += interval_ns;
+      uint64_t now = SteadyNs();
+      if (now < next_ns) {
+        if (next_ns - now > 200'000) std::this_thread::sleep_for(std::chrono::nanoseconds(next_ns - now - 100'000));
+        while (SteadyNs() < next_ns) {
+        }
+      } else if (now - next_ns > burst_ns) {
+        next_ns = now - burst_ns;
+      }
+      prev = Ticks();
+    }
+    // The JobRef a few events ahead is a likely cache miss: fetch it now.
+    if (i + 4 < count) __builtin_prefetch(&c.refs[ev[i + 4].job]);
+    ApplyOne(c, ev[i], w);
+    uint64_t t = Ticks();
+    w.hist.Record(t >= prev ? t - prev : 0);
+    prev = t;
+  }
+  w.done.store(i, std::memory_order_relaxed);
+}
+
+// Untimed, in order, on this thread (setup and warm-up).
+size_t RunUntimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w) {
+  size_t i = 0;
+  for (; i < count; ++i) {
+    if ((i & 1023) == 0) {
+      w.done.store(i, std::memory_order_relaxed);
+      if (g_stop.load(std::memory_order_relaxed)) break;
+    }
+    ApplyOne(c, ev[i], w);
+  }
+  w.done.store(i, std::memory_order_relaxed);
+  return i;
+}
+
+// ---- progress and acks ----------------------------------------------------------------
+
+std::string Rate(double per_s) {
+  char buf[32];
+  if (per_s >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2fM", per_s / 1e6);
+  else if (per_s >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1fk", per_s / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", per_s);
+  return buf;
+}
+
+std::string Duration(double ns) {
+  char buf[32];
+  if (ns >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  else if (ns >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else if (ns >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+// A thread that prints `acked SEQ` (with a store) every 50 ms and redraws
+// the progress bar on stderr every 100 ms.
+class Reporter {
+ public:
+  Reporter(Engine* engine, bool acks, int progress /*0 none, 1 tty, 2 lines*/, std::vector<Worker>* workers)
+      : engine_(engine), acks_(acks), progress_(progress), workers_(workers) {
+    if (acks_ || progress_) thread_ = std::thread([this] { Loop(); });
+  }
+  ~Reporter() { Stop(); }
+  void Phase(const char* name, uint64_t total) {
+    std::lock_guard<std::mutex> lock(mu_);
+    phase_ = name;
+    total_ = total;
+    phase_start_ns_ = SteadyNs();
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (progress_ == 1 && drawn_) std::fputs("\r\033[K", stderr);
+    if (progress_ == 2) Draw(SteadyNs());  // the final state, as a line
+  }
+
+ private:
+  void Loop() {
+    uint64_t last_draw = 0;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopped_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (stopped_) break;
+      if (acks_) {
+        std::printf("acked %llu\n", static_cast<unsigned long long>(engine_->durable_seq()));
+        std::fflush(stdout);
+      }
+      uint64_t now = SteadyNs();
+      uint64_t period = progress_ == 1 ? 100'000'000 : 1'000'000'000;
+      if (progress_ && now - last_draw >= period) {
+        Draw(now);
+        last_draw = now;
+      }
+    }
+  }
+  void Draw(uint64_t now) {
+    if (!phase_) return;
+    uint64_t done = 0;
+    for (const Worker& w : *workers_) done += w.done.load(std::memory_order_relaxed);
+    double frac = total_ ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total_)) : 1.0;
+    double secs = static_cast<double>(now - phase_start_ns_) / 1e9;
+    double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+    double eta = rate > 0 ? static_cast<double>(total_ - std::min(done, total_)) / rate : 0;
+    constexpr int kWidth = 30;
+    int fill = static_cast<int>(frac * kWidth);
+    char bar[kWidth + 1];
+    for (int i = 0; i < kWidth; ++i) bar[i] = i < fill ? '=' : (i == fill ? '>' : ' ');
+    bar[kWidth] = '\0';
+    std::fprintf(stderr, "%s%-7s [%s] %5.1f%%  %s/%s events  %s events/s  ETA %.0f s%s",
+                 progress_ == 1 ? "\r\033[K" : "", phase_, bar, 100 * frac, Rate(static_cast<double>(done)).c_str(),
+                 Rate(static_cast<double>(total_)).c_str(), Rate(rate).c_str(), eta, progress_ == 1 ? "" : "\n");
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  Engine* engine_;
+  bool acks_;
+  int progress_;
+  std::vector<Worker>* workers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  bool drawn_ = false;
+  const char* phase_ = nullptr;
+  uint64_t total_ = 0;
+  uint64_t phase_start_ns_ = 0;
+  std::thread thread_;
+};
+
+struct Config {
+  std::string trace;
+  std::string db;
+  Durability durability = Durability::kSync;
+  int threads = 1;
+  uint64_t until = UINT64_MAX;
+  bool json = false;
+  double rate = 0;
+  uint64_t warmup = 0;
+  double duration = 0;
+  bool subtree = false;
+  int progress = 0;
+};
+
+// Top-level queue of a job's queue path ("root/q3/q1" -> "q3").
+std::string TopLevel(const std::string& path) {
+  std::string_view p = path;
+  if (p.rfind("root/", 0) == 0) p.remove_prefix(5);
+  else if (p == "root") return "";
+  return std::string(p.substr(0, p.find('/')));
+}
+
+}  // namespace
+
+int CmdReplay(int argc, char** argv) {
+  Flags flags({"trace", "db", "durability", "threads", "until", "rate", "warmup", "duration", "partition"},
+              {"json", "progress", "no-progress", "help"});
+  Status ps = flags.Parse(argc, argv, 2);
+  if (flags.Has("help")) {
+    std::fputs(kReplayUsage, stdout);
+    return 0;
+  }
+  if (!ps.ok()) return Usage(ps.message());
+  if (!flags.positional().empty())
+    return Usage("unexpected argument '" + flags.positional()[0] + "' (the trace goes after --trace)");
+  Config cfg;
+  if (!flags.Has("trace")) return Usage("--trace FILE is required (see --help)");
+  cfg.trace = flags.Get("trace");
+  if (cfg.trace.empty()) return Usage("flag --trace: empty file name");
+  cfg.db = flags.Get("db");
+  if (flags.Has("db") && cfg.db.empty()) return Usage("flag --db: empty directory name");
+  if (flags.Has("durability")) {
+    auto d = ParseDurability(flags.Get("durability"));
+    if (!d.ok()) return Usage("flag --" + d.status().message());
+    cfg.durability = *d;
+  }
+  auto threads = flags.GetInt("threads", 1);
+  if (!threads.ok()) return Usage(threads.status().message());
+  if (*threads < 1 || *threads > 1024) return Usage("flag --threads: must be in 1..1024");
+  cfg.threads = static_cast<int>(*threads);
+  if (flags.Has("until")) {
+    auto u = flags.GetInt("until", 0);
+    if (!u.ok()) return Usage(u.status().message());
+    if (*u < 0) return Usage("flag --until: must be >= 0");
+    cfg.until = static_cast<uint64_t>(*u);
+  }
+  auto warmup = flags.GetInt("warmup", 0);
+  if (!warmup.ok()) return Usage(warmup.status().message());
+  if (*warmup < 0) return Usage("flag --warmup: must be >= 0");
+  cfg.warmup = static_cast<uint64_t>(*warmup);
+  auto rate = flags.GetDouble("rate", 0);
+  if (!rate.ok()) return Usage(rate.status().message());
+  if (flags.Has("rate") && !(*rate > 0)) return Usage("flag --rate: must be > 0 events per second");
+  cfg.rate = *rate;
+  auto duration = flags.GetDouble("duration", 0);
+  if (!duration.ok()) return Usage(duration.status().message());
+  if (flags.Has("duration") && !(*duration > 0)) return Usage("flag --duration: must be > 0 seconds");
+  cfg.duration = *duration;
+  std::string partition = flags.Get("partition", "job");
+  if (partition != "job" && partition != "subtree")
+    return Usage("flag --partition: '" + partition + "': expected job or subtree");
+  cfg.subtree = partition == "subtree";
+  if (flags.Has("progress") && flags.Has("no-progress"))
+    return Usage("--progress and --no-progress contradict each other");
+  cfg.json = flags.Has("json");
+  bool tty = ::isatty(STDERR_FILENO) == 1;
+  cfg.progress = flags.Has("no-progress") ? 0 : flags.Has("progress") ? (tty ? 1 : 2) : (tty ? 1 : 0);
+
+  const uint64_t calib_ticks0 = Ticks(), calib_ns0 = SteadyNs();
+
+  // ---- read ----
+  auto trace_or = ReadTrace(cfg.trace);
+  if (!trace_or.ok()) {
+    std::fprintf(stderr, "hdrf replay: %s\n", trace_or.status().message().c_str());
+    return 1;
+  }
+  Trace trace = std::move(trace_or).value();
+  const double read_s = static_cast<double>(SteadyNs() - calib_ns0) / 1e9;
+  const uint64_t total = trace.events.size();
+  const uint64_t limit = std::min<uint64_t>(total, cfg.until);
+  const uint64_t setup_end = std::min<uint64_t>(TraceSetupEvents(trace), limit);
+  const uint64_t warm_end = std::min<uint64_t>(setup_end + cfg.warmup, limit);
+
+  // ---- engine ----
+  EngineOptions opts;
+  opts.db_path = cfg.db;
+  opts.durability = cfg.durability;
+  auto engine_or = Engine::Create(trace.cluster, trace.queues, opts);
+  if (!engine_or.ok()) {
+    std::fprintf(stderr, "hdrf replay: %s\n", engine_or.status().message().c_str());
+    return 1;
+  }
+  std::unique_ptr<Engine> engine = std::move(engine_or).value();
+
+  std::vector<JobRef> refs(trace.jobs.size());
+  std::vector<uint32_t> debt(trace.jobs.size(), 0);
+  Shared shared{engine.get(), refs.data(), trace.jobs.data(), debt.data()};
+  std::vector<Worker> workers(static_cast<size_t>(cfg.threads));
+
+  g_stop.store(false);
+  g_interrupted.store(false);
+  auto old_sigint = ::signal(SIGINT, OnSigint);
+  Reporter reporter(engine.get(), !cfg.db.empty(), cfg.progress, &workers);
+
+  // ---- setup: the leading submissions, in order ----
+  reporter.Phase("setup", setup_end);
+  uint64_t setup_ns0 = SteadyNs();
+  size_t applied = RunUntimed(shared, trace.events.data(), setup_end, workers[0]);
+  const double setup_s = static_cast<double>(SteadyNs() - setup_ns0) / 1e9;
+  if (workers[0].refused > 0) {
+    reporter.Stop();
+    ::signal(SIGINT, old_sigint);
+    std::fprintf(stderr, "hdrf replay: %s: setup failed: %s\n", cfg.trace.c_str(),
+                 workers[0].first_error.c_str());
+    return 1;
+  }
+  // ---- warm-up: in order, untimed ----
+  uint64_t warm_refused = 0, warm_skipped = 0;
+  if (applied == setup_end && warm_end > setup_end) {
+    workers[0].done.store(0);
+    reporter.Phase("warmup", warm_end - setup_end);
+    applied += RunUntimed(shared, trace.events.data() + setup_end, warm_end - setup_end, workers[0]);
+    warm_refused = workers[0].refused;
+    warm_skipped = workers[0].skipped;
+  }
+  std::string first_error = workers[0].first_error;
+  // Tasks owed by refused warm-up allocations belong to whichever thread
+  // owns their job now.
+  for (Worker& w : workers) w.owes = workers[0].owes;
+  workers[0].refused = workers[0].skipped = 0;
+  workers[0].first_error.clear();
+  workers[0].done.store(0);
+
+  // ---- timed replay ----
+  const TraceEvent* timed = trace.events.data() + warm_end;
+  const size_t timed_count = g_stop.load() ? 0 : static_cast<size_t>(limit - warm_end);
+  if (cfg.threads > 1) {
+    // Partition before the clock starts; each job's events stay in order.
+    std::vector<uint32_t> owner(trace.jobs.size());
+    if (cfg.subtree) {
+      std::map<std::string, uint32_t> tops;
+      for (const JobSpec& j : trace.jobs) tops.emplace(TopLevel(j.queue), 0);
+      uint32_t k = 0;
+      for (auto& kv : tops) kv.second = k++;
+      for (size_t j = 0; j < trace.jobs.size(); ++j)
+        owner[j] = tops[TopLevel(trace.jobs[j].queue)] % static_cast<uint32_t>(cfg.threads);
+    } else {
+      for (size_t j = 0; j < owner.size(); ++j) owner[j] = static_cast<uint32_t>(j % cfg.threads);
+    }
+    std::vector<size_t> sizes(workers.size(), 0);
+    for (size_t i = 0; i < timed_count; ++i) ++sizes[owner[timed[i].job]];
+    for (size_t t = 0; t < workers.size(); ++t) workers[t].events.reserve(sizes[t]);
+    for (size_t i = 0; i < timed_count; ++i) workers[owner[timed[i].job]].events.push_back(timed[i]);
+  }
+  // The events are no longer needed once partitioned.
+  if (cfg.threads > 1) {
+    trace.events.clear();
+    trace.events.shrink_to_fit();
+    timed = nullptr;
+  }
+
+  reporter.Phase("replay", timed_count);
+  Pace pace;
+  pace.rate = cfg.rate / cfg.threads;
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  auto run = [&](size_t t, const TraceEvent* ev, size_t count) {
+    if (cfg.rate > 0)
+      RunTimed<true>(shared, ev, count, workers[t], pace);
+    else
+      RunTimed<false>(shared, ev, count, workers[t], pace);
+  };
+  if (cfg.threads > 1) {
+    for (size_t t = 0; t < workers.size(); ++t) {
+      pool.emplace_back([&, t] {
+        while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+        run(t, workers[t].events.data(), workers[t].events.size());
+      });
+    }
+  }
+  const uint64_t t0_ns = SteadyNs();
+  if (cfg.duration > 0) pace.deadline_ns = t0_ns + static_cast<uint64_t>(cfg.duration * 1e9);
+  if (cfg.threads > 1) {
+    go.store(true, std::memory_order_release);
+    for (auto& th : pool) th.join();
+  } else {
+    run(0, timed, timed_count);
+  }
+  const uint64_t t1_ns = SteadyNs();
+  const double seconds = static_cast<double>(t1_ns - t0_ns) / 1e9;
+
+  // ---- persistence: make everything durable ----
+  Status close_status;
+  if (!cfg.db.empty()) {
+    close_status = engine->Flush();
+    if (close_status.ok()) close_status = engine->Close();
+  }
+  reporter.Stop();
+  ::signal(SIGINT, old_sigint);
+  if (!cfg.db.empty()) {
+    std::printf("acked %llu\n", static_cast<unsigned long long>(engine->durable_seq()));
+    std::fflush(stdout);
+  }
+
+  // ---- report ----
+  Histogram hist;
+  uint64_t events = 0, refused = 0, skipped = 0;
+  for (Worker& w : workers) {
+    hist.Merge(w.hist);
+    events += w.done.load();
+    refused += w.refused;
+    skipped += w.skipped;
+    if (first_error.empty() && !w.first_error.empty()) first_error = w.first_error;
+  }
+  // Calibrate the tick clock against steady_clock over the whole run.
+  uint64_t calib_ticks1 = Ticks(), calib_ns1 = SteadyNs();
+  if (calib_ns1 - calib_ns0 < 20'000'000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    calib_ticks1 = Ticks();
+    calib_ns1 = SteadyNs();
+  }
+  const double ns_per_tick = calib_ticks1 > calib_ticks0 ? static_cast<double>(calib_ns1 - calib_ns0) /
+                                                               static_cast<double>(calib_ticks1 - calib_ticks0)
+                                                         : 1.0;
+  auto ns = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks * ns_per_tick)); };
+  const uint64_t p50 = ns(hist.Quantile(0.50)), p99 = ns(hist.Quantile(0.99)),
+                 p999 = ns(hist.Quantile(0.999)), lmax = ns(static_cast<double>(hist.max())),
+                 lmean = ns(hist.mean());
+  const double eps = seconds > 0 ? static_cast<double>(events) / seconds : 0;
+  const std::string digest = engine->DigestHex();
+  const uint64_t last_seq = engine->last_seq();
+  const bool interrupted = g_interrupted.load();
+  const char* durability = cfg.db.empty() ? "none" : DurabilityName(cfg.durability);
+
+  if (refused + warm_refused > 0)
+    std::fprintf(stderr, "hdrf replay: %llu events refused%s; first: %s\n",
+                 static_cast<unsigned long long>(refused + warm_refused),
+                 cfg.threads > 1 ? " (cluster full while another thread had not released yet)" : "",
+                 first_error.c_str());
+  if (!close_status.ok()) std::fprintf(stderr, "hdrf replay: store %s: %s\n", cfg.db.c_str(), close_status.message().c_str());
+  if (interrupted) std::fprintf(stderr, "hdrf replay: interrupted\n");
+
+  if (cfg.json) {
+    std::printf(
+        "{\"events\": %llu, \"seconds\": %s, \"events_per_sec\": %s, "
+        "\"latency_ns\": {\"p50\": %llu, \"p99\": %llu, \"p999\": %llu}, \"digest\": \"%s\", "
+        "\"last_seq\": %llu, \"refused\": %llu, \"skipped_releases\": %llu, \"threads\": %d, "
+        "\"partition\": \"%s\", \"durability\": \"%s\", \"trace\": %s, \"trace_events\": %llu, "
+        "\"setup_events\": %llu, \"setup_seconds\": %s, \"warmup\": %llu, \"warmup_refused\": %llu, "
+        "\"latency_mean_ns\": %llu, \"latency_max_ns\": %llu, \"read_seconds\": %s, \"jobs\": %zu, "
+        "\"queues\": %zu, \"rate\": %s, \"interrupted\": %s}\n",
+        static_cast<unsigned long long>(events), json::Number(seconds).c_str(), json::Number(eps).c_str(),
+        static_cast<unsigned long long>(p50), static_cast<unsigned long long>(p99),
+        static_cast<unsigned long long>(p999), digest.c_str(), static_cast<unsigned long long>(last_seq),
+        static_cast<unsigned long long>(refused), static_cast<unsigned long long>(skipped + warm_skipped),
+        cfg.threads, cfg.subtree ? "subtree" : "job", durability, json::Quote(cfg.trace).c_str(),
+        static_cast<unsigned long long>(total), static_cast<unsigned long long>(setup_end),
+        json::Number(setup_s).c_str(), static_cast<unsigned long long>(warm_end - setup_end),
+        static_cast<unsigned long long>(warm_refused), static_cast<unsigned long long>(lmean),
+        static_cast<unsigned long long>(lmax), json::Number(read_s).c_str(), trace.jobs.size(),
+        trace.queues.size(), json::Number(cfg.rate).c_str(), interrupted ? "true" : "false");
+  } else {
+    std::printf("trace     %s: %zu queues, %zu jobs, %llu events (read in %.2f s)\n", cfg.trace.c_str(),
+                trace.queues.size(), trace.jobs.size(), static_cast<unsigned long long>(total), read_s);
+    std::printf("setup     %llu submissions in %.2f s", static_cast<unsigned long long>(setup_end), setup_s);
+    if (warm_end > setup_end)
+      std::printf("; warm-up %llu events", static_cast<unsigned long long>(warm_end - setup_end));
+    std::printf("\n");
+    std::printf("replayed  %llu events in %.3f s on %d thread%s: %s events/s%s\n",
+                static_cast<unsigned long long>(events), seconds, cfg.threads, cfg.threads == 1 ? "" : "s",
+                Rate(eps).c_str(), cfg.db.empty() ? " (memory only)" : "");
+    std::printf("latency   p50 %s, p99 %s, p99.9 %s, max %s (mean %s)\n", Duration(static_cast<double>(p50)).c_str(),
+                Duration(static_cast<double>(p99)).c_str(), Duration(static_cast<double>(p999)).c_str(),
+                Duration(static_cast<double>(lmax)).c_str(), Duration(static_cast<double>(lmean)).c_str());
+    std::printf("refused   %llu (skipped releases %llu)\n", static_cast<unsigned long long>(refused + warm_refused),
+                static_cast<unsigned long long>(skipped + warm_skipped));
+    if (!cfg.db.empty()) std::printf("store     %s (durability %s)\n", cfg.db.c_str(), durability);
+    std::printf("digest    %s\n", digest.c_str());
+    std::printf("last_seq  %llu\n", static_cast<unsigned long long>(last_seq));
+  }
+  std::fflush(stdout);
+  if (interrupted) return 130;
+  return close_status.ok() ? 0 : 1;
+}
+
+}  // namespace hdrf::tools
