@@ -129,6 +129,58 @@ HDRF_TASK_EVENT(Release, Release)
 HDRF_TASK_EVENT(Finish, Finish)
 #undef HDRF_TASK_EVENT
 
+Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused) {
+  uint64_t seq = 0;
+  size_t bad = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->health());
+    engine::Tree& t = *impl_->tree;
+    for (size_t i = 0; i < n; ++i) {
+      const TaskOp& op = ops[i];
+      if (op.type == Event::Type::kSubmit) {
+        Event e;
+        e.type = Event::Type::kSubmit;
+        if (op.spec) e.job = *op.spec;
+        JobRef ref;
+        if (!op.spec || !impl_->ApplyLocked(e, &ref).ok()) {
+          ++bad;
+          continue;
+        }
+        if (op.submitted) *op.submitted = ref;
+        seq = impl_->last_seq;
+        continue;
+      }
+      Status st = CheckRef(t, op.job);
+      if (st.ok()) {
+        switch (op.type) {
+          case Event::Type::kAllocate: st = t.Allocate(op.job.id, op.n); break;
+          case Event::Type::kRelease: st = t.Release(op.job.id, op.n); break;
+          case Event::Type::kFinish: st = t.Finish(op.job.id, op.n); break;
+          case Event::Type::kRemove: st = t.Remove(op.job.id); break;
+          default: st = Status::InvalidArgument("ApplyTasks takes job events only");
+        }
+      }
+      if (!st.ok()) {
+        ++bad;
+        continue;
+      }
+      seq = ++impl_->last_seq;
+      if (impl_->log) {
+        Event e;
+        e.type = op.type;
+        e.job_seq = op.job.seq;
+        e.n = op.type == Event::Type::kRemove ? 0 : op.n;
+        impl_->log->Enqueue(seq, e);
+      }
+    }
+  }
+  if (last_seq) *last_seq = seq;
+  if (refused) *refused = bad;
+  if (impl_->log && seq > 0) return impl_->log->WaitDurable(seq);
+  return Status::Ok();
+}
+
 Status Engine::Remove(JobRef job) { return ApplyAndWait(*impl_, Event::Remove(job.seq), nullptr); }
 
 Status Engine::CreateQueue(const QueueSpec& q) {

@@ -82,6 +82,23 @@ class Engine {
   // Any event (the replay tool and recovery use this).
   Status Apply(const Event& e);
 
+  // One event for ApplyTasks: a task event on `job`, a removal of `job`, or
+  // a submission of `*spec` (its JobRef is written to `*submitted`).
+  struct TaskOp {
+    JobRef job;
+    int64_t n = 1;
+    Event::Type type = Event::Type::kAllocate;  // kAllocate|kRelease|kFinish|kRemove|kSubmit
+    const JobSpec* spec = nullptr;               // kSubmit
+    JobRef* submitted = nullptr;                 // kSubmit, may be null
+  };
+  // Applies `ops` in order under one lock and, with a store, waits once for
+  // the durability of the last one (group commit: with kSync every op is on
+  // disk when this returns). Refused ops are skipped and counted in
+  // *refused; the first refusal's status is returned only when nothing could
+  // be made durable. `*last_seq` receives the sequence number of the last
+  // applied op (0 if none).
+  Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
+
   // ---- scheduling (SPEC §5) ----
   // Allocates one task to the job hdrf picks and returns that job; nullopt
   // when none can run.

@@ -11,6 +11,5 @@ static int NotYet(const char* name) {
 }
 
 int CmdRecover(int, char**) { return NotYet("recover"); }
-int CmdDemo(int, char**) { return NotYet("demo"); }
 
 }  // namespace hdrf::tools
