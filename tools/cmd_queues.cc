@@ -4,6 +4,7 @@
 
 #include "api/config.h"
 #include "api/engine.h"
+#include "api/metrics.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/tree_view.h"
@@ -12,14 +13,15 @@ namespace hdrf::tools {
 namespace {
 
 const char kHelp[] =
-    "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...]\n"
+    "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...] [--metrics]\n"
     "\n"
     "Prints the queue tree like vqueues: name indented by depth, weight, state,\n"
     "job counts by state (Inqueue, Pending, Running, Unknown), allocation,\n"
     "dominant share, key, blocked, capability, guarantee, real capability.\n"
     "  --config FILE   a queue configuration (SPEC §3 forms 1-4)\n"
     "  --db DIR        a store written by hdrf replay --db (recovered read-only)\n"
-    "  --cluster LIST  cluster capacity for a config that has none\n";
+    "  --cluster LIST  cluster capacity for a config that has none\n"
+    "  --metrics       print Prometheus text metrics (docs/metrics.md) instead\n";
 
 // "cpu=10,memory=64Gi" -> amounts
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
@@ -44,7 +46,7 @@ StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
 }  // namespace
 
 int CmdQueues(int argc, char** argv) {
-  Flags flags({"config", "db", "cluster"}, {"help"});
+  Flags flags({"config", "db", "cluster"}, {"help", "metrics"});
   Status s = flags.Parse(argc, argv, 2);
   if (flags.Has("help")) {
     std::fputs(kHelp, stdout);
@@ -98,6 +100,12 @@ int CmdQueues(int argc, char** argv) {
       return 1;
     }
     eng = std::move(e).value();
+  }
+  if (flags.Has("metrics")) {
+    MetricsOptions mo;
+    mo.cluster = have_cluster;
+    std::fputs(MetricsText(*eng, mo).c_str(), stdout);
+    return 0;
   }
   TreeViewOptions tv;
   tv.real_capability = have_cluster;

@@ -1,0 +1,356 @@
+/* hdrf C interface: the engine for hosts written in C, Go (cgo), Rust (FFI)
+   or Python (ctypes/cffi). Plain C99; the C++ API it wraps is api/engine.h.
+   docs/c_api.md has the full guide and an example.
+
+   Error model
+   -----------
+   Every function that can fail returns an hdrf_code: HDRF_OK (0) or one of
+   the codes below (the numbering of hdrf::StatusCode). Its last parameter is
+   `char** errptr`, used as in LevelDB's C API: on failure, when errptr is
+   not NULL, a message saying what went wrong is stored in *errptr (a
+   NUL-terminated string from malloc; free it with hdrf_free). If *errptr was
+   not NULL on entry it is freed before the new message is stored, so start
+   with `char* err = NULL;` and reuse it. On success *errptr is left as it
+   was. There is no thread-local "last error": the message travels with the
+   call, which is what cgo needs (a goroutine may change threads between two
+   C calls). No function throws, aborts or crashes on bad input: a NULL or
+   unknown engine handle, a NULL argument, an unknown queue, job or resource,
+   a quantity in the wrong unit or a buffer that is too small all give a
+   code and a message. A refused call changes nothing in the engine.
+
+   Memory ownership
+   ----------------
+   Strings passed in are only read during the call (the engine copies what
+   it keeps). Strings handed out (*errptr, job names, queue paths, metrics
+   text) come from malloc and belong to the caller: free them with
+   hdrf_free (which is free()). Out-parameters are written only on success,
+   except that pointer outputs (char**, hdrf_engine_t**) are set to NULL on
+   failure.
+
+   Handles and thread safety
+   -------------------------
+   An hdrf_engine_t* comes from an hdrf_engine_create* or hdrf_engine_open
+   call and is released by hdrf_engine_destroy. Every function on an engine
+   may be called from any number of threads at once: events are applied one
+   at a time in a total order, and a view taken after an event returned
+   reflects it. hdrf_engine_close and hdrf_engine_destroy wait for the
+   calls in flight on the same engine to return; calls that start afterwards
+   fail cleanly (HDRF_FAILED_PRECONDITION after close for events,
+   HDRF_INVALID_ARGUMENT after destroy). A destroyed handle stays
+   recognisable: destroying it again or using it is an error, not a crash.
+   For that every engine ever created leaves a small record (about 150
+   bytes) for the life of the process. An hdrf_options_t is not
+   thread-safe: do not change it while another thread uses it.
+
+   Quantities and resource lists
+   -----------------------------
+   Amounts are given as Kubernetes quantities (SPEC §2) in resource lists:
+   "cpu=10,memory=64Gi,nvidia.com/gpu=8" (spaces around items, names and
+   values are ignored; "" or NULL is the empty list). The unit of a value
+   follows its resource: "1x", "0.5m" for cpu or "-1" are refused with
+   HDRF_INVALID_ARGUMENT and a message quoting the text. Amounts handed out
+   are canonical integers: cpu in millicores, memory in bytes, any other
+   resource in milli-units (1 GPU = 1000).
+*/
+#ifndef HDRF_API_HDRF_C_H_
+#define HDRF_API_HDRF_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define HDRF_EXPORT
+#elif defined(__GNUC__)
+#define HDRF_EXPORT __attribute__((visibility("default")))
+#else
+#define HDRF_EXPORT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Raised when a function changes incompatibly. */
+#define HDRF_C_API_VERSION 1
+
+/* ---- codes and enumerations (plain ints, stable values) ---------------- */
+
+typedef int hdrf_code;
+enum {
+  HDRF_OK = 0,
+  HDRF_INVALID_ARGUMENT = 1,    /* malformed input, NULL/bad handle, a SPEC rule broken */
+  HDRF_NOT_FOUND = 2,           /* unknown queue, job or resource */
+  HDRF_ALREADY_EXISTS = 3,      /* duplicate name */
+  HDRF_FAILED_PRECONDITION = 4, /* not allowed in the current state (closed engine...) */
+  HDRF_OUT_OF_RANGE = 5,        /* overflow, release below zero, buffer too small */
+  HDRF_CORRUPTION = 6,          /* damaged store or file */
+  HDRF_IO_ERROR = 7,            /* the operating system refused */
+  HDRF_UNIMPLEMENTED = 8,
+  HDRF_INTERNAL = 9             /* a bug, or out of memory */
+};
+
+/* Job states (SPEC §12). */
+enum {
+  HDRF_JOB_PENDING = 0,
+  HDRF_JOB_INQUEUE = 1,
+  HDRF_JOB_RUNNING = 2,
+  HDRF_JOB_UNKNOWN = 3
+};
+
+/* Queue states (SPEC §3). */
+enum { HDRF_QUEUE_OPEN = 0, HDRF_QUEUE_CLOSING = 1, HDRF_QUEUE_CLOSED = 2 };
+
+/* Durability of events with a store (SPEC §9). */
+enum { HDRF_DURABILITY_SYNC = 0, HDRF_DURABILITY_ASYNC = 1, HDRF_DURABILITY_NONE = 2 };
+
+/* Size of the buffer hdrf_digest needs: 16 hex digits and a NUL. */
+#define HDRF_DIGEST_SIZE 17
+
+/* "OK", "InvalidArgument", ... ; "Unknown" for other values. Static string. */
+HDRF_EXPORT const char* hdrf_code_name(hdrf_code code);
+/* "Pending", "Inqueue", "Running", "Unknown"; NULL for other values. */
+HDRF_EXPORT const char* hdrf_job_state_name(int state);
+/* "open", "closing", "closed"; NULL for other values. */
+HDRF_EXPORT const char* hdrf_queue_state_name(int state);
+
+/* Frees a string handed out by this interface. NULL is allowed. */
+HDRF_EXPORT void hdrf_free(void* ptr);
+
+/* Parses one quantity of `resource` into canonical units (SPEC §2).
+   parse_quantity("cpu", "500m") = 500; ("memory", "1Gi") = 1073741824. */
+HDRF_EXPORT hdrf_code hdrf_parse_quantity(const char* resource, const char* text,
+                                          int64_t* amount, char** errptr);
+
+/* ---- engine options ---------------------------------------------------- */
+
+typedef struct hdrf_options hdrf_options_t;
+
+/* Defaults: memory only, gate off, durability sync, a checkpoint every
+   1,000,000 events. Returns NULL only when out of memory. */
+HDRF_EXPORT hdrf_options_t* hdrf_options_create(void);
+HDRF_EXPORT void hdrf_options_destroy(hdrf_options_t* options); /* NULL ok */
+/* SPEC §12 enqueue gate factor; 0 turns the gate off (the default). Values
+   that are negative or not finite are refused. */
+HDRF_EXPORT hdrf_code hdrf_options_set_overcommit_factor(hdrf_options_t* options, double factor,
+                                                         char** errptr);
+/* Directory of the store; NULL or "" = memory only. hdrf_engine_open
+   takes its path as an argument instead. */
+HDRF_EXPORT hdrf_code hdrf_options_set_db_path(hdrf_options_t* options, const char* path,
+                                               char** errptr);
+/* HDRF_DURABILITY_*. */
+HDRF_EXPORT hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int durability,
+                                                  char** errptr);
+/* Background checkpoint after this many logged events; 0 = only on
+   hdrf_checkpoint and close. */
+HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
+                                                        char** errptr);
+
+/* ---- queue and job descriptions ---------------------------------------- */
+
+typedef struct hdrf_queue_spec {
+  const char* path;           /* "root/eng/dev"; required */
+  double weight;              /* below 1 is raised to 1; default 1 */
+  const char* capability;     /* resource list; NULL/"" = unlimited */
+  const char* guarantee;      /* resource list; NULL/"" = none */
+  int reclaimable;            /* 0/1; default 1 */
+  int state;                  /* HDRF_QUEUE_*; default open */
+  int min_user_limit_percent; /* 1..100; default 100 (no limit) */
+  double user_limit_factor;   /* > 0; 0 = unset (default) */
+} hdrf_queue_spec_t;
+
+/* Fills *spec with the defaults above (path NULL). */
+HDRF_EXPORT void hdrf_queue_spec_init(hdrf_queue_spec_t* spec);
+
+typedef struct hdrf_job_spec {
+  const char* name;       /* unique; required */
+  const char* queue;      /* a leaf, a parent (admission, SPEC §5) or NULL/"" = root */
+  const char* user;       /* NULL = "default" */
+  int64_t tasks;          /* default 1 */
+  const char* task;       /* shape of one task, a resource list: "cpu=1,memory=1Gi" */
+  double weight;          /* default 1 */
+  int64_t min_available;  /* SPEC §12, in tasks; default 1 */
+} hdrf_job_spec_t;
+
+/* Fills *spec with the defaults above (name and task NULL). */
+HDRF_EXPORT void hdrf_job_spec_init(hdrf_job_spec_t* spec);
+
+/* ---- engines ----------------------------------------------------------- */
+
+typedef struct hdrf_engine hdrf_engine_t;
+
+/* A new engine over the cluster `cluster` (a resource list; every name
+   must be a known resource name such as cpu, memory, pods or a
+   domain-qualified one like nvidia.com/gpu) and `nqueues` queues (SPEC §3
+   rules; missing parents are created with weight 1). `queues` may be NULL
+   when nqueues is 0. `options` may be NULL (defaults). */
+HDRF_EXPORT hdrf_code hdrf_engine_create(const char* cluster, const hdrf_queue_spec_t* queues,
+                                         size_t nqueues, const hdrf_options_t* options,
+                                         hdrf_engine_t** engine, char** errptr);
+
+/* A new engine from a queue configuration in YAML (SPEC §3 forms 1-4, see
+   docs/config.md). `cluster`, when not NULL or "", gives or overrides the
+   cluster; otherwise the text must name one. A scenario's jobs are not
+   submitted here (see hdrf_engine_create_from_scenario). `source_name`
+   (NULL = "config") prefixes error messages, which name the line. */
+HDRF_EXPORT hdrf_code hdrf_engine_create_from_config(const char* yaml, const char* source_name,
+                                                     const char* cluster,
+                                                     const hdrf_options_t* options,
+                                                     hdrf_engine_t** engine, char** errptr);
+/* The same, reading the file at `path`. */
+HDRF_EXPORT hdrf_code hdrf_engine_create_from_config_file(const char* path, const char* cluster,
+                                                          const hdrf_options_t* options,
+                                                          hdrf_engine_t** engine, char** errptr);
+
+/* A new engine from a scenario (SPEC §10): its cluster and queues, its jobs
+   submitted in order and, when run_steps is not 0, its steps run as
+   `hdrf sim` runs them. The scenario's overcommitFactor applies unless the
+   options set one. */
+HDRF_EXPORT hdrf_code hdrf_engine_create_from_scenario(const char* yaml, const char* source_name,
+                                                       int run_steps,
+                                                       const hdrf_options_t* options,
+                                                       hdrf_engine_t** engine, char** errptr);
+HDRF_EXPORT hdrf_code hdrf_engine_create_from_scenario_file(const char* path, int run_steps,
+                                                            const hdrf_options_t* options,
+                                                            hdrf_engine_t** engine,
+                                                            char** errptr);
+
+/* Recovers the engine persisted at `db_path` (SPEC §9). The options give
+   the durability and checkpoint interval from now on (their db_path is
+   ignored). */
+HDRF_EXPORT hdrf_code hdrf_engine_open(const char* db_path, const hdrf_options_t* options,
+                                       hdrf_engine_t** engine, char** errptr);
+
+/* Makes every applied event durable, writes a checkpoint and closes the
+   store (a no-op without one). Afterwards events are refused with
+   HDRF_FAILED_PRECONDITION; views still work. The handle must still be
+   destroyed. Closing twice is HDRF_FAILED_PRECONDITION. */
+HDRF_EXPORT hdrf_code hdrf_engine_close(hdrf_engine_t* engine, char** errptr);
+
+/* Closes the engine if it is not closed and frees it. Returns the status
+   of that close (the engine is freed in any case). NULL is a no-op
+   (HDRF_OK); a handle destroyed before, or a pointer that is no engine
+   handle, gives HDRF_INVALID_ARGUMENT. */
+HDRF_EXPORT hdrf_code hdrf_engine_destroy(hdrf_engine_t* engine, char** errptr);
+
+/* ---- events (each accepted one gets the next sequence number) ---------- */
+
+HDRF_EXPORT hdrf_code hdrf_queue_create(hdrf_engine_t* engine, const hdrf_queue_spec_t* spec,
+                                        char** errptr);
+/* Replaces the settings of the queue at spec->path. */
+HDRF_EXPORT hdrf_code hdrf_queue_update(hdrf_engine_t* engine, const hdrf_queue_spec_t* spec,
+                                        char** errptr);
+HDRF_EXPORT hdrf_code hdrf_queue_set_state(hdrf_engine_t* engine, const char* path, int state,
+                                           char** errptr);
+/* The queue must be closed and hold no jobs; its subtree goes with it. */
+HDRF_EXPORT hdrf_code hdrf_queue_delete(hdrf_engine_t* engine, const char* path, char** errptr);
+/* New cluster capacity; it must list exactly the cluster's resources. */
+HDRF_EXPORT hdrf_code hdrf_set_capacity(hdrf_engine_t* engine, const char* cluster,
+                                        char** errptr);
+
+/* Submits a job: `tasks` tasks of shape `task` (a resource list) owned by
+   `user` (NULL = "default") in `queue` (NULL/"" = root, admission). */
+HDRF_EXPORT hdrf_code hdrf_job_submit(hdrf_engine_t* engine, const char* name, const char* queue,
+                                      const char* user, int64_t tasks, const char* task,
+                                      char** errptr);
+/* The same with every field of a job (weight, min_available). */
+HDRF_EXPORT hdrf_code hdrf_job_submit_spec(hdrf_engine_t* engine, const hdrf_job_spec_t* spec,
+                                           char** errptr);
+/* The job leaves with all its tasks. */
+HDRF_EXPORT hdrf_code hdrf_job_remove(hdrf_engine_t* engine, const char* name, char** errptr);
+/* n tasks of the job started (the host's own placement). n >= 1. */
+HDRF_EXPORT hdrf_code hdrf_job_allocate(hdrf_engine_t* engine, const char* name, int64_t n,
+                                        char** errptr);
+/* n running tasks stopped and go back to waiting (preempted). */
+HDRF_EXPORT hdrf_code hdrf_job_release(hdrf_engine_t* engine, const char* name, int64_t n,
+                                       char** errptr);
+/* n running tasks completed: allocation and task count both drop by n. */
+HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, int64_t n,
+                                      char** errptr);
+
+/* ---- scheduling (SPEC §5) ---------------------------------------------- */
+
+/* One step: allocates one task to the job hdrf picks. *stepped (optional)
+   is 1 when a task was allocated, 0 when no job could run. *job_name
+   (optional) receives that job's name (malloc'd) or NULL when none ran; in
+   the rare case that another thread removed the job before its name was
+   read, the step happened and the name is "". */
+HDRF_EXPORT hdrf_code hdrf_step(hdrf_engine_t* engine, int* stepped, char** job_name,
+                                char** errptr);
+/* Steps until none is possible; *steps (optional) receives their number. */
+HDRF_EXPORT hdrf_code hdrf_fill(hdrf_engine_t* engine, int64_t* steps, char** errptr);
+/* The job a step would pick, without allocating: *job_name receives its
+   name (malloc'd) or NULL when none could run. */
+HDRF_EXPORT hdrf_code hdrf_pick_next(hdrf_engine_t* engine, char** job_name, char** errptr);
+
+/* ---- views ------------------------------------------------------------- */
+
+typedef struct hdrf_job_info {
+  int64_t tasks;         /* tasks not finished (running + waiting) */
+  int64_t allocated;     /* running tasks */
+  int state;             /* HDRF_JOB_* */
+  int blocked;           /* 0/1 (SPEC §4) */
+  double key;            /* the job's key in its queue */
+  double share;          /* DRF share over all resources: max_r alloc[r]/T[r] */
+  double weight;
+  int64_t min_available;
+  uint64_t seq;          /* submission sequence number */
+} hdrf_job_info_t;
+
+HDRF_EXPORT hdrf_code hdrf_job_get(hdrf_engine_t* engine, const char* name, hdrf_job_info_t* info,
+                                   char** errptr);
+/* Shortcuts of hdrf_job_get. */
+HDRF_EXPORT hdrf_code hdrf_job_allocated(hdrf_engine_t* engine, const char* name,
+                                         int64_t* allocated, char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_state(hdrf_engine_t* engine, const char* name, int* state,
+                                     char** errptr);
+/* The leaf queue the job lives in (after admission), malloc'd. */
+HDRF_EXPORT hdrf_code hdrf_job_queue(hdrf_engine_t* engine, const char* name, char** queue_path,
+                                     char** errptr);
+
+typedef struct hdrf_queue_info {
+  double weight;
+  double share;          /* dominant share s(U) (SPEC §4) */
+  double key;            /* s(U)/weight */
+  int blocked;           /* 0/1 */
+  int state;             /* HDRF_QUEUE_* */
+  int is_leaf;           /* 0/1 */
+  int reclaimable;       /* 0/1 */
+  int depth;             /* root = 0 */
+  int64_t jobs[4];       /* jobs in the subtree, indexed by HDRF_JOB_* */
+} hdrf_queue_info_t;
+
+HDRF_EXPORT hdrf_code hdrf_queue_get(hdrf_engine_t* engine, const char* path,
+                                     hdrf_queue_info_t* info, char** errptr);
+/* What the jobs under the queue hold of `resource`, in canonical units. */
+HDRF_EXPORT hdrf_code hdrf_queue_allocated(hdrf_engine_t* engine, const char* path,
+                                           const char* resource, int64_t* amount,
+                                           char** errptr);
+
+/* State digest (SPEC §9): 16 lowercase hex digits and a NUL written to
+   buf, which must hold HDRF_DIGEST_SIZE bytes (else HDRF_OUT_OF_RANGE, and
+   buf gets "" when buf_len > 0). */
+HDRF_EXPORT hdrf_code hdrf_digest(hdrf_engine_t* engine, char* buf, size_t buf_len,
+                                  char** errptr);
+/* Last applied and last durable event sequence numbers. */
+HDRF_EXPORT hdrf_code hdrf_last_seq(hdrf_engine_t* engine, uint64_t* seq, char** errptr);
+HDRF_EXPORT hdrf_code hdrf_durable_seq(hdrf_engine_t* engine, uint64_t* seq, char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_count(hdrf_engine_t* engine, uint64_t* count, char** errptr);
+HDRF_EXPORT hdrf_code hdrf_queue_count(hdrf_engine_t* engine, uint64_t* count, char** errptr);
+
+/* Metrics in Prometheus text format 0.0.4 (docs/metrics.md), including
+   hdrf_event_latency_seconds for the event calls made through this
+   interface. *text receives a malloc'd NUL-terminated string; *len
+   (optional) its length. */
+HDRF_EXPORT hdrf_code hdrf_metrics(hdrf_engine_t* engine, char** text, size_t* len,
+                                   char** errptr);
+
+/* ---- persistence (no-ops without a store) ------------------------------ */
+
+HDRF_EXPORT hdrf_code hdrf_flush(hdrf_engine_t* engine, char** errptr);
+HDRF_EXPORT hdrf_code hdrf_checkpoint(hdrf_engine_t* engine, char** errptr);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HDRF_API_HDRF_C_H_ */

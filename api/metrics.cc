@@ -1,0 +1,217 @@
+#include "api/metrics.h"
+
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+#include "engine/quantity.h"
+#include "engine/spec.h"
+#include "engine/views.h"
+
+namespace hdrf {
+
+namespace {
+// kBounds in whole nanoseconds, so that a bound is inclusive exactly.
+constexpr auto kBoundsNs = [] {
+  std::array<uint64_t, LatencyHistogram::kBounds.size()> ns{};
+  for (size_t i = 0; i < ns.size(); ++i)
+    ns[i] = static_cast<uint64_t>(LatencyHistogram::kBounds[i] * 1e9 + 0.5);
+  return ns;
+}();
+}  // namespace
+
+void LatencyHistogram::Observe(uint64_t ns) {
+  size_t i = 0;
+  while (i < kBoundsNs.size() && ns > kBoundsNs[i]) ++i;
+  counts_[i].fetch_add(1, std::memory_order_relaxed);
+  sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+}
+
+LatencyHistogram::Snapshot LatencyHistogram::Take() const {
+  Snapshot s;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    s.buckets[i] = counts_[i].load(std::memory_order_relaxed);
+    s.count += s.buckets[i];
+  }
+  s.sum_seconds = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  return s;
+}
+
+std::string EscapeLabelValue(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string FormatSampleValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round trip
+  return std::string(buf, r.ptr);
+}
+
+namespace {
+
+class Writer {
+ public:
+  // Starts a family: its HELP and TYPE lines.
+  void Family(const char* name, const char* type, const char* help) {
+    name_ = name;
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;  // plain ASCII without backslashes or newlines
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  // A sample of the current family; `labels` alternate name, value.
+  void Sample(std::initializer_list<std::string_view> labels, const std::string& value,
+              const char* suffix = "") {
+    out_ += name_;
+    out_ += suffix;
+    if (labels.size() > 0) {
+      out_ += '{';
+      bool first = true;
+      for (auto it = labels.begin(); it != labels.end(); it += 2) {
+        if (!first) out_ += ',';
+        first = false;
+        out_ += *it;
+        out_ += "=\"";
+        out_ += EscapeLabelValue(*(it + 1));
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+  const char* name_ = "";
+};
+
+std::string Int(int64_t v) { return std::to_string(v); }
+std::string Uint(uint64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
+  // Durable first, then last: last (read later) >= durable (read earlier),
+  // so the lag is never negative.
+  const uint64_t durable = engine.durable_seq();
+  const uint64_t last = engine.last_seq();
+  const std::vector<std::string> names = engine.ResourceNames();
+  const std::vector<int64_t> total = engine.Total();
+  const std::vector<QueueInfo> queues = engine.Queues();
+  const size_t jobs = engine.job_count();
+
+  Writer w;
+  w.Family("hdrf_events_total", "counter",
+           "Events applied (the last event sequence number; it goes on across recovery from a store).");
+  w.Sample({}, Uint(last));
+  w.Family("hdrf_durability_lag_events", "gauge",
+           "Events applied but not yet known durable (last_seq - durable_seq).");
+  w.Sample({}, Uint(last > durable ? last - durable : 0));
+  w.Family("hdrf_jobs", "gauge", "Jobs present in the engine.");
+  w.Sample({}, Uint(jobs));
+  w.Family("hdrf_queues", "gauge", "Queues in the tree, root included.");
+  w.Sample({}, Uint(queues.size()));
+  if (options.cluster) {
+    w.Family("hdrf_cluster_capacity", "gauge",
+             "Cluster capacity per resource, in canonical units (cpu millicores, memory bytes, "
+             "others milli-units).");
+    for (size_t r = 0; r < names.size() && r < total.size(); ++r)
+      w.Sample({"resource", names[r]}, Int(total[r]));
+  }
+  if (options.event_latency) {
+    const LatencyHistogram::Snapshot h = options.event_latency->Take();
+    w.Family("hdrf_event_latency_seconds", "histogram",
+             "Latency of accepted event calls made through the embedding interface, durability "
+             "wait included.");
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < LatencyHistogram::kBounds.size(); ++i) {
+      cumulative += h.buckets[i];
+      w.Sample({"le", FormatSampleValue(LatencyHistogram::kBounds[i])}, Uint(cumulative), "_bucket");
+    }
+    w.Sample({"le", "+Inf"}, Uint(h.count), "_bucket");
+    w.Sample({}, FormatSampleValue(h.sum_seconds), "_sum");
+    w.Sample({}, Uint(h.count), "_count");
+  }
+
+  // Per-resource families: one sample per queue and resource where `keep`.
+  auto per_resource = [&](const char* name, const char* help,
+                          std::vector<int64_t> QueueInfo::*field, auto keep) {
+    w.Family(name, "gauge", help);
+    for (const QueueInfo& q : queues) {
+      const std::vector<int64_t>& v = q.*field;
+      for (size_t r = 0; r < names.size() && r < v.size(); ++r)
+        if (keep(v[r])) w.Sample({"queue", q.path, "resource", names[r]}, Int(v[r]));
+    }
+  };
+  auto always = [](int64_t) { return true; };
+  auto limited = [](int64_t v) { return v != kUnlimited; };
+  auto positive = [](int64_t v) { return v > 0; };
+
+  per_resource("hdrf_queue_allocated",
+               "Sum of the allocations of the jobs under the queue, in canonical units.",
+               &QueueInfo::usage, always);
+  w.Family("hdrf_queue_share", "gauge",
+           "Dominant share s(U) of the queue's H-DRF vector (SPEC 4).");
+  for (const QueueInfo& q : queues) w.Sample({"queue", q.path}, FormatSampleValue(q.share));
+  w.Family("hdrf_queue_key", "gauge",
+           "Key of the queue among its siblings, s(U)/weight; the smallest is served first.");
+  for (const QueueInfo& q : queues) w.Sample({"queue", q.path}, FormatSampleValue(q.key));
+  w.Family("hdrf_queue_blocked", "gauge",
+           "1 when every child of the queue (queue or job) is blocked, else 0.");
+  for (const QueueInfo& q : queues) w.Sample({"queue", q.path}, q.blocked ? "1" : "0");
+  w.Family("hdrf_queue_weight", "gauge", "Weight of the queue (at least 1).");
+  for (const QueueInfo& q : queues) w.Sample({"queue", q.path}, FormatSampleValue(q.weight));
+  w.Family("hdrf_queue_state", "gauge",
+           "1 for the queue's state (open, closing, closed), 0 for the others.");
+  for (const QueueInfo& q : queues) {
+    for (QueueState s : {QueueState::kOpen, QueueState::kClosing, QueueState::kClosed})
+      w.Sample({"queue", q.path, "state", QueueStateName(s)}, q.state == s ? "1" : "0");
+  }
+  w.Family("hdrf_queue_jobs", "gauge",
+           "Jobs in the queue's subtree by state (Pending, Inqueue, Running, Unknown).");
+  for (const QueueInfo& q : queues) {
+    for (JobState s : {JobState::kPending, JobState::kInqueue, JobState::kRunning,
+                       JobState::kUnknown})
+      w.Sample({"queue", q.path, "state", JobStateName(s)},
+               Int(q.jobs_by_state[static_cast<int>(s)]));
+  }
+  per_resource("hdrf_queue_capability",
+               "Most the queue's subtree may hold, in canonical units; only resources with a "
+               "capability.",
+               &QueueInfo::capability, limited);
+  per_resource("hdrf_queue_guarantee",
+               "Resources reserved for the queue's subtree, in canonical units; only resources "
+               "with a guarantee.",
+               &QueueInfo::guarantee, positive);
+  if (options.cluster) {
+    per_resource("hdrf_queue_real_capability",
+                 "min(capability, parent's real capability - siblings' guarantees), in "
+                 "canonical units (SPEC 6).",
+                 &QueueInfo::real_capability, limited);
+  }
+  return w.Take();
+}
+
+}  // namespace hdrf

@@ -1,0 +1,84 @@
+// Engine metrics in the Prometheus text exposition format 0.0.4.
+//
+//   std::string text = hdrf::MetricsText(engine);   // serve it on /metrics
+//
+// Families (docs/metrics.md lists each with its type, labels and unit):
+//   per engine: hdrf_events_total, hdrf_jobs, hdrf_queues,
+//               hdrf_durability_lag_events, hdrf_cluster_capacity{resource},
+//               hdrf_event_latency_seconds (histogram, only when a
+//               LatencyHistogram is given: see below);
+//   per queue (label queue="root/eng/dev"): hdrf_queue_allocated{resource},
+//               hdrf_queue_share, hdrf_queue_key, hdrf_queue_blocked,
+//               hdrf_queue_weight, hdrf_queue_state{state},
+//               hdrf_queue_jobs{state}, hdrf_queue_capability{resource},
+//               hdrf_queue_guarantee{resource},
+//               hdrf_queue_real_capability{resource}.
+// Amounts are in the canonical units of SPEC §2 (cpu in millicores, memory
+// in bytes, other resources in milli-units).
+//
+// Consistency: every per-queue sample comes from one snapshot of the tree
+// (Engine::Queues()); the per-engine counts are read by separate calls, so
+// under concurrent events they may be a few events apart from the queues.
+//
+// Thread safety: MetricsText may be called from any thread while events are
+// applied. LatencyHistogram::Observe and Snapshot may run concurrently.
+#ifndef HDRF_API_METRICS_H_
+#define HDRF_API_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "api/engine.h"
+
+namespace hdrf {
+
+// A fixed-bucket latency histogram, filled by whoever applies events (the
+// engine has no timing of its own yet; the C interface times each event call
+// it makes). Lock-free: Observe is a few relaxed atomic adds.
+class LatencyHistogram {
+ public:
+  // Upper bounds of the finite buckets, in seconds (1 us .. 1 s).
+  static constexpr std::array<double, 19> kBounds = {
+      1e-6,   2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
+      2.5e-3, 5e-3,   1e-2, 2.5e-2, 5e-2, 1e-1, 2.5e-1, 5e-1, 1.0};
+
+  struct Snapshot {
+    std::array<uint64_t, kBounds.size() + 1> buckets{};  // not cumulative; last = +Inf
+    uint64_t count = 0;                                   // sum of buckets
+    double sum_seconds = 0;
+  };
+
+  void Observe(uint64_t nanoseconds);
+  Snapshot Take() const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> counts_{};
+  std::atomic<uint64_t> sum_ns_{0};
+};
+
+struct MetricsOptions {
+  // False omits hdrf_queue_real_capability and hdrf_cluster_capacity (for a
+  // tree shown over an invented cluster, as `hdrf queues` does for a
+  // configuration without one).
+  bool cluster = true;
+  // When set, hdrf_event_latency_seconds is exported from it.
+  const LatencyHistogram* event_latency = nullptr;
+};
+
+// The metrics of `engine` in Prometheus text format 0.0.4: for each family
+// one `# HELP` and one `# TYPE` line followed by its samples; every line ends
+// with '\n'.
+std::string MetricsText(const Engine& engine, const MetricsOptions& options = {});
+
+// Helpers of the format, exposed for tests and other exporters.
+// Escapes a label value: backslash, double quote and newline.
+std::string EscapeLabelValue(std::string_view value);
+// A sample value: the shortest decimal that reads back to `v`; NaN, +Inf, -Inf.
+std::string FormatSampleValue(double v);
+
+}  // namespace hdrf
+
+#endif  // HDRF_API_METRICS_H_

@@ -1,0 +1,207 @@
+// The C interface from several threads at once (suite `concurrency`, run
+// under ThreadSanitizer by CI): events from many threads are all applied,
+// each once; views, metrics and lookups run beside them; close and destroy
+// wait for calls in flight and later calls fail cleanly.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/hdrf_c.h"
+
+namespace {
+
+constexpr int kThreads = 8;
+
+hdrf_engine_t* MakeEngine() {
+  const char* paths[] = {"root/a", "root/b", "root/c/x", "root/c/y"};
+  hdrf_queue_spec_t qs[4];
+  for (int i = 0; i < 4; ++i) {
+    hdrf_queue_spec_init(&qs[i]);
+    qs[i].path = paths[i];
+    qs[i].weight = 1 + i;
+  }
+  hdrf_engine_t* e = nullptr;
+  char* err = nullptr;
+  EXPECT_EQ(hdrf_engine_create("cpu=64,memory=64Gi", qs, 4, nullptr, &e, &err), HDRF_OK)
+      << (err ? err : "");
+  hdrf_free(err);
+  return e;
+}
+
+// "p<t>-<i>" (built with snprintf: g++ 12 warns falsely, -Wrestrict, on
+// "literal" + std::to_string(...)).
+std::string JobName(char prefix, int t, int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%c%d-%d", prefix, t, i);
+  return buf;
+}
+
+const char* LeafOf(int t) {
+  static const char* leaves[] = {"root/a", "root/b", "root/c/x", "root/c/y"};
+  return leaves[t % 4];
+}
+
+TEST(CApiConcurrency, EventsFromManyThreadsAreEachAppliedOnce) {
+  hdrf_engine_t* e = MakeEngine();
+  ASSERT_NE(e, nullptr);
+  std::atomic<uint64_t> accepted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      char* err = nullptr;
+      uint64_t ok = 0;
+      for (int i = 0; i < 60; ++i) {
+        const std::string name = JobName('t', t, i);
+        if (hdrf_job_submit(e, name.c_str(), LeafOf(t), t % 2 ? "alice" : "bob", 4,
+                            "cpu=250m,memory=256Mi", &err) == HDRF_OK)
+          ++ok;
+        if (hdrf_job_allocate(e, name.c_str(), 1, &err) == HDRF_OK) ++ok;
+        int stepped = 0;
+        char* picked = nullptr;
+        if (hdrf_step(e, &stepped, &picked, &err) == HDRF_OK && stepped) ++ok;
+        hdrf_free(picked);
+        if (hdrf_job_release(e, name.c_str(), 1, &err) == HDRF_OK) ++ok;
+        // Views beside the events.
+        char digest[HDRF_DIGEST_SIZE];
+        EXPECT_EQ(hdrf_digest(e, digest, sizeof digest, &err), HDRF_OK);
+        hdrf_job_info_t info;
+        EXPECT_EQ(hdrf_job_get(e, name.c_str(), &info, &err), HDRF_OK);
+        hdrf_queue_info_t q;
+        EXPECT_EQ(hdrf_queue_get(e, LeafOf(t), &q, &err), HDRF_OK);
+        char* next = nullptr;
+        EXPECT_EQ(hdrf_pick_next(e, &next, &err), HDRF_OK);
+        hdrf_free(next);
+        if (i % 10 == 0) {
+          char* text = nullptr;
+          EXPECT_EQ(hdrf_metrics(e, &text, nullptr, &err), HDRF_OK);
+          hdrf_free(text);
+        }
+        if (i % 3 == 0 && hdrf_job_remove(e, name.c_str(), &err) == HDRF_OK) ++ok;
+        // Unknown names from many threads: refused, nothing applied.
+        EXPECT_EQ(hdrf_job_allocate(e, "ghost", 1, &err), HDRF_NOT_FOUND);
+      }
+      accepted += ok;
+      hdrf_free(err);
+    });
+  }
+  for (auto& th : threads) th.join();
+  uint64_t last = 0, jobs = 0;
+  ASSERT_EQ(hdrf_last_seq(e, &last, nullptr), HDRF_OK);
+  EXPECT_EQ(last, accepted.load());
+  ASSERT_EQ(hdrf_job_count(e, &jobs, nullptr), HDRF_OK);
+  EXPECT_EQ(jobs, uint64_t{kThreads} * 40);  // 20 of each thread's 60 removed
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+}
+
+// Destroy while other threads are calling: the calls in flight finish, the
+// later ones get HDRF_INVALID_ARGUMENT, nothing crashes or races.
+TEST(CApiConcurrency, DestroyWhileInUse) {
+  for (int round = 0; round < 3; ++round) {
+    hdrf_engine_t* e = MakeEngine();
+    ASSERT_NE(e, nullptr);
+    ASSERT_EQ(hdrf_job_submit(e, "j", "root/a", nullptr, 1000000, "cpu=1m", nullptr), HDRF_OK);
+    std::atomic<int> started{0};
+    std::atomic<bool> bad{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        char* err = nullptr;
+        bool first = true;
+        for (;;) {
+          hdrf_code c;
+          switch (t % 4) {
+            case 0: c = hdrf_job_allocate(e, "j", 1, &err); break;
+            case 1: c = hdrf_step(e, nullptr, nullptr, &err); break;
+            case 2: {
+              char* text = nullptr;
+              c = hdrf_metrics(e, &text, nullptr, &err);
+              hdrf_free(text);
+              break;
+            }
+            default: {
+              int64_t n;
+              c = hdrf_job_allocated(e, "j", &n, &err);
+            }
+          }
+          if (first) {
+            first = false;
+            ++started;
+          }
+          if (c == HDRF_INVALID_ARGUMENT) break;  // destroyed
+          if (c != HDRF_OK && c != HDRF_OUT_OF_RANGE) bad = true;  // out of range: cluster full
+        }
+        hdrf_free(err);
+      });
+    }
+    while (started.load() < kThreads) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    char* err = nullptr;
+    EXPECT_EQ(hdrf_engine_destroy(e, &err), HDRF_OK) << (err ? err : "");
+    for (auto& th : threads) th.join();
+    EXPECT_FALSE(bad.load());
+    EXPECT_EQ(hdrf_engine_destroy(e, &err), HDRF_INVALID_ARGUMENT);
+    hdrf_free(err);
+  }
+}
+
+// Close while events are applied: afterwards events are refused with
+// HDRF_FAILED_PRECONDITION and views still answer.
+TEST(CApiConcurrency, CloseWhileInUse) {
+  hdrf_engine_t* e = MakeEngine();
+  ASSERT_NE(e, nullptr);
+  std::atomic<bool> closed{false};
+  std::atomic<bool> bad{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      char* err = nullptr;
+      for (int i = 0;; ++i) {
+        const bool was_closed = closed.load();
+        const std::string name = JobName('c', t, i);
+        hdrf_code c = hdrf_job_submit(e, name.c_str(), LeafOf(t), nullptr, 1, "cpu=1m", &err);
+        if (was_closed) {
+          if (c != HDRF_FAILED_PRECONDITION) bad = true;
+          uint64_t n;
+          if (hdrf_job_count(e, &n, &err) != HDRF_OK) bad = true;
+          break;
+        }
+        if (c != HDRF_OK && c != HDRF_FAILED_PRECONDITION) bad = true;
+      }
+      hdrf_free(err);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(hdrf_engine_close(e, nullptr), HDRF_OK);
+  closed = true;
+  for (auto& th : threads) th.join();
+  EXPECT_FALSE(bad.load());
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+}
+
+// Engines made and destroyed on many threads: handles never collide.
+TEST(CApiConcurrency, ManyEnginesManyThreads) {
+  std::vector<std::thread> threads;
+  std::atomic<bool> bad{false};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        hdrf_engine_t* e = nullptr;
+        if (hdrf_engine_create("cpu=4", nullptr, 0, nullptr, &e, nullptr) != HDRF_OK) bad = true;
+        if (hdrf_job_submit(e, "j", nullptr, nullptr, 8, "cpu=1", nullptr) != HDRF_OK) bad = true;
+        int64_t steps = 0;
+        if (hdrf_fill(e, &steps, nullptr) != HDRF_OK || steps != 4) bad = true;
+        if (hdrf_engine_destroy(e, nullptr) != HDRF_OK) bad = true;
+        if (hdrf_engine_destroy(e, nullptr) != HDRF_INVALID_ARGUMENT) bad = true;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_FALSE(bad.load());
+}
+
+}  // namespace
