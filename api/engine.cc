@@ -32,7 +32,7 @@ std::string DigestToHex(uint64_t d) {
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Engine::~Engine() {
-  if (impl_ && impl_->log) (void)impl_->log->Close();
+  if (impl_ && impl_->log && !impl_->closed) (void)impl_->log->Close();
 }
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
@@ -65,8 +65,14 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
+Status Engine::Impl::Writable() const {
+  if (closed) return Status::FailedPrecondition("engine is closed");
+  if (log) return log->health();
+  return Status::Ok();
+}
+
 Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
-  if (log) HDRF_RETURN_IF_ERROR(log->health());
+  HDRF_RETURN_IF_ERROR(Writable());
   if (e.type == Event::Type::kSubmit) {
     auto id = tree->Submit(e.job);
     if (!id.ok()) return id.status();
@@ -116,7 +122,7 @@ StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
     {                                                                   \
       std::lock_guard<std::mutex> lock(impl_->mu);                      \
       HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, job));                \
-      if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->health());       \
+      HDRF_RETURN_IF_ERROR(impl_->Writable());       \
       HDRF_RETURN_IF_ERROR(impl_->tree->Method(job.id, n));             \
       seq = ++impl_->last_seq;                                          \
       if (impl_->log) impl_->log->Enqueue(seq, Event::Maker(job.seq, n)); \
@@ -134,7 +140,7 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
   size_t bad = 0;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->health());
+    HDRF_RETURN_IF_ERROR(impl_->Writable());
     engine::Tree& t = *impl_->tree;
     for (size_t i = 0; i < n; ++i) {
       const TaskOp& op = ops[i];
@@ -229,7 +235,7 @@ StatusOr<std::optional<JobRef>> Engine::Step() {
     std::optional<JobId> j = impl_->tree->PickNext();
     if (!j) return std::optional<JobRef>();
     ref = JobRef{*j, impl_->tree->job_seq(*j)};
-    if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->health());
+    HDRF_RETURN_IF_ERROR(impl_->Writable());
     HDRF_RETURN_IF_ERROR(impl_->tree->Allocate(*j, 1));
     seq = ++impl_->last_seq;
     if (impl_->log) impl_->log->Enqueue(seq, Event::Allocate(ref.seq, 1));
@@ -382,11 +388,14 @@ size_t Engine::queue_count() const {
 Status Engine::Flush() { return impl_->log ? impl_->log->Flush() : Status::Ok(); }
 Status Engine::Checkpoint() { return impl_->log ? impl_->log->Checkpoint() : Status::Ok(); }
 
+// The log object lives until the engine is destroyed: a concurrent caller
+// may still be waiting in WaitDurable. Once closed it reports an error from
+// health(), so later events are refused.
 Status Engine::Close() {
-  if (!impl_->log) return Status::Ok();
-  Status s = impl_->log->Close();
-  impl_->log.reset();
-  return s;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->log || impl_->closed) return Status::Ok();
+  impl_->closed = true;
+  return impl_->log->Close();
 }
 
 Status Engine::CheckInvariants() const {

@@ -22,7 +22,10 @@ struct Engine::Impl {
   std::unique_ptr<engine::Tree> tree;  // guarded by mu
   uint64_t last_seq = 0;               // guarded by mu
   std::unique_ptr<EventLog> log;       // null without a store
+  bool closed = false;                 // guarded by mu: Close() was called
 
+  // Ok when events may be applied: not closed, and the log is healthy.
+  Status Writable() const;
   // Applies `e` (already validated by the caller or not) under `mu`, logs it
   // and assigns its sequence number. Defined in engine.cc.
   Status ApplyLocked(const Event& e, JobRef* submitted);

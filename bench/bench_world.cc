@@ -3,6 +3,11 @@
 #include <cstdio>
 #include <unistd.h>
 
+#if __has_include(<jemalloc/jemalloc.h>)
+#include <jemalloc/jemalloc.h>
+#define HDRF_HAVE_JEMALLOC 1
+#endif
+
 namespace hdrf::bench {
 namespace {
 
@@ -110,6 +115,18 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
     w.event_dir.push_back(dir);
   }
   return w;
+}
+
+int64_t AllocatedBytes() {
+#ifdef HDRF_HAVE_JEMALLOC
+  uint64_t epoch = 1;
+  size_t len = sizeof epoch;
+  mallctl("epoch", &epoch, &len, &epoch, len);
+  size_t allocated = 0;
+  len = sizeof allocated;
+  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0) return static_cast<int64_t>(allocated);
+#endif
+  return -1;
 }
 
 int64_t RssBytes() {

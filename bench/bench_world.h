@@ -48,6 +48,9 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate = true);
 
 // Resident set size of this process in bytes (from /proc/self/statm).
 int64_t RssBytes();
+// Bytes the allocator holds for live objects (jemalloc stats.allocated),
+// -1 without jemalloc.
+int64_t AllocatedBytes();
 
 }  // namespace hdrf::bench
 
