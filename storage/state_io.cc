@@ -1,0 +1,344 @@
+#include "storage/state_io.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "rocksdb/write_batch.h"
+
+namespace hdrf::storage {
+namespace {
+
+std::string Names(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+// Any failure while rebuilding from records the store holds is damage.
+Status AsCorruption(const Status& s, const std::string& context) {
+  if (s.ok()) return s;
+  return Status::Corruption(context + ": " + s.message());
+}
+
+std::string DescribeOp(const EventBatch& b, size_t i) {
+  const LogOp& op = b.ops[i];
+  std::string d = std::string(EventTypeName(op.type));
+  if (op.full == kNoFull) {
+    d += " job #" + std::to_string(op.job_seq);
+    if (op.type != Event::Type::kRemove) d += " n=" + std::to_string(op.n);
+    return d;
+  }
+  const Event& e = b.full[op.full];
+  switch (e.type) {
+    case Event::Type::kSubmit: return d + " job " + e.job.name;
+    case Event::Type::kCreateQueue:
+    case Event::Type::kUpdateQueue: return d + " " + e.queue.path;
+    case Event::Type::kSetQueueState:
+    case Event::Type::kDeleteQueue: return d + " " + e.path;
+    default: return d;
+  }
+}
+
+}  // namespace
+
+MetaRecord MetaFor(const engine::Tree& tree, std::optional<double> overcommit_factor) {
+  MetaRecord m;
+  m.format_version = kFormatVersion;
+  m.resource_names = tree.resource_names();
+  m.initial_capacity = tree.total();
+  m.overcommit_factor = overcommit_factor;
+  m.created_by = "hdrf 0.1.0";
+  return m;
+}
+
+Status CheckMeta(const MetaRecord& meta, const std::string& path) {
+  if (meta.format_version != kFormatVersion)
+    return Status::InvalidArgument("store " + path + ": format version " +
+                                   std::to_string(meta.format_version) +
+                                   " (key m); this build reads format version " +
+                                   std::to_string(kFormatVersion));
+  const auto& n = meta.resource_names;
+  if (n.empty()) return Status::Corruption("store " + path + ": key m (meta) lists no resources");
+  if (n.size() > static_cast<size_t>(engine::kMaxResources))
+    return Status::Corruption("store " + path + ": key m (meta) lists " + std::to_string(n.size()) +
+                              " resources, more than " + std::to_string(engine::kMaxResources));
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i].empty() || (i > 0 && n[i - 1] >= n[i]))
+      return Status::Corruption("store " + path +
+                                ": key m (meta): resource names are not sorted and unique (" +
+                                Names(n) + ")");
+  return Status::Ok();
+}
+
+// Dense index up to this many sequence numbers (4 bytes each).
+constexpr uint64_t kMaxDenseSeqs = uint64_t{1} << 25;
+
+Replayer::Replayer(engine::Tree& tree) : tree_(tree) {
+  if (tree.next_seq() > kMaxDenseSeqs) return;
+  by_seq_.assign(tree.next_seq() + 1024, engine::kNone);
+  for (JobId j : tree.JobsInSubmitOrder()) by_seq_[tree.job_seq(j)] = j;
+}
+
+Status Replayer::Apply(const EventBatch& batch, size_t i) {
+  const LogOp& op = batch.ops[i];
+  // The index entry of an event a little ahead: a cache miss taken early.
+  if (i + 16 < batch.ops.size() && batch.ops[i + 16].job_seq < by_seq_.size())
+    __builtin_prefetch(&by_seq_[batch.ops[i + 16].job_seq]);
+  if (op.full != kNoFull) {
+    const Event& e = batch.full[op.full];
+    HDRF_RETURN_IF_ERROR(ApplyEvent(tree_, e));
+    if (e.type == Event::Type::kSubmit && !by_seq_.empty()) {
+      const uint64_t seq = tree_.next_seq() - 1;
+      if (seq >= kMaxDenseSeqs) {
+        by_seq_.clear();
+        by_seq_.shrink_to_fit();
+      } else {
+        if (seq >= by_seq_.size()) by_seq_.resize(std::max<uint64_t>(seq + 1, by_seq_.size() * 2), engine::kNone);
+        auto id = tree_.FindJobBySeq(seq);
+        by_seq_[seq] = id.ok() ? *id : engine::kNone;
+      }
+    }
+    return Status::Ok();
+  }
+  JobId id = Find(op.job_seq);
+  if (id == engine::kNone || !tree_.job_alive(id) || tree_.job_seq(id) != op.job_seq) {
+    HDRF_ASSIGN_OR_RETURN(id, tree_.FindJobBySeq(op.job_seq));
+  }
+  switch (op.type) {
+    case Event::Type::kAllocate: return tree_.Allocate(id, op.n);
+    case Event::Type::kRelease: return tree_.Release(id, op.n);
+    case Event::Type::kFinish: return tree_.Finish(id, op.n);
+    case Event::Type::kRemove: {
+      HDRF_RETURN_IF_ERROR(tree_.Remove(id));
+      if (op.job_seq < by_seq_.size()) by_seq_[op.job_seq] = engine::kNone;
+      return Status::Ok();
+    }
+    default: return Status::Internal("not a task event");
+  }
+}
+
+StatusOr<std::unique_ptr<engine::Tree>> BuildQueueTree(const ResourceAmounts& cluster,
+                                                       const std::vector<QueueSpec>& queues,
+                                                       std::optional<double> overcommit_factor) {
+  engine::TreeOptions topts;
+  topts.overcommit_factor = overcommit_factor;
+  auto direct = engine::Tree::Create(cluster, queues, topts);
+  if (direct.ok()) return direct;
+  // Events can reach states that the creation rules refuse: SetCapacity does
+  // not re-check guarantees against the new total, and an UpdateQueue that
+  // lowers a capability does not re-check descendants' guarantees. Build
+  // such a tree in steps that each pass the rules: a total large enough for
+  // the guarantees, queues without capabilities, then capabilities from the
+  // leaves up, then the real total (no jobs exist yet, so nothing else moves).
+  ResourceAmounts big = cluster;
+  for (const QueueSpec& q : queues) {
+    if (q.path == "root" || std::count(q.path.begin(), q.path.end(), '/') != 1) continue;
+    for (const auto& [r, a] : q.guarantee)
+      if (big.count(r)) big[r] += a;
+  }
+  std::vector<QueueSpec> bare = queues;
+  for (QueueSpec& q : bare) q.capability.clear();
+  auto t = engine::Tree::Create(big, bare, topts);
+  if (!t.ok()) return direct.status();
+  std::vector<const QueueSpec*> order;
+  for (const QueueSpec& q : queues)
+    if (!q.capability.empty()) order.push_back(&q);
+  std::sort(order.begin(), order.end(),
+            [](const QueueSpec* a, const QueueSpec* b) { return a->path > b->path; });
+  for (const QueueSpec* q : order)
+    if (!(*t)->UpdateQueue(*q).ok()) return direct.status();
+  if (big != cluster && !(*t)->SetCapacity(cluster).ok()) return direct.status();
+  return t;
+}
+
+Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
+                       const std::vector<std::string>& names, CheckpointStats* stats,
+                       uint32_t jobs_per_chunk) {
+  CheckpointHeaderRecord h;
+  h.seq = seq;
+  h.next_seq = tree.next_seq();
+  h.capacity = tree.total();
+  h.queues = tree.QueueSpecs();
+  std::unordered_map<std::string, uint32_t> qidx;
+  qidx.reserve(h.queues.size() * 2);
+  for (uint32_t i = 0; i < h.queues.size(); ++i) qidx.emplace(h.queues[i].path, i);
+  const std::string where = "checkpoint at event " + std::to_string(seq);
+
+  rocksdb::WriteBatch wb;
+  uint64_t bytes = 0;
+  JobChunkEncoder enc;
+  uint32_t chunk = 0;
+  auto flush_chunk = [&]() -> Status {
+    std::string v = enc.Finish(seq, chunk);
+    bytes += v.size();
+    wb.Put(ChunkKey(seq, chunk), v);
+    ++chunk;
+    if (wb.GetDataSize() >= (8u << 20)) {
+      HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where));
+      wb.Clear();
+    }
+    return Status::Ok();
+  };
+  std::vector<JobId> jobs = tree.JobsInSubmitOrder();
+  for (JobId j : jobs) {
+    JobInfo info = tree.GetJob(j);
+    auto it = qidx.find(info.queue);
+    if (it == qidx.end())
+      return Status::Internal(where + ": job " + info.name + " in unknown queue " + info.queue);
+    enc.Add(info, it->second);
+    if (enc.size() >= jobs_per_chunk) HDRF_RETURN_IF_ERROR(flush_chunk());
+  }
+  if (enc.size() > 0) HDRF_RETURN_IF_ERROR(flush_chunk());
+  if (wb.Count() > 0) HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where));
+  wb.Clear();
+
+  h.job_count = jobs.size();
+  h.chunk_count = chunk;
+  auto hv = EncodeCheckpointHeader(h, names);
+  if (!hv.ok()) return hv.status().WithContext(where);
+  bytes += hv->size();
+  wb.Put(HeaderKey(seq), *hv);
+  // Synced: commits the chunks written above (the WAL is sequential).
+  HDRF_RETURN_IF_ERROR(store.Write(&wb, true).WithContext(where));
+  wb.Clear();
+
+  // Reclaim: log records entirely <= seq (batches never straddle a
+  // checkpoint, see docs/storage.md), older checkpoints.
+  wb.DeleteRange(LogKey(0), LogKey(seq + 1));
+  wb.DeleteRange(ChunkPrefix(0), ChunkPrefix(seq));
+  wb.DeleteRange(HeaderKey(0), HeaderKey(seq));
+  HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where + ": reclaiming older records"));
+  if (stats) {
+    stats->jobs = jobs.size();
+    stats->chunks = chunk;
+    stats->bytes = bytes;
+  }
+  return Status::Ok();
+}
+
+namespace {
+StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& options);
+}  // namespace
+
+StatusOr<LoadedState> LoadState(const Store& store, const LoadOptions& options) {
+  auto r = LoadStateImpl(store, options);
+  if (r.ok() || r.status().code() != StatusCode::kCorruption) return r;
+  // Missing records next to table files nobody references: say so.
+  std::vector<std::string> orphans = store.UnreferencedTables();
+  if (orphans.empty()) return r;
+  std::string list;
+  for (size_t i = 0; i < orphans.size() && i < 5; ++i) list += (i ? ", " : "") + orphans[i];
+  if (orphans.size() > 5) list += ", ...";
+  return Status::Corruption(r.status().message() + " (note: " + std::to_string(orphans.size()) +
+                            " table file(s) are not referenced by the MANIFEST: " + list +
+                            "; the MANIFEST may be truncated or damaged)");
+}
+
+namespace {
+StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& options) {
+  const std::string& dir = store.path();
+  LoadedState out;
+  HDRF_ASSIGN_OR_RETURN(out.meta, store.ReadMeta());
+  HDRF_RETURN_IF_ERROR(CheckMeta(out.meta, dir));
+  const std::vector<std::string>& names = out.meta.resource_names;
+  if (!options.expected_resources.empty())
+    HDRF_RETURN_IF_ERROR(CheckResourceNames(out.meta, dir, options.expected_resources));
+  if (options.overcommit_factor && options.overcommit_factor != out.meta.overcommit_factor)
+    return Status::InvalidArgument(
+        "store " + dir + ": written with overcommitFactor " +
+        (out.meta.overcommit_factor ? std::to_string(*out.meta.overcommit_factor) : "unset") +
+        ", opened with " + std::to_string(*options.overcommit_factor));
+  if (options.verify_files) HDRF_RETURN_IF_ERROR(store.VerifyChecksums());
+
+  // ---- the latest checkpoint ----
+  HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store.CheckpointSeqs());
+  if (ckpts.empty())
+    return Status::Corruption("store " + dir + ": no checkpoint (no h/ key); the store is incomplete");
+  const uint64_t S = ckpts.back();
+  const std::string hkey = "store " + dir + ": key " + KeyToString(HeaderKey(S));
+  HDRF_ASSIGN_OR_RETURN(std::string hv, store.Get(HeaderKey(S)));
+  auto header = DecodeCheckpointHeader(hv, names);
+  if (!header.ok()) return header.status().WithContext(hkey);
+  if (header->seq != S)
+    return Status::Corruption(hkey + ": header says it is the checkpoint at event " +
+                              std::to_string(header->seq));
+  ResourceAmounts cluster;
+  for (size_t r = 0; r < names.size(); ++r) cluster[names[r]] = header->capacity[r];
+  auto tree = BuildQueueTree(cluster, header->queues, out.meta.overcommit_factor);
+  if (!tree.ok()) return AsCorruption(tree.status(), hkey + ": queues cannot be rebuilt");
+  engine::Tree& t = **tree;
+  std::vector<std::string> paths;
+  paths.reserve(header->queues.size());
+  for (const QueueSpec& q : header->queues) paths.push_back(q.path);
+  uint64_t jobs = 0;
+  for (uint32_t i = 0; i < header->chunk_count; ++i) {
+    const std::string key = ChunkKey(S, i);
+    const std::string ckey = "store " + dir + ": key " + KeyToString(key);
+    auto v = store.Get(key);
+    if (!v.ok()) {
+      if (v.status().code() == StatusCode::kNotFound)
+        return Status::Corruption(ckey + " is missing (checkpoint at event " + std::to_string(S) +
+                                  " has " + std::to_string(header->chunk_count) + " chunks)");
+      return v.status();
+    }
+    Status s = DecodeJobChunk(*v, names, paths, S, i, [&](const JobRecord& j) -> Status {
+      ++jobs;
+      return t.RestoreJob(j.spec, j.seq, j.allocated, j.state);
+    });
+    if (!s.ok()) return AsCorruption(s, ckey);
+  }
+  if (jobs != header->job_count)
+    return Status::Corruption(hkey + ": checkpoint lists " + std::to_string(header->job_count) +
+                              " jobs, its chunks hold " + std::to_string(jobs));
+  t.set_next_seq(header->next_seq);
+  t.RebuildAll();
+  out.checkpoint_seq = S;
+
+  // ---- the log after it ----
+  const uint64_t stop_at = options.stop_at.value_or(UINT64_MAX);
+  uint64_t expected = S + 1;
+  EventBatch batch;
+  Replayer replayer(t);
+  auto replay = [&](uint64_t first, std::string_view value) -> Status {
+    const std::string lkey = "store " + dir + ": key " + KeyToString(LogKey(first));
+    if (first > expected)
+      return Status::Corruption("store " + dir + ": log gap: event " + std::to_string(expected) +
+                                " is missing (the next log record, " + KeyToString(LogKey(first)) +
+                                ", starts at event " + std::to_string(first) + ")");
+    Status s = DecodeLogBatch(value, names, first, &batch);
+    if (!s.ok()) return AsCorruption(s, lkey);
+    ++out.log_records;
+    if (batch.last_seq() < expected) return Status::Ok();  // before the checkpoint
+    const uint64_t last = std::min(batch.last_seq(), stop_at);
+    for (uint64_t seq = expected; seq <= last; ++seq) {
+      const size_t i = seq - first;
+      Status a = replayer.Apply(batch, i);
+      if (!a.ok())
+        return Status::Corruption(lkey + ": event " + std::to_string(seq) + " (" +
+                                  DescribeOp(batch, i) + ") cannot be replayed: " + a.message());
+      ++out.events_replayed;
+    }
+    expected = last + 1;
+    return Status::Ok();
+  };
+  // A record that began at or before the checkpoint and runs past it.
+  HDRF_ASSIGN_OR_RETURN(auto before, store.LogAtOrBefore(S));
+  if (before) HDRF_RETURN_IF_ERROR(replay(before->first, before->second));
+  if (expected <= stop_at) {
+    HDRF_RETURN_IF_ERROR(store.ScanLog(S + 1, [&](uint64_t first, std::string_view v) -> StatusOr<bool> {
+      Status s = replay(first, v);
+      if (!s.ok()) return s;
+      return expected <= stop_at;
+    }));
+  }
+  if (options.stop_at && expected - 1 < stop_at)
+    return Status::Corruption("store " + dir + ": the log ends at event " +
+                              std::to_string(expected - 1) + ", expected it to reach event " +
+                              std::to_string(stop_at));
+  out.last_seq = expected - 1;
+  out.tree = std::move(tree).value();
+  return out;
+}
+}  // namespace
+
+}  // namespace hdrf::storage

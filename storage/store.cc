@@ -1,0 +1,365 @@
+#include "storage/store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <system_error>
+
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "rocksdb/write_batch.h"
+
+namespace hdrf::storage {
+namespace fs = std::filesystem;
+namespace {
+
+// Keeps RocksDB's info log in memory: a read-only open must not create or
+// rotate the LOG file of a store it only inspects, and the lines that name
+// a damaged file make error messages say where.
+class CapturingLogger : public rocksdb::Logger {
+ public:
+  CapturingLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL) {}
+  void Logv(const char* format, va_list ap) override {
+    Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap);
+  }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    char buf[1024];
+    std::vsnprintf(buf, sizeof buf, format, ap);
+    std::string line(buf);
+    const bool interesting = level >= rocksdb::InfoLogLevel::WARN_LEVEL ||
+                             line.find("Corruption") != std::string::npos ||
+                             line.find("dropping") != std::string::npos;
+    if (!interesting) return;
+    std::lock_guard<std::mutex> l(mu_);
+    if (lines_.size() >= 64) lines_.erase(lines_.begin());
+    lines_.push_back(std::move(line));
+  }
+  // The last captured line that names a file of the store.
+  std::string Hint() {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto it = lines_.rbegin(); it != lines_.rend(); ++it)
+      if (it->find(".log") != std::string::npos || it->find(".sst") != std::string::npos ||
+          it->find("MANIFEST") != std::string::npos)
+        return *it;
+    return "";
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+rocksdb::Options MakeOptions(bool create) {
+  rocksdb::Options o;
+  o.create_if_missing = create;
+  o.error_if_exists = create;
+  o.paranoid_checks = true;
+  // A torn last WAL record (a crash mid-write) is dropped; damage anywhere
+  // else in the WAL refuses the open instead of silently cutting the log.
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // A synced WAL that went missing (or shrank) is reported at open.
+  o.track_and_verify_wals_in_manifest = true;
+  o.max_background_jobs = 2;
+  o.keep_log_file_num = 3;
+  o.stats_dump_period_sec = 0;
+  o.stats_persist_period_sec = 0;
+  o.write_buffer_size = 64 << 20;
+  o.max_write_buffer_number = 4;
+  o.avoid_flush_during_recovery = true;
+  auto supported = rocksdb::GetSupportedCompressions();
+  auto has = [&](rocksdb::CompressionType t) {
+    return std::find(supported.begin(), supported.end(), t) != supported.end();
+  };
+  if (has(rocksdb::kLZ4Compression)) o.compression = rocksdb::kLZ4Compression;
+  else if (has(rocksdb::kSnappyCompression)) o.compression = rocksdb::kSnappyCompression;
+  else o.compression = rocksdb::kNoCompression;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_size = 64 << 10;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  return o;
+}
+
+rocksdb::ReadOptions ReadOpts() {
+  rocksdb::ReadOptions r;
+  r.verify_checksums = true;
+  r.fill_cache = false;
+  r.readahead_size = 4 << 20;
+  return r;
+}
+
+// Another process holding the store's LOCK (RocksDB uses fcntl locks).
+std::optional<pid_t> LockHolder(const std::string& dir) {
+  int fd = ::open((dir + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct flock fl;
+  std::memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  std::optional<pid_t> out;
+  if (::fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) out = fl.l_pid;
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+Status Store::FromRocks(const rocksdb::Status& s, const std::string& what) const {
+  if (s.ok()) return Status::Ok();
+  std::string m = "store " + path_ + ": " + what + ": " + s.ToString();
+  if (s.IsCorruption()) return Status::Corruption(m);
+  if (s.IsNotFound()) return Status::NotFound(m);
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(m);
+  if (s.IsIOError() && s.ToString().find("lock") != std::string::npos)
+    return Status::FailedPrecondition(m + " (is the store open in another engine or process?)");
+  if (s.IsIOError() || s.IsNoSpace()) return Status::IoError(m);
+  return Status::Internal(m);
+}
+
+Status Store::OpenDb(Mode mode, bool create) {
+  rocksdb::Options o = MakeOptions(create);
+  std::shared_ptr<CapturingLogger> log;
+  if (mode == Mode::kReadOnly) {
+    log = std::make_shared<CapturingLogger>();
+    o.info_log = log;
+  }
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = mode == Mode::kReadOnly ? rocksdb::DB::OpenForReadOnly(o, path_, &db)
+                                              : rocksdb::DB::Open(o, path_, &db);
+  if (!s.ok()) {
+    delete db;
+    Status st = FromRocks(s, create ? "cannot create the database" : "cannot open the database");
+    if (log) {
+      std::string hint = log->Hint();
+      if (!hint.empty() && st.message().find(hint) == std::string::npos)
+        st = Status(st.code(), st.message() + " (RocksDB: " + hint + ")");
+    }
+    return st;
+  }
+  db_.reset(db);
+  mode_ = mode;
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Create(const std::string& path, const MetaRecord& meta) {
+  if (path.empty()) return Status::InvalidArgument("store: empty directory name");
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    if (!fs::is_directory(path, ec))
+      return Status::AlreadyExists("store " + path + ": exists and is not a directory");
+    if (!fs::is_empty(path, ec))
+      return Status::AlreadyExists("store " + path +
+                                   ": the directory is not empty (a store exists there?); "
+                                   "hdrf never overwrites a store: open it or choose another "
+                                   "directory");
+  }
+  std::unique_ptr<Store> st(new Store(path, Mode::kReadWrite));
+  HDRF_RETURN_IF_ERROR(st->OpenDb(Mode::kReadWrite, /*create=*/true));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  HDRF_RETURN_IF_ERROR(st->FromRocks(st->db_->Put(wo, kMetaKey, EncodeMeta(meta)), "writing meta"));
+  return st;
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, Mode mode) {
+  if (path.empty()) return Status::InvalidArgument("store: empty directory name");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::NotFound("no store at " + path);
+  if (!fs::is_directory(path, ec))
+    return Status::InvalidArgument("no store at " + path + ": not a directory");
+  if (!fs::exists(fs::path(path) / "CURRENT", ec)) {
+    if (fs::is_empty(path, ec)) return Status::NotFound("no store at " + path + " (empty directory)");
+    return Status::Corruption("store " + path +
+                              ": file CURRENT is missing (not a store, or a damaged one)");
+  }
+  if (auto pid = LockHolder(path))
+    return Status::FailedPrecondition("store " + path + ": in use by process " +
+                                      std::to_string(*pid) + " (LOCK held)");
+  std::unique_ptr<Store> st(new Store(path, mode));
+  HDRF_RETURN_IF_ERROR(st->OpenDb(mode, /*create=*/false));
+  return st;
+}
+
+Store::Store(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {}
+
+Store::~Store() { (void)Close(); }
+
+Status Store::Reopen(Mode mode) {
+  HDRF_RETURN_IF_ERROR(Close());
+  return OpenDb(mode, false);
+}
+
+Status Store::Close() {
+  if (!db_) return Status::Ok();
+  rocksdb::Status s = db_->Close();
+  db_.reset();
+  // Close() reports an earlier background error again; the caller has seen
+  // it already (a failed write), so only a new problem is worth returning.
+  if (!s.ok() && !s.IsAborted()) return FromRocks(s, "closing");
+  return Status::Ok();
+}
+
+StatusOr<std::string> Store::Get(std::string_view key) const {
+  if (!db_) return Status::FailedPrecondition("store " + path_ + ": closed");
+  std::string v;
+  rocksdb::Status s = db_->Get(ReadOpts(), rocksdb::Slice(key.data(), key.size()), &v);
+  if (s.IsNotFound())
+    return Status::NotFound("store " + path_ + ": key " + KeyToString(key) + " is missing");
+  HDRF_RETURN_IF_ERROR(FromRocks(s, "reading key " + KeyToString(key)));
+  return v;
+}
+
+StatusOr<MetaRecord> Store::ReadMeta() const {
+  auto v = Get(kMetaKey);
+  if (!v.ok()) {
+    if (v.status().code() == StatusCode::kNotFound)
+      return Status::Corruption("store " + path_ + ": key m (meta) is missing");
+    return v.status();
+  }
+  auto m = DecodeMeta(*v);
+  if (!m.ok()) return m.status().WithContext("store " + path_ + ": key m (meta)");
+  return m;
+}
+
+StatusOr<std::vector<uint64_t>> Store::CheckpointSeqs() const {
+  std::vector<uint64_t> out;
+  rocksdb::ReadOptions ro = ReadOpts();
+  std::string upper = "h0";  // '0' follows '/'
+  rocksdb::Slice ub(upper);
+  ro.iterate_upper_bound = &ub;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  for (it->Seek(kHeaderPrefix); it->Valid(); it->Next()) {
+    uint64_t seq;
+    if (!ParseHeaderKey(std::string_view(it->key().data(), it->key().size()), &seq))
+      return Status::Corruption("store " + path_ + ": unexpected key " +
+                                KeyToString(std::string_view(it->key().data(), it->key().size())));
+    out.push_back(seq);
+  }
+  HDRF_RETURN_IF_ERROR(FromRocks(it->status(), "listing checkpoints"));
+  return out;
+}
+
+Status Store::ScanLog(uint64_t from,
+                      const std::function<StatusOr<bool>(uint64_t, std::string_view)>& fn) const {
+  rocksdb::ReadOptions ro = ReadOpts();
+  std::string upper = "l0";
+  rocksdb::Slice ub(upper);
+  ro.iterate_upper_bound = &ub;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  for (it->Seek(LogKey(from)); it->Valid(); it->Next()) {
+    std::string_view key(it->key().data(), it->key().size());
+    uint64_t first;
+    if (!ParseLogKey(key, &first))
+      return Status::Corruption("store " + path_ + ": unexpected key " + KeyToString(key));
+    auto more = fn(first, std::string_view(it->value().data(), it->value().size()));
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::Ok();
+  }
+  return FromRocks(it->status(), "reading the log");
+}
+
+StatusOr<std::optional<std::pair<uint64_t, std::string>>> Store::LogAtOrBefore(uint64_t seq) const {
+  rocksdb::ReadOptions ro = ReadOpts();
+  std::string lower = kLogPrefix;
+  rocksdb::Slice lb(lower);
+  ro.iterate_lower_bound = &lb;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  it->SeekForPrev(LogKey(seq));
+  std::optional<std::pair<uint64_t, std::string>> out;
+  if (it->Valid()) {
+    uint64_t first;
+    std::string_view key(it->key().data(), it->key().size());
+    if (ParseLogKey(key, &first)) out.emplace(first, it->value().ToString());
+  }
+  HDRF_RETURN_IF_ERROR(FromRocks(it->status(), "reading the log"));
+  return out;
+}
+
+StatusOr<uint64_t> Store::CountKeys(std::string_view prefix) const {
+  rocksdb::ReadOptions ro = ReadOpts();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  uint64_t n = 0;
+  rocksdb::Slice p(prefix.data(), prefix.size());
+  for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) ++n;
+  HDRF_RETURN_IF_ERROR(FromRocks(it->status(), "counting keys"));
+  return n;
+}
+
+std::vector<std::string> Store::UnreferencedTables() const {
+  std::vector<std::string> out;
+  if (!db_) return out;
+  std::vector<rocksdb::LiveFileMetaData> live;
+  db_->GetLiveFilesMetaData(&live);
+  std::set<std::string> names;
+  for (const auto& f : live) names.insert(fs::path(f.name).filename().string());
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(path_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".sst") == 0 && !names.count(name))
+      out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status Store::VerifyChecksums() const {
+  return FromRocks(db_->VerifyChecksum(ReadOpts()), "verifying file checksums");
+}
+
+Status Store::Write(rocksdb::WriteBatch* batch, bool sync) {
+  if (!db_ || mode_ != Mode::kReadWrite)
+    return Status::FailedPrecondition("store " + path_ + ": not open for writing");
+  rocksdb::WriteOptions wo;
+  wo.sync = sync;
+  return FromRocks(db_->Write(wo, batch), "write failed");
+}
+
+Status Store::SyncWal() {
+  if (!db_ || mode_ != Mode::kReadWrite) return Status::Ok();
+  return FromRocks(db_->SyncWAL(), "syncing the write-ahead log");
+}
+
+Status Store::FlushMemtable() {
+  if (!db_ || mode_ != Mode::kReadWrite) return Status::Ok();
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  return FromRocks(db_->Flush(fo), "flushing the memtable");
+}
+
+StatusOr<StoreInfo> InspectStore(const std::string& path) {
+  HDRF_ASSIGN_OR_RETURN(auto st, Store::Open(path, Store::Mode::kReadOnly));
+  StoreInfo info;
+  HDRF_ASSIGN_OR_RETURN(info.meta, st->ReadMeta());
+  HDRF_ASSIGN_OR_RETURN(info.checkpoints, st->CheckpointSeqs());
+  HDRF_ASSIGN_OR_RETURN(info.log_records, st->CountKeys(kLogPrefix));
+  return info;
+}
+
+namespace {
+std::string JoinNames(const std::vector<std::string>& v) {
+  std::string out = "{";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out + "}";
+}
+}  // namespace
+
+Status CheckResourceNames(const MetaRecord& meta, const std::string& path,
+                          std::vector<std::string> expected) {
+  std::sort(expected.begin(), expected.end());
+  if (expected == meta.resource_names) return Status::Ok();
+  return Status::InvalidArgument("store " + path + ": written with resources " +
+                                 JoinNames(meta.resource_names) + ", expected " +
+                                 JoinNames(expected));
+}
+
+}  // namespace hdrf::storage

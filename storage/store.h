@@ -1,0 +1,110 @@
+// Store: one RocksDB database holding an hdrf state (docs/storage.md).
+//
+// A Store is opened read-only (nothing in the directory is written, not even
+// RocksDB's info LOG) or read-write (exclusive: RocksDB's LOCK file). Every
+// error is a Status whose message starts with "store DIR" and names what is
+// wrong; RocksDB errors keep RocksDB's own text (file names included).
+//
+// Thread safety: RocksDB's. Reads and writes may come from any thread;
+// Reopen() and Close() must not race with anything else.
+#ifndef HDRF_STORAGE_STORE_H_
+#define HDRF_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/status.h"
+#include "storage/codec.h"
+
+namespace rocksdb {
+class DB;
+class WriteBatch;
+class Status;
+}  // namespace rocksdb
+
+namespace hdrf::storage {
+
+class Store {
+ public:
+  enum class Mode { kReadOnly, kReadWrite };
+
+  // Creates a new store at `path` (a missing or empty directory) and writes
+  // `meta`. Fails with AlreadyExists when a store, or anything else, is
+  // there already.
+  static StatusOr<std::unique_ptr<Store>> Create(const std::string& path, const MetaRecord& meta);
+  // Opens an existing store. NotFound "no store at DIR" when there is none.
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Mode mode);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+  Mode mode() const { return mode_; }
+  // Closes and opens again in `mode`.
+  Status Reopen(Mode mode);
+
+  // ---- reads (checksums always verified) ----
+  // The value at `key`; NotFound (with the key in the message) if absent.
+  StatusOr<std::string> Get(std::string_view key) const;
+  StatusOr<MetaRecord> ReadMeta() const;
+  // Sequence numbers of the committed checkpoints ("h/" keys), ascending.
+  StatusOr<std::vector<uint64_t>> CheckpointSeqs() const;
+  // Calls fn(first_seq, value) for every log record whose key is >= `from`
+  // (in key order) until fn returns false or an error.
+  Status ScanLog(uint64_t from,
+                 const std::function<StatusOr<bool>(uint64_t, std::string_view)>& fn) const;
+  // The log record with the largest first seq <= `seq`, if any.
+  StatusOr<std::optional<std::pair<uint64_t, std::string>>> LogAtOrBefore(uint64_t seq) const;
+  // Number of keys starting with `prefix` (tests, tools).
+  StatusOr<uint64_t> CountKeys(std::string_view prefix) const;
+  // Table files in the directory that the MANIFEST does not reference
+  // (normal only after a crash during a flush; otherwise a sign of a
+  // damaged or truncated MANIFEST).
+  std::vector<std::string> UnreferencedTables() const;
+  // Reads every SST file of the store and checks its block checksums.
+  Status VerifyChecksums() const;
+
+  // ---- writes (read-write mode only) ----
+  Status Write(rocksdb::WriteBatch* batch, bool sync);
+  // Makes every write so far durable.
+  Status SyncWal();
+  // Writes the memtable to SST files (so the next open replays no WAL).
+  Status FlushMemtable();
+  Status Close();
+
+  rocksdb::DB* db() const { return db_.get(); }
+
+  // Converts a RocksDB status; `what` says what was being done.
+  Status FromRocks(const rocksdb::Status& s, const std::string& what) const;
+
+ private:
+  Store(std::string path, Mode mode);
+  Status OpenDb(Mode mode, bool create);
+
+  std::string path_;
+  Mode mode_;
+  std::unique_ptr<rocksdb::DB> db_;
+};
+
+// What a store holds, read without replaying it (tools, the replay tool's
+// checks before reusing a directory).
+struct StoreInfo {
+  MetaRecord meta;
+  std::vector<uint64_t> checkpoints;  // committed checkpoint seqs
+  uint64_t log_records = 0;
+};
+StatusOr<StoreInfo> InspectStore(const std::string& path);
+
+// Fails with InvalidArgument naming both lists when the store's resource
+// names differ from `expected` (any order).
+Status CheckResourceNames(const MetaRecord& meta, const std::string& path,
+                          std::vector<std::string> expected);
+
+}  // namespace hdrf::storage
+
+#endif  // HDRF_STORAGE_STORE_H_

@@ -1,0 +1,181 @@
+// Crash and fault tests (issue 5): a storage_child process ingests events
+// and is SIGKILLed at a random moment, or runs out of file size; the parent
+// recovers the store and checks it against what the child acknowledged.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "api/engine.h"
+#include "tests/storage/storage_util.h"
+
+namespace hdrf {
+namespace {
+
+using ::testing::HasSubstr;
+using storage_test::Child;
+using storage_test::TempDir;
+
+struct Acks {
+  uint64_t max_durable = 0;  // largest durable_seq() reported after an OK
+  uint64_t max_last = 0;     // largest last_seq() reported after an OK
+  uint64_t count = 0;
+  bool ready = false;
+  std::string error, after_error;
+};
+
+Acks Parse(const std::vector<std::string>& lines) {
+  Acks a;
+  for (const std::string& l : lines) {
+    std::istringstream in(l);
+    std::string word;
+    in >> word;
+    if (word == "ready") a.ready = true;
+    if (word == "acked") {
+      uint64_t d = 0, last = 0;
+      in >> d >> last;
+      a.max_durable = std::max(a.max_durable, d);
+      a.max_last = std::max(a.max_last, last);
+      ++a.count;
+    }
+    if (word == "error") a.error = l;
+    if (word == "refused" || word == "accepted") a.after_error = l;
+  }
+  return a;
+}
+
+// Runs the child until `kill_after_ms` after it is ready, then SIGKILLs it.
+Acks RunAndKill(const std::vector<std::string>& args, int kill_after_ms) {
+  Child c(args);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Parse(c.lines()).ready == false && std::chrono::steady_clock::now() < deadline)
+    if (!c.Poll(50)) break;
+  const auto kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+  while (std::chrono::steady_clock::now() < kill_at)
+    if (!c.Poll(5)) break;
+  c.Kill(SIGKILL);
+  c.Wait();
+  return Parse(c.lines());
+}
+
+std::unique_ptr<Engine> Recover(const std::string& db) {
+  EngineOptions o;
+  o.db_path = db;
+  o.durability = Durability::kNone;
+  auto e = Engine::Open(o);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return e.ok() ? std::move(e).value() : nullptr;
+}
+
+class Sigkill : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+
+TEST_P(Sigkill, OneThreadRecoversAnExactPrefixHoldingEveryAck) {
+  const std::string durability = std::get<0>(GetParam());
+  const int seed = std::get<1>(GetParam());
+  TempDir dir("kill1");
+  const std::string db = dir.Sub("db");
+  storage_test::Rng rng(static_cast<uint64_t>(seed));
+  const int after = static_cast<int>(rng.Uniform(150, 700));
+  Acks a = RunAndKill({storage_test::ChildPath(), "--db", db, "--durability", durability, "--seed",
+                       std::to_string(seed), "--events", "400000", "--checkpoint-every",
+                       std::to_string(rng.Uniform(300, 3000))},
+                      after);
+  ASSERT_TRUE(a.ready);
+  ASSERT_GT(a.count, 0u) << "killed before any event";
+  auto e = Recover(db);
+  ASSERT_TRUE(e);
+  const uint64_t n = e->last_seq();
+  // sync: every acknowledged event; async: everything the writer wrote
+  // (durable_seq) survives a process crash.
+  EXPECT_GE(n, a.max_durable) << durability;
+  if (durability == std::string("sync")) {
+    EXPECT_GE(n, a.max_last);
+  }
+  EXPECT_LE(n, a.max_last + 1) << "recovered an event the child never applied";
+  auto stream = storage_test::MakeStream(static_cast<uint64_t>(seed), {.events = n});
+  EXPECT_EQ(e->DigestHex(), DigestToHex(storage_test::PrefixDigest(stream, n)))
+      << "recovered state is not the prefix of " << n << " events";
+  EXPECT_TRUE(e->CheckInvariants().ok());
+  std::printf("[ info ] %s seed %d: killed after %d ms, %llu acks, recovered %llu events\n",
+              durability.c_str(), seed, after, static_cast<unsigned long long>(a.count),
+              static_cast<unsigned long long>(n));
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, Sigkill,
+                         ::testing::Combine(::testing::Values("sync", "async"),
+                                            ::testing::Values(1, 2, 3)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)) + "_" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(SigkillThreads, SyncKeepsEveryAckAndTheStoreStaysUsable) {
+  for (int round = 0; round < 2; ++round) {
+    TempDir dir("killT");
+    const std::string db = dir.Sub("db");
+    Acks a = RunAndKill({storage_test::ChildPath(), "--db", db, "--durability", "sync", "--seed",
+                         std::to_string(10 + round), "--events", "10000000", "--threads", "6",
+                         "--checkpoint-every", "2000"},
+                        300 + 250 * round);
+    ASSERT_GT(a.count, 0u);
+    auto e = Recover(db);
+    ASSERT_TRUE(e);
+    // Each worker reported durable_seq() after its call returned OK, which
+    // is >= the sequence number of its own event.
+    EXPECT_GE(e->last_seq(), a.max_durable) << "an acknowledged event was lost";
+    EXPECT_TRUE(e->CheckInvariants().ok());
+    ASSERT_TRUE(e->Close().ok());
+    // The recovered store takes new events and recovers them too.
+    EngineOptions o;
+    o.db_path = db;
+    auto again = Engine::Open(o);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    auto ref = (*again)->FindJob("t0-j0");
+    ASSERT_TRUE(ref.ok());
+    Status s = (*again)->Allocate(*ref, 1);
+    if (!s.ok()) s = (*again)->Release(*ref, 1);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const uint64_t d = (*again)->Digest(), last = (*again)->last_seq();
+    ASSERT_TRUE((*again)->Close().ok());
+    auto third = Recover(db);
+    ASSERT_TRUE(third);
+    EXPECT_EQ(third->Digest(), d);
+    EXPECT_EQ(third->last_seq(), last);
+  }
+}
+
+TEST(DiskFull, FailingCallReportsLaterCallsAreRefusedAckedEventsSurvive) {
+  for (const char* durability : {"sync", "async"}) {
+    TempDir dir("full");
+    const std::string db = dir.Sub("db");
+    Child c({storage_test::ChildPath(), "--db", db, "--durability", durability, "--seed", "5",
+             "--events", "400000", "--checkpoint-every", "0", "--fsize", "262144"});
+    int st = c.Wait();
+    Acks a = Parse(c.lines());
+    ASSERT_TRUE(a.ready) << durability;
+    ASSERT_TRUE(WIFEXITED(st)) << st;
+    EXPECT_EQ(WEXITSTATUS(st), 3) << "the child should have hit the file size limit";
+    EXPECT_THAT(a.error, HasSubstr("IoError")) << a.error;
+    EXPECT_THAT(a.after_error, HasSubstr("refused")) << "the engine must refuse events after a write error";
+    auto e = Recover(db);
+    ASSERT_TRUE(e);
+    const uint64_t n = e->last_seq();
+    EXPECT_GE(n, a.max_durable) << durability;
+    if (std::string(durability) == "sync") {
+      EXPECT_GE(n, a.max_last);
+    }
+    auto stream = storage_test::MakeStream(5, {.events = n});
+    EXPECT_EQ(e->Digest(), storage_test::PrefixDigest(stream, n));
+    std::printf("[ info ] disk full (%s): %llu acks, error '%s', recovered %llu events\n", durability,
+                static_cast<unsigned long long>(a.count), a.error.c_str(),
+                static_cast<unsigned long long>(n));
+  }
+}
+
+}  // namespace
+}  // namespace hdrf

@@ -1,0 +1,122 @@
+// Helpers for the storage tests: a deterministic event stream that touches
+// every event type, temporary directories, directory fingerprints and a
+// child-process runner.
+#ifndef HDRF_TESTS_STORAGE_STORAGE_UTIL_H_
+#define HDRF_TESTS_STORAGE_STORAGE_UTIL_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/engine.h"
+#include "engine/event.h"
+#include "engine/spec.h"
+
+namespace hdrf::storage_test {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  bool Chance(int percent) { return Uniform(1, 100) <= percent; }
+
+ private:
+  uint64_t s_;
+};
+
+// The world every stream starts from.
+ResourceAmounts TestCluster();
+std::vector<QueueSpec> TestQueues();
+
+struct StreamOptions {
+  size_t events = 1000;
+  // Percent of events that are not task events (submit, remove, queue ops,
+  // capacity changes).
+  int other_percent = 10;
+};
+
+// An endless deterministic stream: Next() returns an event that the
+// generator's own engine accepted (so the stream applies in order to an
+// engine created with TestCluster()/TestQueues()). Prefix-stable: the first
+// n events do not depend on how many are drawn.
+class StreamGen {
+ public:
+  explicit StreamGen(uint64_t seed, int other_percent = 10);
+  ~StreamGen();
+  Event Next();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int other_percent_;
+};
+
+// `events` events, each accepted when applied in order to an engine created
+// with TestCluster()/TestQueues() (the generator checks each one on its own
+// engine). Same seed, same stream.
+std::vector<Event> MakeStream(uint64_t seed, const StreamOptions& o);
+
+// Digest after applying the first `n` events of `stream` in memory.
+uint64_t PrefixDigest(const std::vector<Event>& stream, size_t n);
+
+// A fresh empty directory under TEST_TMPDIR or /tmp; removed with the object.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag);
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// File name -> FNV-1a of its bytes, for every regular file under `dir`.
+std::map<std::string, uint64_t> Fingerprint(const std::string& dir);
+void CopyDir(const std::string& from, const std::string& to);
+// Regular files of `dir` whose name ends with `suffix`, sorted.
+std::vector<std::string> FilesWithSuffix(const std::string& dir, const std::string& suffix);
+void FlipByte(const std::string& file, size_t offset);
+size_t FileSize(const std::string& file);
+
+// A child process with its stdout on a pipe.
+class Child {
+ public:
+  // Runs `argv` (argv[0] is the program path).
+  explicit Child(const std::vector<std::string>& argv);
+  ~Child();
+  // Reads what is available within `timeout_ms` into lines(); false at EOF.
+  bool Poll(int timeout_ms);
+  // Reads until EOF and reaps; returns the wait status.
+  int Wait();
+  void Kill(int sig);
+  const std::vector<std::string>& lines() const { return lines_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  std::string partial_;
+  std::vector<std::string> lines_;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
+// The storage_child helper (its path comes from $HDRF_STORAGE_CHILD).
+std::string ChildPath();
+
+}  // namespace hdrf::storage_test
+
+#endif  // HDRF_TESTS_STORAGE_STORAGE_UTIL_H_

@@ -1,0 +1,848 @@
+// Storage: codec, round trips through a store, checkpoints and the log
+// tail, reclamation, concurrency, and damaged stores (issue 5).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "api/engine.h"
+#include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
+#include "storage/codec.h"
+#include "storage/state_io.h"
+#include "storage/store.h"
+#include "tests/storage/storage_util.h"
+
+namespace hdrf {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using storage_test::Child;
+using storage_test::MakeStream;
+using storage_test::PrefixDigest;
+using storage_test::StreamOptions;
+using storage_test::TempDir;
+using storage_test::TestCluster;
+using storage_test::TestQueues;
+namespace fs = std::filesystem;
+
+EngineOptions Opts(const std::string& db, Durability d = Durability::kSync, uint64_t every = 1000000) {
+  EngineOptions o;
+  o.db_path = db;
+  o.durability = d;
+  o.checkpoint_every = every;
+  return o;
+}
+
+std::unique_ptr<Engine> MustCreate(const EngineOptions& o) {
+  auto e = Engine::Create(TestCluster(), TestQueues(), o);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return e.ok() ? std::move(e).value() : nullptr;
+}
+
+std::unique_ptr<Engine> MustOpen(const EngineOptions& o) {
+  auto e = Engine::Open(o);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return e.ok() ? std::move(e).value() : nullptr;
+}
+
+void ApplyAll(Engine& e, const std::vector<Event>& stream, size_t from = 0, size_t to = SIZE_MAX) {
+  for (size_t i = from; i < stream.size() && i < to; ++i) {
+    Status s = e.Apply(stream[i]);
+    ASSERT_TRUE(s.ok()) << "event " << i << ": " << s.ToString();
+  }
+}
+
+void ExpectSameJobs(const Engine& a, const Engine& b) {
+  auto ja = a.Jobs(), jb = b.Jobs();
+  ASSERT_EQ(ja.size(), jb.size());
+  for (size_t i = 0; i < ja.size(); ++i) {
+    EXPECT_EQ(ja[i].name, jb[i].name);
+    EXPECT_EQ(ja[i].queue, jb[i].queue);
+    EXPECT_EQ(ja[i].seq, jb[i].seq);
+    EXPECT_EQ(ja[i].state, jb[i].state) << ja[i].name;
+    EXPECT_EQ(ja[i].allocated, jb[i].allocated);
+    EXPECT_EQ(ja[i].tasks, jb[i].tasks);
+  }
+  auto qa = a.Queues(), qb = b.Queues();
+  ASSERT_EQ(qa.size(), qb.size());
+  for (size_t i = 0; i < qa.size(); ++i) {
+    EXPECT_EQ(qa[i].path, qb[i].path);
+    EXPECT_EQ(qa[i].state, qb[i].state);
+    EXPECT_EQ(qa[i].reclaimable, qb[i].reclaimable);
+    EXPECT_EQ(qa[i].min_user_limit_percent, qb[i].min_user_limit_percent);
+    EXPECT_EQ(qa[i].user_limit_factor, qb[i].user_limit_factor);
+    EXPECT_EQ(qa[i].usage, qb[i].usage);
+  }
+  EXPECT_EQ(a.Total(), b.Total());
+}
+
+// ---------------------------------------------------------------- codec --
+
+std::vector<std::string> Names() { return {"cpu", "memory", "nvidia.com/gpu"}; }
+
+TEST(Codec, LogBatchRoundTripsEveryEventType) {
+  storage::EventBatch b;
+  b.first_seq = 41;
+  auto stream = MakeStream(7, {.events = 600, .other_percent = 40});
+  for (const Event& e : stream) b.Add(e);
+  b.Add(Event::Allocate(3, int64_t{1} << 40));  // n beyond a TaskOp's int32
+  storage::LogEncoder enc(Names());
+  std::string v;
+  ASSERT_TRUE(enc.Encode(b, 0, b.size(), &v).ok());
+  storage::EventBatch back;
+  Status s = storage::DecodeLogBatch(v, Names(), 41, &back);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(back.size(), b.size());
+  std::set<Event::Type> seen;
+  for (size_t i = 0; i < b.size(); ++i) {
+    Event x = b.At(i), y = back.At(i);
+    seen.insert(x.type);
+    ASSERT_EQ(x.type, y.type) << i;
+    EXPECT_EQ(x.job_seq, y.job_seq);
+    if (x.type != Event::Type::kRemove && storage::IsTaskType(x.type)) {
+      EXPECT_EQ(x.n, y.n);
+    }
+    EXPECT_EQ(x.job.name, y.job.name);
+    EXPECT_EQ(x.job.queue, y.job.queue);
+    EXPECT_EQ(x.job.user, y.job.user);
+    EXPECT_EQ(x.job.task, y.job.task);
+    EXPECT_EQ(x.job.tasks, y.job.tasks);
+    EXPECT_EQ(x.job.weight, y.job.weight);
+    EXPECT_EQ(x.job.min_available, y.job.min_available);
+    EXPECT_EQ(x.queue.path, y.queue.path);
+    EXPECT_EQ(x.queue.capability, y.queue.capability);
+    EXPECT_EQ(x.queue.guarantee, y.queue.guarantee);
+    EXPECT_EQ(x.queue.weight, y.queue.weight);
+    EXPECT_EQ(x.queue.user_limit_factor, y.queue.user_limit_factor);
+    EXPECT_EQ(x.queue.min_user_limit_percent, y.queue.min_user_limit_percent);
+    EXPECT_EQ(x.queue.reclaimable, y.queue.reclaimable);
+    EXPECT_EQ(x.path, y.path);
+    EXPECT_EQ(x.state, y.state);
+    EXPECT_EQ(x.cluster, y.cluster);
+  }
+  EXPECT_EQ(seen.size(), 10u) << "the stream should hold every event type";
+  // Task events are stored in 16 bytes each.
+  storage::EventBatch tasks;
+  tasks.first_seq = 1;
+  for (int i = 0; i < 10000; ++i) tasks.Add(Event::Allocate(i, 1));
+  ASSERT_TRUE(enc.Encode(tasks, 0, tasks.size(), &v).ok());
+  EXPECT_LT(v.size(), 10000u * 16 + 200);
+}
+
+TEST(Codec, DamagedValuesAreErrorsNeverCrashes) {
+  storage::EventBatch b;
+  b.first_seq = 1;
+  for (const Event& e : MakeStream(3, {.events = 200, .other_percent = 50})) b.Add(e);
+  storage::LogEncoder enc(Names());
+  std::string v;
+  ASSERT_TRUE(enc.Encode(b, 0, b.size(), &v).ok());
+  storage_test::Rng rng(11);
+  storage::EventBatch out;
+  int errors = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string d = v;
+    if (trial % 3 == 0) {
+      d.resize(static_cast<size_t>(rng.Uniform(0, static_cast<int64_t>(v.size()) - 1)));
+    } else {
+      for (int k = 0; k < 1 + trial % 4; ++k)
+        d[rng.Uniform(0, static_cast<int64_t>(d.size()) - 1)] ^= static_cast<char>(1 + rng.Uniform(0, 254));
+    }
+    Status s = storage::DecodeLogBatch(d, Names(), 1, &out);
+    if (!s.ok()) {
+      ++errors;
+      EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+    }
+  }
+  EXPECT_GT(errors, 1000);
+  // The wrong record kind, and a key that disagrees with the value.
+  EXPECT_THAT(storage::DecodeMeta(v).status().message(), HasSubstr("holds a LogBatch record"));
+  EXPECT_THAT(storage::DecodeLogBatch(v, Names(), 2, &out).message(), HasSubstr("its key says 2"));
+}
+
+TEST(Codec, KeysSortBySequence) {
+  EXPECT_LT(storage::LogKey(255), storage::LogKey(256));
+  EXPECT_LT(storage::LogKey(1), storage::LogKey(uint64_t{1} << 40));
+  EXPECT_LT(storage::ChunkKey(7, 1), storage::ChunkKey(7, 2));
+  EXPECT_LT(storage::ChunkKey(7, 999), storage::ChunkKey(8, 0));
+  EXPECT_EQ(storage::KeyToString(storage::LogKey(42)), "l/seq=42");
+  EXPECT_EQ(storage::KeyToString(storage::ChunkKey(7, 3)), "c/seq=7/chunk=3");
+  EXPECT_EQ(storage::KeyToString(storage::HeaderKey(9)), "h/seq=9");
+  uint64_t s = 0;
+  EXPECT_TRUE(storage::ParseLogKey(storage::LogKey(1234567), &s));
+  EXPECT_EQ(s, 1234567u);
+}
+
+// ----------------------------------------------------------- round trips --
+
+class RoundTrip : public ::testing::TestWithParam<Durability> {};
+
+TEST_P(RoundTrip, StateAndSequenceSurviveCloseAndOpen) {
+  TempDir dir("rt");
+  const std::string db = dir.Sub("db");
+  auto stream = MakeStream(21, {.events = 1500, .other_percent = 15});
+  uint64_t digest, last;
+  {
+    auto e = MustCreate(Opts(db, GetParam(), 400));
+    ASSERT_TRUE(e);
+    ApplyAll(*e, stream, 0, 700);
+    auto steps = e->Fill();  // Step() events are logged like any other
+    ASSERT_TRUE(steps.ok());
+    ASSERT_TRUE(e->Checkpoint().ok());
+    ResourceAmounts c = TestCluster();
+    c["cpu"] = 50000;
+    ASSERT_TRUE(e->SetCapacity(c).ok());
+    ASSERT_TRUE(e->Close().ok());
+    // A closed engine has no store any more.
+    digest = e->Digest();
+    last = e->last_seq();
+  }
+  {
+    auto e = MustOpen(Opts(db, GetParam()));
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->DigestHex(), DigestToHex(digest));
+    EXPECT_EQ(e->last_seq(), last);
+    EXPECT_TRUE(e->CheckInvariants().ok()) << e->CheckInvariants().ToString();
+    EXPECT_EQ(e->durable_seq(), last);
+    // Keep going on the recovered engine; sequence numbers continue.
+    Event s;
+    s.type = Event::Type::kSubmit;
+    s.job.name = "after-restart";
+    s.job.queue = "root/eng/dev";
+    s.job.task = {{"cpu", 500}};
+    auto ref = e->Submit(s.job);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    EXPECT_EQ(e->last_seq(), last + 1);
+    ResourceAmounts bigger = TestCluster();
+    bigger["cpu"] = 1000000;  // the Fill above used everything
+    ASSERT_TRUE(e->SetCapacity(bigger).ok());
+    ASSERT_TRUE(e->Allocate(*ref, 1).ok());
+    digest = e->Digest();
+    last = e->last_seq();
+    ASSERT_TRUE(e->Close().ok());
+  }
+  auto e = MustOpen(Opts(db, Durability::kNone));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->Digest(), digest);
+  EXPECT_EQ(e->last_seq(), last);
+  auto j = e->GetJob("after-restart");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->allocated, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Durabilities, RoundTrip,
+                         ::testing::Values(Durability::kSync, Durability::kAsync, Durability::kNone),
+                         [](const auto& info) { return std::string(DurabilityName(info.param)); });
+
+TEST(Store, RecoveredEngineEqualsTheLiveOne) {
+  TempDir dir("eq");
+  const std::string db = dir.Sub("db");
+  auto stream = MakeStream(5, {.events = 3000, .other_percent = 12});
+  auto live = MustCreate(Opts(db, Durability::kAsync, 700));
+  ASSERT_TRUE(live);
+  ApplyAll(*live, stream);
+  ASSERT_TRUE(live->Flush().ok());
+  auto mem = MustCreate(Opts(""));
+  ApplyAll(*mem, stream);
+  EXPECT_EQ(live->Digest(), mem->Digest());
+  ASSERT_TRUE(live->Close().ok());
+  auto back = MustOpen(Opts(db));
+  ASSERT_TRUE(back);
+  ExpectSameJobs(*mem, *back);
+  EXPECT_EQ(back->Digest(), mem->Digest());
+  // The next scheduling decision is the same.
+  auto a = mem->PickNext(), b = back->PickNext();
+  ASSERT_EQ(a.has_value(), b.has_value());
+  if (a) {
+    EXPECT_EQ(a->name, b->name);
+  }
+}
+
+TEST(Store, EnqueueGateStatesSurvive) {
+  TempDir dir("gate");
+  const std::string db = dir.Sub("db");
+  EngineOptions o = Opts(db);
+  o.overcommit_factor = 1.0;
+  auto e = MustCreate(o);
+  ASSERT_TRUE(e);
+  for (int i = 0; i < 12; ++i) {
+    JobSpec j;
+    j.name = "g" + std::to_string(i);
+    j.queue = "root/sci/a";
+    j.tasks = 10;
+    j.min_available = 10;
+    j.task = {{"cpu", 1000}};
+    ASSERT_TRUE(e->Submit(j).ok());
+  }
+  ASSERT_TRUE(e->Fill().ok());
+  int pending = 0;
+  for (const JobInfo& j : e->Jobs()) pending += j.state == JobState::kPending;
+  EXPECT_GT(pending, 0) << "the gate should hold some jobs back";
+  const uint64_t d = e->Digest();
+  auto jobs = e->Jobs();
+  ASSERT_TRUE(e->Close().ok());
+  // A different gate than the store's is refused; unset means the store's.
+  EngineOptions other = Opts(db);
+  other.overcommit_factor = 2.0;
+  auto bad = Engine::Open(other);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("overcommitFactor"));
+  auto back = MustOpen(Opts(db));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), d);
+  auto jb = back->Jobs();
+  ASSERT_EQ(jb.size(), jobs.size());
+  for (size_t i = 0; i < jb.size(); ++i) EXPECT_EQ(jb[i].state, jobs[i].state) << jb[i].name;
+  ASSERT_TRUE(back->CheckInvariants().ok());
+  // Releasing resources admits the same Pending jobs in the recovered
+  // engine as in an in-memory twin that applied the same events.
+  EngineOptions twin_opts;
+  twin_opts.overcommit_factor = 1.0;
+  auto twin = MustCreate(twin_opts);
+  for (int i = 0; i < 12; ++i) {
+    JobSpec j;
+    j.name = "g" + std::to_string(i);
+    j.queue = "root/sci/a";
+    j.tasks = 10;
+    j.min_available = 10;
+    j.task = {{"cpu", 1000}};
+    ASSERT_TRUE(twin->Submit(j).ok());
+  }
+  ASSERT_TRUE(twin->Fill().ok());
+  ASSERT_EQ(twin->Digest(), back->Digest());
+  for (Engine* x : {twin.get(), back.get()}) {
+    auto r = x->FindJob("g0");
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(x->Finish(*r, 10).ok());
+  }
+  auto jt = twin->Jobs(), jr = back->Jobs();
+  ASSERT_EQ(jt.size(), jr.size());
+  for (size_t i = 0; i < jt.size(); ++i) EXPECT_EQ(jt[i].state, jr[i].state) << jt[i].name;
+}
+
+TEST(Store, StatesThatCreationRulesRefuseAreRecovered) {
+  // SetCapacity below the root children's guarantees, and a parent's
+  // capability lowered under a child's guarantee: reachable by events,
+  // refused by Tree::Create's rules; recovery must still rebuild them.
+  TempDir dir("rules");
+  const std::string db = dir.Sub("db");
+  auto e = MustCreate(Opts(db));
+  ASSERT_TRUE(e);
+  QueueSpec q;
+  q.path = "root/big";
+  q.guarantee = {{"cpu", 40000}};
+  ASSERT_TRUE(e->CreateQueue(q).ok());
+  QueueSpec c;
+  c.path = "root/big/child";
+  c.guarantee = {{"cpu", 30000}};
+  ASSERT_TRUE(e->CreateQueue(c).ok());
+  q.capability = {{"cpu", 20000}};  // below the child's guarantee
+  Status u = e->UpdateQueue(q);
+  ResourceAmounts cl = TestCluster();
+  cl["cpu"] = 30000;  // below 8 + 40 cpu of guarantees
+  ASSERT_TRUE(e->SetCapacity(cl).ok());
+  JobSpec j;
+  j.name = "j";
+  j.queue = "root/big/child";
+  j.tasks = 4;
+  j.task = {{"cpu", 1000}};
+  auto ref = e->Submit(j);
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE(e->Allocate(*ref, 2).ok());
+  const uint64_t d = e->Digest();
+  ASSERT_TRUE(e->Close().ok());
+  auto back = MustOpen(Opts(db));
+  ASSERT_TRUE(back) << "UpdateQueue was " << u.ToString();
+  EXPECT_EQ(back->Digest(), d);
+  EXPECT_TRUE(back->CheckInvariants().ok());
+}
+
+TEST(Store, ConcurrentSyncWritersShareWritesAndRecoverExactly) {
+  TempDir dir("conc");
+  const std::string db = dir.Sub("db");
+  auto e = MustCreate(Opts(db, Durability::kSync, 2000));
+  ASSERT_TRUE(e);
+  const int T = 4;
+  std::vector<std::vector<JobRef>> refs(T);
+  for (int t = 0; t < T; ++t)
+    for (int k = 0; k < 4; ++k) {
+      JobSpec j;
+      j.name = "c" + std::to_string(t) + "-" + std::to_string(k);
+      j.queue = t % 2 ? "root/sci/a" : "root/eng/dev";
+      j.tasks = 40;
+      j.task = {{"cpu", 200}};
+      auto r = e->Submit(j);
+      ASSERT_TRUE(r.ok());
+      refs[t].push_back(*r);
+    }
+  std::vector<std::thread> th;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < T; ++t)
+    th.emplace_back([&, t] {
+      storage_test::Rng rng(100 + t);
+      for (int i = 0; i < 600; ++i) {
+        JobRef j = refs[t][rng.Uniform(0, 3)];
+        Status s = rng.Chance(60) ? e->Allocate(j, 1) : e->Release(j, 1);
+        if (s.ok()) {
+          ++ok;
+          EXPECT_GE(e->durable_seq(), j.seq);
+        }
+      }
+    });
+  for (auto& x : th) x.join();
+  EXPECT_GT(ok.load(), 1000);
+  EXPECT_EQ(e->durable_seq(), e->last_seq());
+  const uint64_t d = e->Digest(), last = e->last_seq();
+  ASSERT_TRUE(e->Close().ok());
+  auto back = MustOpen(Opts(db));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), d);
+  EXPECT_EQ(back->last_seq(), last);
+  EXPECT_TRUE(back->CheckInvariants().ok());
+}
+
+TEST(Store, CreateRefusesAnExistingStoreAndOpenAMissingOne) {
+  TempDir dir("exist");
+  const std::string db = dir.Sub("db");
+  {
+    auto e = MustCreate(Opts(db));
+    ASSERT_TRUE(e);
+    ASSERT_TRUE(e->Close().ok());
+  }
+  auto before = storage_test::Fingerprint(db);
+  auto again = Engine::Create(TestCluster(), TestQueues(), Opts(db));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(again.status().message(), HasSubstr(db));
+  EXPECT_EQ(storage_test::Fingerprint(db), before);
+
+  auto missing = Engine::Open(Opts(dir.Sub("nothing-here")));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("no store at " + dir.Sub("nothing-here")));
+  EXPECT_FALSE(fs::exists(dir.Sub("nothing-here")));
+
+  // One engine at a time per store.
+  auto first = MustOpen(Opts(db));
+  ASSERT_TRUE(first);
+  auto second = Engine::Open(Opts(db));
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.status().message(), HasSubstr(db));
+}
+
+TEST(Store, CheckpointReclaimsTheLogBeforeIt) {
+  TempDir dir("reclaim");
+  const std::string db = dir.Sub("db");
+  auto stream = MakeStream(9, {.events = 400});
+  {
+    auto e = MustCreate(Opts(db, Durability::kSync, /*every=*/0));
+    ASSERT_TRUE(e);
+    ApplyAll(*e, stream, 0, 300);
+    ASSERT_TRUE(e->Checkpoint().ok());
+    ApplyAll(*e, stream, 300, 340);
+    ASSERT_TRUE(e->Flush().ok());
+    // Look at the store while the engine holds it: kill-like exit below.
+    auto info = storage::InspectStore(db);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->checkpoints, std::vector<uint64_t>{300});
+    EXPECT_EQ(info->log_records, 40u);  // one record per synced event
+    ASSERT_TRUE(e->Close().ok());
+  }
+  auto info = storage::InspectStore(db);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->checkpoints, std::vector<uint64_t>{340});
+  EXPECT_EQ(info->log_records, 0u);
+  auto back = MustOpen(Opts(db, Durability::kNone));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), PrefixDigest(stream, 340));
+}
+
+TEST(Store, CheckpointPlusLogTailAfterACrash) {
+  ASSERT_FALSE(storage_test::ChildPath().empty()) << "HDRF_STORAGE_CHILD not set";
+  TempDir dir("tail");
+  const std::string db = dir.Sub("db");
+  Child c({storage_test::ChildPath(), "--db", db, "--durability", "sync", "--seed", "31", "--events",
+           "1200", "--checkpoint-every", "250"});
+  int st = c.Wait();
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  ASSERT_FALSE(c.lines().empty());
+  EXPECT_THAT(c.lines().back(), HasSubstr("done 1200"));
+  auto info = storage::InspectStore(db);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_FALSE(info->checkpoints.empty());
+  EXPECT_GE(info->checkpoints.back(), 250u);
+  EXPECT_GT(info->log_records, 0u) << "a tail should remain after the last checkpoint";
+  auto before = storage_test::Fingerprint(db);
+  auto e = MustOpen(Opts(db, Durability::kNone));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->last_seq(), 1200u);
+  auto stream = MakeStream(31, {.events = 1200});
+  EXPECT_EQ(e->Digest(), PrefixDigest(stream, 1200));
+  EXPECT_TRUE(e->CheckInvariants().ok());
+  ASSERT_TRUE(e->Close().ok());
+  // Looking (durability none, no events) writes nothing.
+  EXPECT_EQ(storage_test::Fingerprint(db), before);
+}
+
+TEST(Store, CheckpointsRunWhileEventsKeepComing) {
+  TempDir dir("ckpt-ingest");
+  const std::string db = dir.Sub("db");
+  auto e = MustCreate(Opts(db, Durability::kAsync, /*every=*/20000));
+  ASSERT_TRUE(e);
+  std::vector<JobRef> refs;
+  for (int i = 0; i < 5000; ++i) {
+    JobSpec j;
+    j.name = std::to_string(i);
+    j.name.insert(0, 1, 'w');
+    j.queue = i % 2 ? "root/sci/a" : "root/eng/dev";
+    j.tasks = 4;
+    j.task = {{"cpu", 1}};
+    auto r = e->Submit(j);
+    ASSERT_TRUE(r.ok());
+    refs.push_back(*r);
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> checkpoints{0};
+  std::thread ck([&] {
+    while (!done.load()) {
+      EXPECT_TRUE(e->Checkpoint().ok());
+      ++checkpoints;
+    }
+  });
+  storage_test::Rng rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    JobRef j = refs[rng.Uniform(0, 4999)];
+    Status s = rng.Chance(55) ? e->Allocate(j, 1) : e->Release(j, 1);
+    ASSERT_TRUE(s.ok() || s.code() == StatusCode::kOutOfRange) << s.ToString();
+  }
+  done = true;
+  ck.join();
+  EXPECT_GE(checkpoints.load(), 1);
+  const uint64_t d = e->Digest(), last = e->last_seq();
+  ASSERT_TRUE(e->Close().ok());
+  auto back = MustOpen(Opts(db, Durability::kNone));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), d);
+  EXPECT_EQ(back->last_seq(), last);
+}
+
+TEST(Store, AStoreInUseByAnotherProcessIsRefused) {
+  TempDir dir("inuse");
+  const std::string db = dir.Sub("db");
+  Child c({storage_test::ChildPath(), "--db", db, "--durability", "sync", "--events", "10",
+           "--hold-ms", "20000"});
+  while (c.lines().empty() || c.lines().back().rfind("done", 0) != 0)
+    ASSERT_TRUE(c.Poll(100)) << "child exited early";
+  for (Durability d : {Durability::kSync, Durability::kNone}) {
+    auto e = Engine::Open(Opts(db, d));
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(e.status().message(), HasSubstr("in use by process " + std::to_string(c.pid())));
+  }
+}
+
+// ------------------------------------------------------- damaged stores --
+
+// A closed store with a checkpoint in SST files and a crashed store whose
+// log tail is only in the WAL; each case damages a copy.
+class Damaged : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("damaged");
+    stream_ = new std::vector<Event>(MakeStream(77, {.events = 2000, .other_percent = 10}));
+    {
+      auto e = Engine::Create(TestCluster(), TestQueues(), Opts(Closed(), Durability::kAsync, 800));
+      ASSERT_TRUE(e.ok());
+      ApplyAll(**e, *stream_);
+      ASSERT_TRUE((*e)->Close().ok());
+    }
+    ASSERT_FALSE(storage_test::ChildPath().empty());
+    Child c({storage_test::ChildPath(), "--db", Crashed(), "--durability", "sync", "--seed", "77",
+             "--events", "600", "--checkpoint-every", "0"});
+    int st = c.Wait();
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete stream_;
+  }
+  static std::string Closed() { return dir_->Sub("closed"); }
+  static std::string Crashed() { return dir_->Sub("crashed"); }
+
+  std::string Copy(const std::string& from, const std::string& name) {
+    std::string to = dir_->Sub(name);
+    fs::remove_all(to);
+    storage_test::CopyDir(from, to);
+    return to;
+  }
+
+  // Opens `db` and expects an error whose message has every one of
+  // `phrases`; checks that the store's files are unchanged.
+  void ExpectRefused(const std::string& db, std::optional<StatusCode> code,
+                     std::vector<std::string> phrases) {
+    auto before = storage_test::Fingerprint(db);
+    for (Durability d : {Durability::kSync, Durability::kNone}) {
+      auto e = Engine::Open(Opts(db, d));
+      ASSERT_FALSE(e.ok()) << "opened a damaged store";
+      const std::string m = e.status().message();
+      if (code) {
+        EXPECT_EQ(e.status().code(), *code) << e.status().ToString();
+      }
+      for (const std::string& p : phrases) EXPECT_THAT(m, HasSubstr(p));
+      EXPECT_THAT(m, HasSubstr(db));
+      EXPECT_EQ(storage_test::Fingerprint(db), before) << "the store was modified";
+    }
+    // And the tool says so with exit code 1.
+    const char* bin = std::getenv("HDRF_BIN");
+    if (bin) {
+      std::string cmd = std::string(bin) + " recover --db '" + db + "' --json > /dev/null 2>&1";
+      int st = std::system(cmd.c_str());
+      EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << st;
+      EXPECT_EQ(storage_test::Fingerprint(db), before);
+    }
+  }
+
+  static TempDir* dir_;
+  static std::vector<Event>* stream_;
+};
+TempDir* Damaged::dir_ = nullptr;
+std::vector<Event>* Damaged::stream_ = nullptr;
+
+TEST_F(Damaged, IntactCopiesOpen) {
+  for (auto [src, n] : {std::pair{Closed(), size_t{2000}}, std::pair{Crashed(), size_t{600}}}) {
+    std::string db = Copy(src, "intact");
+    auto e = MustOpen(Opts(db, Durability::kNone));
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->last_seq(), n);
+    EXPECT_EQ(e->Digest(), PrefixDigest(*stream_, n));
+  }
+}
+
+TEST_F(Damaged, BitFlippedSst) {
+  std::string db = Copy(Closed(), "sst-flip");
+  auto ssts = storage_test::FilesWithSuffix(db, ".sst");
+  ASSERT_FALSE(ssts.empty());
+  for (const auto& f : ssts) storage_test::FlipByte(f, storage_test::FileSize(f) / 3);
+  ExpectRefused(db, StatusCode::kCorruption, {".sst", "checksum"});
+}
+
+TEST_F(Damaged, TruncatedSst) {
+  std::string db = Copy(Closed(), "sst-trunc");
+  auto ssts = storage_test::FilesWithSuffix(db, ".sst");
+  ASSERT_FALSE(ssts.empty());
+  fs::resize_file(ssts[0], storage_test::FileSize(ssts[0]) / 2);
+  ExpectRefused(db, std::nullopt, {".sst"});
+}
+
+TEST_F(Damaged, MissingSst) {
+  std::string db = Copy(Closed(), "sst-missing");
+  auto ssts = storage_test::FilesWithSuffix(db, ".sst");
+  ASSERT_FALSE(ssts.empty());
+  fs::remove(ssts[0]);
+  ExpectRefused(db, std::nullopt, {fs::path(ssts[0]).stem().string(), "No such file"});
+}
+
+TEST_F(Damaged, TruncatedManifest) {
+  std::string db = Copy(Closed(), "manifest-trunc");
+  auto m = storage_test::FilesWithSuffix(db, "");
+  std::string manifest;
+  for (const auto& f : m)
+    if (fs::path(f).filename().string().rfind("MANIFEST-", 0) == 0) manifest = f;
+  ASSERT_FALSE(manifest.empty());
+  fs::resize_file(manifest, storage_test::FileSize(manifest) / 2);
+  ExpectRefused(db, std::nullopt, {"MANIFEST"});  // names it in a note
+}
+
+TEST_F(Damaged, MissingCurrent) {
+  std::string db = Copy(Closed(), "no-current");
+  fs::remove(db + "/CURRENT");
+  ExpectRefused(db, StatusCode::kCorruption, {"CURRENT is missing"});
+}
+
+TEST_F(Damaged, BitFlippedWal) {
+  std::string db = Copy(Crashed(), "wal-flip");
+  auto logs = storage_test::FilesWithSuffix(db, ".log");
+  ASSERT_FALSE(logs.empty());
+  const std::string wal = logs.back();
+  ASSERT_GT(storage_test::FileSize(wal), 4096u);
+  storage_test::FlipByte(wal, storage_test::FileSize(wal) / 2);
+  ExpectRefused(db, StatusCode::kCorruption, {".log", "checksum mismatch"});
+}
+
+TEST_F(Damaged, TruncatedWalRecoversAPrefixOnly) {
+  // A WAL cut short looks exactly like a crash mid-write: what is left is
+  // recovered and it is a prefix of the events (docs/storage.md).
+  std::string db = Copy(Crashed(), "wal-trunc");
+  auto logs = storage_test::FilesWithSuffix(db, ".log");
+  ASSERT_FALSE(logs.empty());
+  fs::resize_file(logs.back(), storage_test::FileSize(logs.back()) * 2 / 3 + 5);
+  auto e = Engine::Open(Opts(db, Durability::kNone));
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const uint64_t n = (*e)->last_seq();
+  EXPECT_LT(n, 600u);
+  EXPECT_EQ((*e)->Digest(), PrefixDigest(*stream_, n));
+}
+
+TEST_F(Damaged, WrongFormatVersion) {
+  std::string db = Copy(Closed(), "version");
+  {
+    auto st = storage::Store::Open(db, storage::Store::Mode::kReadWrite);
+    ASSERT_TRUE(st.ok());
+    auto meta = (*st)->ReadMeta();
+    ASSERT_TRUE(meta.ok());
+    meta->format_version = 7;
+    rocksdb::WriteBatch wb;
+    wb.Put(storage::kMetaKey, storage::EncodeMeta(*meta));
+    ASSERT_TRUE((*st)->Write(&wb, true).ok());
+  }
+  ExpectRefused(db, StatusCode::kInvalidArgument, {"format version 7", "reads format version 1", "key m"});
+}
+
+TEST_F(Damaged, OtherResourceNames) {
+  // A store whose meta names other resources than its checkpoint uses.
+  std::string db = Copy(Closed(), "names");
+  {
+    auto st = storage::Store::Open(db, storage::Store::Mode::kReadWrite);
+    ASSERT_TRUE(st.ok());
+    auto meta = (*st)->ReadMeta();
+    ASSERT_TRUE(meta.ok());
+    meta->resource_names = {"cpu", "memory"};
+    rocksdb::WriteBatch wb;
+    wb.Put(storage::kMetaKey, storage::EncodeMeta(*meta));
+    ASSERT_TRUE((*st)->Write(&wb, true).ok());
+  }
+  ExpectRefused(db, StatusCode::kCorruption, {"checkpoint capacity", "3 amounts for 2 resources", "h/seq="});
+}
+
+TEST_F(Damaged, ExpectedResourcesMismatch) {
+  std::string db = Copy(Closed(), "expect");
+  auto info = storage::InspectStore(db);
+  ASSERT_TRUE(info.ok());
+  Status s = storage::CheckResourceNames(info->meta, db, {"cpu"});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("written with resources {cpu, memory, nvidia.com/gpu}, expected {cpu}"));
+  EXPECT_TRUE(storage::CheckResourceNames(info->meta, db, {"nvidia.com/gpu", "cpu", "memory"}).ok());
+  const char* bin = std::getenv("HDRF_BIN");
+  ASSERT_NE(bin, nullptr);
+  std::string cmd = std::string(bin) + " recover --db '" + db + "' --resources cpu 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int st = pclose(p);
+  EXPECT_EQ(WEXITSTATUS(st), 1);
+  EXPECT_THAT(out, HasSubstr("expected {cpu}"));
+}
+
+TEST_F(Damaged, MissingMetaChunkAndLogRecord) {
+  auto edit = [&](const std::string& src, const std::string& name, auto&& fn) {
+    std::string db = Copy(src, name);
+    auto st = storage::Store::Open(db, storage::Store::Mode::kReadWrite);
+    EXPECT_TRUE(st.ok());
+    fn(**st);
+    EXPECT_TRUE((*st)->FlushMemtable().ok());
+    return db;
+  };
+  std::string no_meta = edit(Closed(), "no-meta", [](storage::Store& s) {
+    rocksdb::WriteBatch wb;
+    wb.Delete(storage::kMetaKey);
+    ASSERT_TRUE(s.Write(&wb, true).ok());
+  });
+  ExpectRefused(no_meta, StatusCode::kCorruption, {"key m (meta) is missing"});
+
+  uint64_t ckpt = 0;
+  std::string no_chunk = edit(Closed(), "no-chunk", [&](storage::Store& s) {
+    auto c = s.CheckpointSeqs();
+    ASSERT_TRUE(c.ok() && !c->empty());
+    ckpt = c->back();
+    rocksdb::WriteBatch wb;
+    wb.Delete(storage::ChunkKey(ckpt, 0));
+    ASSERT_TRUE(s.Write(&wb, true).ok());
+  });
+  ExpectRefused(no_chunk, StatusCode::kCorruption, {"key c/seq=" + std::to_string(ckpt) + "/chunk=0 is missing"});
+
+  std::string gap = edit(Crashed(), "log-gap", [](storage::Store& s) {
+    rocksdb::WriteBatch wb;
+    wb.Delete(storage::LogKey(300));
+    ASSERT_TRUE(s.Write(&wb, true).ok());
+  });
+  ExpectRefused(gap, StatusCode::kCorruption, {"log gap: event 300 is missing", "l/seq=301"});
+
+  std::string garbage = edit(Crashed(), "log-garbage", [](storage::Store& s) {
+    rocksdb::WriteBatch wb;
+    wb.Put(storage::LogKey(200), "this is not a flatbuffer at all");
+    ASSERT_TRUE(s.Write(&wb, true).ok());
+  });
+  ExpectRefused(garbage, StatusCode::kCorruption, {"key l/seq=200", "not an hdrf record"});
+
+  // A record that verifies but cannot be replayed (names a job that never
+  // existed) is reported with its event's sequence number.
+  std::string bad_event = edit(Crashed(), "log-bad-event", [](storage::Store& s) {
+    storage::EventBatch b;
+    b.first_seq = 250;
+    b.Add(Event::Allocate(999999, 1));
+    storage::LogEncoder enc(Names());
+    std::string v;
+    ASSERT_TRUE(enc.Encode(b, 0, 1, &v).ok());
+    rocksdb::WriteBatch wb;
+    wb.Put(storage::LogKey(250), v);
+    ASSERT_TRUE(s.Write(&wb, true).ok());
+  });
+  ExpectRefused(bad_event, StatusCode::kCorruption, {"event 250 (allocate job #999999 n=1) cannot be replayed"});
+}
+
+// ------------------------------------------------------------- the tool --
+
+TEST(RecoverTool, PrintsOneJsonLineAndUsesExitCodes) {
+  const char* bin = std::getenv("HDRF_BIN");
+  ASSERT_NE(bin, nullptr);
+  TempDir dir("tool");
+  const std::string db = dir.Sub("db");
+  auto stream = MakeStream(4, {.events = 500});
+  uint64_t digest;
+  size_t jobs, queues;
+  {
+    auto e = MustCreate(Opts(db));
+    ApplyAll(*e, stream);
+    digest = e->Digest();
+    jobs = e->job_count();
+    queues = e->queue_count();
+    ASSERT_TRUE(e->Close().ok());
+  }
+  auto run = [&](const std::string& args, int* code) {
+    std::string cmd = std::string(bin) + " recover " + args + " 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[512];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    int st = pclose(p);
+    *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+  };
+  int code;
+  std::string out = run("--db " + db + " --json", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_THAT(out, AllOf(HasSubstr("{\"last_seq\": 500, \"digest\": \"" + DigestToHex(digest) + "\""),
+                         HasSubstr("\"queues\": " + std::to_string(queues)),
+                         HasSubstr("\"jobs\": " + std::to_string(jobs)), HasSubstr("\"seconds\": ")));
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1);
+  run("--db " + dir.Sub("missing"), &code);
+  EXPECT_EQ(code, 1);
+  run("--db " + db + " --bogus", &code);
+  EXPECT_EQ(code, 2);
+  run("", &code);
+  EXPECT_EQ(code, 2);
+  out = run("--help", &code);
+  EXPECT_EQ(code, 0);
+  EXPECT_THAT(out, HasSubstr("--db DIR"));
+}
+
+}  // namespace
+}  // namespace hdrf
