@@ -405,28 +405,9 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
     return Status::FailedPrecondition("job " + spec.name + ": queue " + queues_[leaf].path +
                                       " is " + QueueStateName(queues_[leaf].state) +
                                       " and accepts no new jobs");
-  JobId id;
-  if (!free_job_ids_.empty()) {
-    id = free_job_ids_.back();
-    free_job_ids_.pop_back();
-  } else {
-    id = static_cast<JobId>(jobs_.size());
-    jobs_.emplace_back();
-    task_.resize(task_.size() + R_);
-  }
+  const JobId id = NewJob(spec, leaf, *task, next_seq_++, 0,
+                          options_.overcommit_factor ? JobState::kPending : JobState::kInqueue);
   Job& j = jobs_[id];
-  j = Job();
-  j.alive = true;
-  j.name = spec.name;
-  j.queue = leaf;
-  j.user = UserId(spec.user);
-  j.tasks = spec.tasks;
-  j.weight = std::max(1.0, spec.weight);
-  j.min_available = spec.min_available;
-  j.seq = next_seq_++;
-  std::memcpy(&task_[size_t{id} * R_], task->data(), sizeof(int64_t) * R_);
-  j.req = RequiredMask(&task_[size_t{id} * R_]);
-  j.state = options_.overcommit_factor ? JobState::kPending : JobState::kInqueue;
   GrowViews();
   for (View& v : views_) v.jobs[id] = JobView();
   Touch(id);
@@ -574,19 +555,9 @@ StatusOr<JobId> Tree::FindJobBySeq(uint64_t seq) const {
   return it->second;
 }
 
-uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
-
-bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
-
-Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {
-  if (job_by_name_.count(spec.name) || job_by_seq_.count(seq))
-    return Status::Corruption("job " + spec.name + ": restored twice");
-  HDRF_ASSIGN_OR_RETURN(QueueId leaf, FindQueue(spec.queue));
-  if (!IsLeaf(leaf)) return Status::Corruption("job " + spec.name + ": queue " + spec.queue + " is not a leaf");
-  auto task = Dense(spec.task, "job " + spec.name + ": task");
-  if (!task.ok()) return task.status();
-  if (allocated < 0 || allocated > spec.tasks)
-    return Status::Corruption("job " + spec.name + ": allocation out of range");
+// A job record in a free slot (raw fields only; no queue links, no sums).
+JobId Tree::NewJob(const JobSpec& spec, QueueId leaf, const std::vector<int64_t>& task, uint64_t seq,
+                   int64_t allocated, JobState state) {
   JobId id;
   if (!free_job_ids_.empty()) {
     id = free_job_ids_.back();
@@ -608,8 +579,26 @@ Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, Jo
   j.min_available = spec.min_available;
   j.seq = seq;
   j.state = state;
-  std::memcpy(&task_[size_t{id} * R_], task->data(), sizeof(int64_t) * R_);
+  std::memcpy(&task_[size_t{id} * R_], task.data(), sizeof(int64_t) * R_);
   j.req = RequiredMask(&task_[size_t{id} * R_]);
+  return id;
+}
+
+uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
+
+bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
+
+Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {
+  if (job_by_name_.count(spec.name) || job_by_seq_.count(seq))
+    return Status::Corruption("job " + spec.name + ": restored twice");
+  HDRF_ASSIGN_OR_RETURN(QueueId leaf, FindQueue(spec.queue));
+  if (!IsLeaf(leaf)) return Status::Corruption("job " + spec.name + ": queue " + spec.queue + " is not a leaf");
+  auto task = Dense(spec.task, "job " + spec.name + ": task");
+  if (!task.ok()) return task.status();
+  if (allocated < 0 || allocated > spec.tasks)
+    return Status::Corruption("job " + spec.name + ": allocation out of range");
+  const JobId id = NewJob(spec, leaf, *task, seq, allocated, state);
+  Job& j = jobs_[id];
   Queue& lq = queues_[leaf];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
   lq.jobs.push_back(id);

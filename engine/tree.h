@@ -173,6 +173,8 @@ class Tree {
   StatusOr<QueueSpec> Normalize(const QueueSpec& q) const;
   StatusOr<std::vector<int64_t>> Dense(const ResourceAmounts& a, const std::string& what) const;
   QueueId AddQueueNode(const QueueSpec& q, QueueId parent);
+  JobId NewJob(const JobSpec& spec, QueueId leaf, const std::vector<int64_t>& task, uint64_t seq,
+               int64_t allocated, JobState state);
   void ComputeRealCapabilities();
   bool IsLeaf(QueueId q) const;
   int64_t SubtreeJobs(QueueId q) const;

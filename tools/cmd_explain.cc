@@ -6,6 +6,7 @@
 #include "api/sim.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
+#include "tools/open_store.h"
 
 namespace hdrf::tools {
 namespace {
@@ -89,10 +90,7 @@ int CmdExplain(int argc, char** argv) {
     }
     eng = std::move(e).value();
   } else {
-    EngineOptions o;
-    o.db_path = flags.Get("db");
-    o.durability = Durability::kNone;
-    auto e = Engine::Open(o);
+    auto e = OpenStoreForReading(flags.Get("db"));
     if (!e.ok()) {
       std::fprintf(stderr, "hdrf explain: %s\n", e.status().message().c_str());
       return 1;

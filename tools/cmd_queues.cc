@@ -7,6 +7,7 @@
 #include "api/metrics.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
+#include "tools/open_store.h"
 #include "tools/tree_view.h"
 
 namespace hdrf::tools {
@@ -91,10 +92,7 @@ int CmdQueues(int argc, char** argv) {
     }
     eng = std::move(e).value();
   } else {
-    EngineOptions o;
-    o.db_path = flags.Get("db");
-    o.durability = Durability::kNone;
-    auto e = Engine::Open(o);
+    auto e = OpenStoreForReading(flags.Get("db"));
     if (!e.ok()) {
       std::fprintf(stderr, "hdrf queues: %s\n", e.status().message().c_str());
       return 1;
