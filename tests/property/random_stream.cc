@@ -80,7 +80,8 @@ RandomOp MakeOp(Rng& rng, const RandomWorld& world, const std::vector<std::strin
   auto pick_queue = [&] { return queues[rng.Uniform(0, queues.size() - 1)]; };
   if (roll <= 14 || jobs.size() < 2) {
     op.kind = RandomOp::Kind::kSubmit;
-    op.job.name = "j" + std::to_string(next_job++);
+    op.job.name = std::to_string(next_job++);
+    op.job.name.insert(0, 1, 'j');  // not "j" + ...: g++ 12 -Wrestrict false positive
     op.job.queue = rng.Chance(10) ? std::string() : pick_queue();
     op.job.user = "u" + std::to_string(rng.Uniform(0, 2));
     op.job.tasks = rng.Uniform(0, 6);
