@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <unistd.h>
 
-#if __has_include(<jemalloc/jemalloc.h>)
+// HDRF_HAVE_JEMALLOC is defined by bench/meson.build when jemalloc is linked.
+#ifdef HDRF_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
-#define HDRF_HAVE_JEMALLOC 1
 #endif
 
 namespace hdrf::bench {
