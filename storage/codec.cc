@@ -35,9 +35,20 @@ Status Bad(const std::string& what) { return Status::Corruption(what); }
 // ---- verification ----
 
 // Verifies `value` as a Record of kind `want` and returns its body.
+// FlatBuffers reads scalars in place and needs the buffer aligned to 8
+// bytes; values read from RocksDB carry no such promise, so a misaligned one
+// is copied into a per-thread aligned scratch buffer first. The result points
+// into `value` or into that buffer: it is valid until the next call on this
+// thread (each Decode* below uses it before returning).
 template <typename T>
 StatusOr<const T*> Verified(std::string_view value, fbs::Body want, const char* kind) {
   const auto* data = reinterpret_cast<const uint8_t*>(value.data());
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    thread_local std::vector<uint64_t> scratch;
+    scratch.resize((value.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    std::memcpy(scratch.data(), value.data(), value.size());
+    data = reinterpret_cast<const uint8_t*>(scratch.data());
+  }
   if (value.size() < 8 || !flatbuffers::BufferHasIdentifier(data, fbs::RecordIdentifier()))
     return Bad(std::string(kind) + " record: not an hdrf record (" + std::to_string(value.size()) +
                " bytes, no HDRF identifier)");
