@@ -90,11 +90,16 @@ Status DecodeAmounts(const flatbuffers::Vector<const fbs::Amount*>* v,
                      const std::vector<std::string>& names, const char* what, ResourceAmounts* out) {
   out->clear();
   if (!v) return Status::Ok();
-  for (const fbs::Amount* a : *v) {
-    if (a->resource() >= names.size())
-      return Bad(std::string(what) + ": resource index " + std::to_string(a->resource()) +
+  // Struct elements are copied out: the verifier checks a struct vector's
+  // length field alignment but not that its 8-byte elements are aligned, so
+  // a damaged buffer can place them anywhere.
+  for (uint32_t i = 0; i < v->size(); ++i) {
+    fbs::Amount a;
+    std::memcpy(&a, v->Data() + size_t{i} * sizeof(fbs::Amount), sizeof a);
+    if (a.resource() >= names.size())
+      return Bad(std::string(what) + ": resource index " + std::to_string(a.resource()) +
                  " out of range (" + std::to_string(names.size()) + " resources)");
-    (*out)[names[a->resource()]] = a->amount();
+    (*out)[names[a.resource()]] = a.amount();
   }
   return Status::Ok();
 }
@@ -596,7 +601,9 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
     if (next_task >= n_tasks)
       return Bad("log batch at event " + std::to_string(key_seq) + ": position " + std::to_string(i) +
                  " has no event");
-    const fbs::TaskOp* t = b->tasks()->Get(next_task++);
+    fbs::TaskOp t_copy;  // copied out: see DecodeAmounts on alignment
+    std::memcpy(&t_copy, b->tasks()->Data() + size_t{next_task++} * sizeof(fbs::TaskOp), sizeof t_copy);
+    const fbs::TaskOp* t = &t_copy;
     auto ty = static_cast<uint8_t>(t->type());
     if (ty > static_cast<uint8_t>(Event::Type::kSetCapacity) || !IsTaskType(static_cast<Event::Type>(ty)))
       return Bad("event " + std::to_string(seq) + ": task record with event type " + std::to_string(ty));
