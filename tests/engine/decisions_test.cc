@@ -26,7 +26,9 @@ JobId Sub(Tree& t, std::string name, std::string queue, int64_t tasks, ResourceA
   j.task = std::move(task);
   auto id = t.Submit(j);
   EXPECT_TRUE(id.ok()) << id.status().ToString();
-  if (allocate > 0) EXPECT_TRUE(t.Allocate(*id, allocate).ok());
+  if (allocate > 0) {
+    EXPECT_TRUE(t.Allocate(*id, allocate).ok());
+  }
   return *id;
 }
 
