@@ -30,26 +30,35 @@
 
 #include "api/engine.h"
 #include "api/json.h"
+#include "api/store_trace.h"
 #include "api/trace.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
+#include "tools/replay_plot.h"
 
 namespace hdrf::tools {
 
 namespace {
 
 const char kReplayUsage[] =
-    "usage: hdrf replay --trace FILE [--db DIR] [--durability sync|async|none]\n"
+    "usage: hdrf replay (--trace FILE | --from-db DIR) [--db DIR] [--durability sync|async|none]\n"
     "                   [--threads T] [--until SEQ] [--json] [--rate EVENTS_PER_SEC]\n"
     "                   [--warmup N] [--duration SECONDS] [--partition job|subtree]\n"
-    "                   [--progress | --no-progress]\n"
+    "                   [--progress | --no-progress] [--plot FILE.svg [--plot-samples N]]\n"
     "\n"
     "Applies a trace (docs/trace.md) to a new engine and reports throughput,\n"
     "per-event latency and the state digest (SPEC §9). Trace events are numbered\n"
     "from 1; a generated trace submits its N jobs as events 1..N (the setup,\n"
     "applied in order before the clock starts) and then has its task events.\n"
     "\n"
-    "  --trace FILE        the trace to apply (required)\n"
+    "  --trace FILE        the trace to apply\n"
+    "  --from-db DIR       instead of a trace: the event log of the store at DIR\n"
+    "                      (read-only). Its checkpoint's jobs are submitted (setup)\n"
+    "                      and their running tasks allocated (untimed, like\n"
+    "                      warm-up), then the logged events after the checkpoint\n"
+    "                      are the timed events. The digest on one thread is the\n"
+    "                      one hdrf recover reports for DIR; \"store_last_seq\" is\n"
+    "                      the store's last event. Not with --until\n"
     "  --db DIR            persist into a new store at DIR (default: memory only);\n"
     "                      stdout then carries `acked SEQ` lines, flushed, at least\n"
     "                      every 100 ms: every event up to engine sequence SEQ is\n"
@@ -78,6 +87,13 @@ const char kReplayUsage[] =
     "                      default) or subtree (top-level queue mod T)\n"
     "  --progress          progress bar on stderr even when it is not a terminal\n"
     "  --no-progress       no progress bar (default: shown when stderr is a TTY)\n"
+    "  --plot FILE.svg     draw each top-level queue's dominant share over the\n"
+    "                      run as an SVG line chart (Engine::Queues() sampled\n"
+    "                      after setup, at the start of the timed phase, about\n"
+    "                      every (timed events / N) events on thread 0, and at\n"
+    "                      the end; time spent sampling is left out of\n"
+    "                      \"seconds\" and the latencies: \"plot_seconds\")\n"
+    "  --plot-samples N    samples during the timed phase (default 200)\n"
     "\n"
     "\"events\" counts the timed events (refused ones included), \"seconds\" is\n"
     "their wall time, latencies are per event in nanoseconds, \"last_seq\" is the\n"
@@ -201,6 +217,8 @@ struct alignas(64) Worker {
   std::string first_error;
   Histogram hist;
   std::vector<TraceEvent> events; // this thread's share (threads > 1)
+  SharePlot* plot = nullptr;      // --plot: thread 0 samples shares
+  uint64_t plot_every = 0, plot_next = 0, plot_ticks = 0;
 };
 
 struct Shared {
@@ -257,6 +275,14 @@ inline void ApplyOne(const Shared& c, const TraceEvent& e, Worker& w) {
   if (!s.ok()) [[unlikely]] Refuse(w, s);
 }
 
+// --plot: one sample, its time kept out of the latencies and the throughput.
+[[gnu::noinline]] void PlotSample(const Shared& c, Worker& w) {
+  const uint64_t t = Ticks();
+  w.plot->Sample(*c.engine);
+  w.plot_next += w.plot_every;
+  w.plot_ticks += Ticks() - t;
+}
+
 struct Pace {
   double rate = 0;            // events/s for this thread; 0 = unpaced
   uint64_t deadline_ns = 0;   // steady ns; 0 = none
@@ -284,6 +310,10 @@ void RunTimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, co
       w.done.store(i, std::memory_order_relaxed);
       if (g_stop.load(std::memory_order_relaxed)) break;
       if (pace.deadline_ns && SteadyNs() >= pace.deadline_ns) break;
+      if (w.plot && i >= w.plot_next) [[unlikely]] {
+        PlotSample(c, w);
+        prev = Ticks();
+      }
     }
     if constexpr (kPaced) {
       next_ns += interval_ns;
@@ -321,6 +351,10 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
   while (i < count) {
     w.done.store(i, std::memory_order_relaxed);
     if (g_stop.load(std::memory_order_relaxed)) break;
+    if (timed && w.plot && i >= w.plot_next) [[unlikely]] {
+      PlotSample(c, w);
+      prev = Ticks();
+    }
     ops.clear();
     const bool submits = ev[i].type == TraceEventType::kSubmit;
     while (i < count && ops.size() < g_batch && (ev[i].type == TraceEventType::kSubmit) == submits) {
@@ -487,6 +521,9 @@ struct Config {
   double duration = 0;
   bool subtree = false;
   int progress = 0;
+  std::string from_db;  // --from-db: the store whose log is replayed
+  std::string plot;     // --plot FILE.svg
+  int64_t plot_samples = 200;
 };
 
 // Top-level queue of a job's queue path ("root/q3/q1" -> "q3").
@@ -501,7 +538,7 @@ std::string TopLevel(const std::string& path) {
 
 int CmdReplay(int argc, char** argv) {
   Flags flags({"trace", "db", "durability", "threads", "until", "rate", "warmup", "duration", "partition",
-               "batch"},
+               "batch", "from-db", "plot", "plot-samples"},
               {"json", "progress", "no-progress", "help"});
   Status ps = flags.Parse(argc, argv, 2);
   if (flags.Has("help")) {
@@ -512,9 +549,26 @@ int CmdReplay(int argc, char** argv) {
   if (!flags.positional().empty())
     return Usage("unexpected argument '" + flags.positional()[0] + "' (the trace goes after --trace)");
   Config cfg;
-  if (!flags.Has("trace")) return Usage("--trace FILE is required (see --help)");
+  if (flags.Has("trace") == flags.Has("from-db"))
+    return Usage(flags.Has("trace") ? "--trace and --from-db exclude each other"
+                                    : "--trace FILE (or --from-db DIR) is required (see --help)");
   cfg.trace = flags.Get("trace");
-  if (cfg.trace.empty()) return Usage("flag --trace: empty file name");
+  cfg.from_db = flags.Get("from-db");
+  if (flags.Has("trace") && cfg.trace.empty()) return Usage("flag --trace: empty file name");
+  if (flags.Has("from-db") && cfg.from_db.empty()) return Usage("flag --from-db: empty directory name");
+  if (flags.Has("from-db") && flags.Has("until"))
+    return Usage("--until counts trace events; it does not apply to --from-db (the whole log is replayed)");
+  if (flags.Has("from-db") && flags.Has("db") && flags.Get("db") == cfg.from_db)
+    return Usage("--db must be a new store, not the --from-db store");
+  if (flags.Has("plot")) {
+    cfg.plot = flags.Get("plot");
+    if (Status p = CheckPlotPath(cfg.plot); !p.ok()) return Usage(p.message());
+  }
+  if (flags.Has("plot-samples") && !flags.Has("plot")) return Usage("--plot-samples needs --plot FILE.svg");
+  auto plot_samples = flags.GetInt("plot-samples", 200);
+  if (!plot_samples.ok()) return Usage(plot_samples.status().message());
+  if (*plot_samples < 1 || *plot_samples > 100000) return Usage("flag --plot-samples: must be in 1..100000");
+  cfg.plot_samples = *plot_samples;
   cfg.db = flags.Get("db");
   if (flags.Has("db") && cfg.db.empty()) return Usage("flag --db: empty directory name");
   if (flags.Has("durability")) {
@@ -561,7 +615,14 @@ int CmdReplay(int argc, char** argv) {
   const uint64_t calib_ticks0 = Ticks(), calib_ns0 = SteadyNs();
 
   // ---- read ----
-  auto trace_or = ReadTrace(cfg.trace);
+  StoreTrace from_db;  // --from-db: the store's checkpoint and log as a trace
+  auto trace_or = cfg.from_db.empty() ? ReadTrace(cfg.trace) : StatusOr<Trace>(Status::Ok());
+  if (!cfg.from_db.empty()) {
+    auto st = ReadStoreTrace(cfg.from_db);
+    trace_or = st.ok() ? StatusOr<Trace>(std::move(st->trace)) : StatusOr<Trace>(st.status());
+    if (st.ok()) from_db = std::move(st).value();
+    cfg.trace = cfg.from_db;
+  }
   if (!trace_or.ok()) {
     std::fprintf(stderr, "hdrf replay: %s\n", trace_or.status().message().c_str());
     return 1;
@@ -570,8 +631,12 @@ int CmdReplay(int argc, char** argv) {
   const double read_s = static_cast<double>(SteadyNs() - calib_ns0) / 1e9;
   const uint64_t total = trace.events.size();
   const uint64_t limit = std::min<uint64_t>(total, cfg.until);
-  const uint64_t setup_end = std::min<uint64_t>(TraceSetupEvents(trace), limit);
-  const uint64_t warm_end = std::min<uint64_t>(setup_end + cfg.warmup, limit);
+  // From a store: the checkpoint's submissions are the setup, its
+  // allocations are applied untimed before any --warmup events.
+  const uint64_t setup_end = std::min<uint64_t>(cfg.from_db.empty() ? TraceSetupEvents(trace) : from_db.base_submits, limit);
+  const uint64_t warm_end =
+      std::min<uint64_t>(setup_end + (from_db.base_events - from_db.base_submits) + cfg.warmup, limit);
+  SharePlot plot;
 
   // ---- engine ----
   EngineOptions opts;
@@ -606,6 +671,7 @@ int CmdReplay(int argc, char** argv) {
                  workers[0].first_error.c_str());
     return 1;
   }
+  if (!cfg.plot.empty()) plot.Sample(*engine);
   // ---- warm-up: in order, untimed ----
   uint64_t warm_refused = 0, warm_skipped = 0;
   if (applied == setup_end && warm_end > setup_end) {
@@ -651,6 +717,13 @@ int CmdReplay(int argc, char** argv) {
     timed = nullptr;
   }
 
+  if (!cfg.plot.empty()) {
+    plot.Sample(*engine);
+    workers[0].plot = &plot;
+    workers[0].plot_every = std::max<uint64_t>(1, workers[0].events.size() ? workers[0].events.size() / cfg.plot_samples
+                                                                            : timed_count / cfg.plot_samples);
+    workers[0].plot_next = workers[0].plot_every;
+  }
   reporter.Phase("replay", timed_count);
   Pace pace;
   pace.rate = cfg.rate / cfg.threads;
@@ -679,7 +752,9 @@ int CmdReplay(int argc, char** argv) {
     run(0, timed, timed_count);
   }
   const uint64_t t1_ns = SteadyNs();
-  const double seconds = static_cast<double>(t1_ns - t0_ns) / 1e9;
+  double seconds = static_cast<double>(t1_ns - t0_ns) / 1e9;
+
+  if (!cfg.plot.empty()) plot.Sample(*engine);
 
   // ---- persistence: make everything durable ----
   Status close_status;
@@ -718,7 +793,23 @@ int CmdReplay(int argc, char** argv) {
   const uint64_t p50 = ns(hist.Quantile(0.50)), p99 = ns(hist.Quantile(0.99)),
                  p999 = ns(hist.Quantile(0.999)), lmax = ns(static_cast<double>(hist.max())),
                  lmean = ns(hist.mean());
+  // Sampling for --plot stopped thread 0, the only thread with one.
+  const double plot_s = static_cast<double>(ns(static_cast<double>(workers[0].plot_ticks))) / 1e9;
+  if (cfg.threads == 1) seconds = std::max(0.0, seconds - plot_s);
   const double eps = seconds > 0 ? static_cast<double>(events) / seconds : 0;
+  std::string extra_json;
+  Status plot_status;
+  if (!cfg.plot.empty()) {
+    plot_status = plot.Write(cfg.plot, "Dominant share of the top-level queues: " + cfg.trace);
+    if (!plot_status.ok()) std::fprintf(stderr, "hdrf replay: %s\n", plot_status.message().c_str());
+    extra_json += ", \"plot\": " + json::Quote(cfg.plot) + ", \"plot_samples\": " + std::to_string(plot.samples()) +
+                  ", \"plot_seconds\": " + json::Number(plot_s);
+  }
+  if (!cfg.from_db.empty())
+    extra_json += ", \"from_db\": " + json::Quote(cfg.from_db) +
+                  ", \"store_last_seq\": " + std::to_string(from_db.last_seq) +
+                  ", \"checkpoint_seq\": " + std::to_string(from_db.checkpoint_seq) +
+                  ", \"base_events\": " + std::to_string(from_db.base_events);
   const std::string digest = engine->DigestHex();
   const uint64_t last_seq = engine->last_seq();
   const bool interrupted = g_interrupted.load();
@@ -740,7 +831,7 @@ int CmdReplay(int argc, char** argv) {
         "\"partition\": \"%s\", \"durability\": \"%s\", \"trace\": %s, \"trace_events\": %llu, "
         "\"setup_events\": %llu, \"setup_seconds\": %s, \"warmup\": %llu, \"warmup_refused\": %llu, "
         "\"latency_mean_ns\": %llu, \"latency_max_ns\": %llu, \"read_seconds\": %s, \"jobs\": %zu, "
-        "\"queues\": %zu, \"rate\": %s, \"interrupted\": %s}\n",
+        "\"queues\": %zu, \"rate\": %s, \"interrupted\": %s%s}\n",
         static_cast<unsigned long long>(events), json::Number(seconds).c_str(), json::Number(eps).c_str(),
         static_cast<unsigned long long>(p50), static_cast<unsigned long long>(p99),
         static_cast<unsigned long long>(p999), digest.c_str(), static_cast<unsigned long long>(last_seq),
@@ -750,7 +841,7 @@ int CmdReplay(int argc, char** argv) {
         json::Number(setup_s).c_str(), static_cast<unsigned long long>(warm_end - setup_end),
         static_cast<unsigned long long>(warm_refused), static_cast<unsigned long long>(lmean),
         static_cast<unsigned long long>(lmax), json::Number(read_s).c_str(), trace.jobs.size(),
-        trace.queues.size(), json::Number(cfg.rate).c_str(), interrupted ? "true" : "false");
+        trace.queues.size(), json::Number(cfg.rate).c_str(), interrupted ? "true" : "false", extra_json.c_str());
   } else {
     std::printf("trace     %s: %zu queues, %zu jobs, %llu events (read in %.2f s)\n", cfg.trace.c_str(),
                 trace.queues.size(), trace.jobs.size(), static_cast<unsigned long long>(total), read_s);
@@ -769,10 +860,18 @@ int CmdReplay(int argc, char** argv) {
     if (!cfg.db.empty()) std::printf("store     %s (durability %s)\n", cfg.db.c_str(), durability);
     std::printf("digest    %s\n", digest.c_str());
     std::printf("last_seq  %llu\n", static_cast<unsigned long long>(last_seq));
+    if (!cfg.from_db.empty())
+      std::printf("store     %s: checkpoint at event %llu, log to event %llu (rebuilt in %llu untimed events)\n",
+                  cfg.from_db.c_str(), static_cast<unsigned long long>(from_db.checkpoint_seq),
+                  static_cast<unsigned long long>(from_db.last_seq),
+                  static_cast<unsigned long long>(from_db.base_events));
+    if (!cfg.plot.empty())
+      std::printf("plot      %s: %zu samples, %.3f s sampling (not counted above)\n", cfg.plot.c_str(),
+                  plot.samples(), plot_s);
   }
   std::fflush(stdout);
   if (interrupted) return 130;
-  return close_status.ok() ? 0 : 1;
+  return close_status.ok() && plot_status.ok() ? 0 : 1;
 }
 
 }  // namespace hdrf::tools

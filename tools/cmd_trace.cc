@@ -21,6 +21,7 @@ const char kTraceUsage[] =
     "                      [--max-tasks T] [--json]\n"
     "       hdrf trace info FILE [--json]\n"
     "       hdrf trace cut --trace FILE --until SEQ --out FILE\n"
+    "       hdrf trace import --from FILE.csv|FILE.jsonl [--config CLUSTER.yaml] --out FILE\n"
     "\n"
     "gen   writes a synthetic trace (docs/trace.md): a queue tree with F^D leaf\n"
     "      queues (root/q0/q3/..., weights 1..10), N jobs spread over them (users,\n"
@@ -49,6 +50,7 @@ const char kTraceUsage[] =
     "        --json           print the summary as one JSON object\n"
     "info  verifies a trace and prints what it holds.\n"
     "cut   writes the first SEQ events of a trace (same cluster, queues, jobs).\n"
+    "import  converts a CSV or JSONL event file (hdrf trace import --help).\n"
     "\n"
     "Exit codes: 0 done, 1 the work failed (unreadable file, ...), 2 bad usage.\n";
 
@@ -270,7 +272,8 @@ int CmdTrace(int argc, char** argv) {
   if (sub == "gen") return Gen(argc, argv);
   if (sub == "info") return Info(argc, argv);
   if (sub == "cut") return Cut(argc, argv);
-  std::fprintf(stderr, "hdrf trace: unknown subcommand '%s' (expected gen, info or cut)\n\n%s", sub.c_str(),
+  if (sub == "import") return CmdTraceImport(argc, argv);
+  std::fprintf(stderr, "hdrf trace: unknown subcommand '%s' (expected gen, info, cut or import)\n\n%s", sub.c_str(),
                kTraceUsage);
   return 2;
 }

@@ -8,6 +8,7 @@ namespace hdrf::tools {
 int CmdSim(int argc, char** argv);      // hdrf sim FILE
 int CmdQueues(int argc, char** argv);   // hdrf queues --config FILE | --db DIR
 int CmdTrace(int argc, char** argv);    // hdrf trace gen ...
+int CmdTraceImport(int argc, char** argv);  // hdrf trace import ... (cmd_trace_import.cc)
 int CmdReplay(int argc, char** argv);   // hdrf replay --trace FILE ...
 int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
 int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)

@@ -1,0 +1,43 @@
+// hdrf replay --plot FILE.svg: samples each top-level queue's dominant share
+// during a replay (through Engine::Queues()) and draws them as an SVG line
+// chart (docs/trace.md "The share plot").
+#ifndef HDRF_TOOLS_REPLAY_PLOT_H_
+#define HDRF_TOOLS_REPLAY_PLOT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/engine.h"
+#include "engine/status.h"
+
+namespace hdrf::tools {
+
+class SharePlot {
+ public:
+  // One sample: x = engine.last_seq(), y = the dominant share of every queue
+  // directly under root (root itself when it has no children). Takes the
+  // engine's lock once (Queues()).
+  void Sample(const Engine& engine);
+  size_t samples() const { return xs_.size(); }
+  const std::vector<std::string>& names() const { return names_; }
+
+  // A self-contained SVG document: title, axes with ticks, a line per queue,
+  // a legend.
+  std::string Svg(const std::string& title) const;
+  // Writes Svg(title) to `path` through `path`.tmp and a rename.
+  Status Write(const std::string& path, const std::string& title) const;
+
+ private:
+  std::vector<std::string> names_;         // series, in order of first appearance
+  std::vector<uint64_t> xs_;               // per sample
+  std::vector<std::vector<double>> ys_;    // per series, per sample (NaN: absent)
+};
+
+// Checks before a run that `path` can be written later: a non-empty name
+// whose directory exists. The message says what is wrong.
+Status CheckPlotPath(const std::string& path);
+
+}  // namespace hdrf::tools
+
+#endif  // HDRF_TOOLS_REPLAY_PLOT_H_
