@@ -1,6 +1,9 @@
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "api/config.h"
 #include "api/engine.h"
@@ -8,6 +11,7 @@
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/open_store.h"
+#include "tools/queues_watch.h"
 #include "tools/tree_view.h"
 
 namespace hdrf::tools {
@@ -15,6 +19,7 @@ namespace {
 
 const char kHelp[] =
     "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...] [--metrics]\n"
+    "                   [--watch [SECONDS] [--count N]]\n"
     "\n"
     "Prints the queue tree like vqueues: name indented by depth, weight, state,\n"
     "job counts by state (Inqueue, Pending, Running, Unknown), allocation,\n"
@@ -22,7 +27,38 @@ const char kHelp[] =
     "  --config FILE   a queue configuration (SPEC §3 forms 1-4)\n"
     "  --db DIR        a store written by hdrf replay --db (recovered read-only)\n"
     "  --cluster LIST  cluster capacity for a config that has none\n"
-    "  --metrics       print Prometheus text metrics (docs/metrics.md) instead\n";
+    "  --metrics       print Prometheus text metrics (docs/metrics.md) instead\n"
+    "  --watch [S]     with --db: recover the store read-only again every S\n"
+    "                  seconds (default 2) and redraw in place (ANSI clear on a\n"
+    "                  terminal; otherwise frames follow one another, each after\n"
+    "                  a line starting \"== hdrf queues\"). Works on a live store:\n"
+    "                  a read-only open takes no lock. Ctrl-C stops (exit 0)\n"
+    "  --count N       with --watch: stop after N refreshes\n";
+
+// Takes `--watch [SECONDS]` (the value is optional) out of argv.
+// Returns false with *error set when SECONDS is malformed.
+bool TakeWatch(int argc, char** argv, std::vector<char*>* rest, bool* watch, double* seconds,
+               std::string* error) {
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i < 2 || (a != "--watch" && a.rfind("--watch=", 0) != 0)) {
+      rest->push_back(argv[i]);
+      continue;
+    }
+    *watch = true;
+    std::string v;
+    if (a.size() > 7) v = a.substr(8);
+    else if (i + 1 < argc && argv[i + 1][0] != '-') v = argv[++i];
+    else continue;
+    char* end = nullptr;
+    *seconds = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(*seconds >= 0.05) || !(*seconds <= 86400)) {
+      *error = "flag --watch: '" + v + "' is not a number of seconds in 0.05..86400";
+      return false;
+    }
+  }
+  return true;
+}
 
 // "cpu=10,memory=64Gi" -> amounts
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
@@ -47,7 +83,17 @@ StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
 }  // namespace
 
 int CmdQueues(int argc, char** argv) {
-  Flags flags({"config", "db", "cluster"}, {"help", "metrics"});
+  std::vector<char*> args;
+  bool watch = false;
+  double seconds = 2;
+  std::string watch_error;
+  if (!TakeWatch(argc, argv, &args, &watch, &seconds, &watch_error)) {
+    std::fprintf(stderr, "hdrf queues: %s\n", watch_error.c_str());
+    return 2;
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
+  Flags flags({"config", "db", "cluster", "count"}, {"help", "metrics"});
   Status s = flags.Parse(argc, argv, 2);
   if (flags.Has("help")) {
     std::fputs(kHelp, stdout);
@@ -55,8 +101,30 @@ int CmdQueues(int argc, char** argv) {
   }
   if (!s.ok() || !flags.positional().empty() || flags.Has("config") == flags.Has("db")) {
     std::fprintf(stderr, "hdrf queues: %s\n",
-                 s.ok() ? "give exactly one of --config FILE or --db DIR" : s.message().c_str());
+                 !s.ok()                       ? s.message().c_str()
+                 : !flags.positional().empty() ? ("unexpected argument '" + flags.positional()[0] + "'").c_str()
+                                               : "give exactly one of --config FILE or --db DIR");
     return 2;
+  }
+  if (watch || flags.Has("count")) {
+    auto count = flags.GetInt("count", 0);
+    const char* bad = !watch                   ? "--count needs --watch"
+                      : !flags.Has("db")       ? "--watch needs --db DIR (a configuration does not change)"
+                      : flags.Has("cluster")   ? "--cluster does not apply to --db"
+                      : !count.ok()            ? nullptr
+                      : (*count < 0)           ? "flag --count: must be >= 1"
+                      : (flags.Has("count") && *count == 0) ? "flag --count: must be >= 1"
+                                                            : "";
+    if (bad == nullptr || *bad) {
+      std::fprintf(stderr, "hdrf queues: %s\n", bad ? bad : count.status().message().c_str());
+      return 2;
+    }
+    WatchOptions wo;
+    wo.db = flags.Get("db");
+    wo.seconds = seconds;
+    wo.count = *count;
+    wo.metrics = flags.Has("metrics");
+    return WatchStore(wo);
   }
   std::unique_ptr<Engine> eng;
   bool have_cluster = true;
