@@ -306,4 +306,238 @@ TEST_F(Cli, ReplayIntoAStoreAcksDurableEvents) {
   EXPECT_EQ(Str(lines.back(), "durability"), "async");
 }
 
+// ---- trace import, replay --plot / --from-db, queues --watch --------------------------
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+size_t CountLines(const std::string& text, const std::string& prefix) {
+  size_t n = 0;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+// Runs a bash script (for background processes and signals); its exit code.
+int Bash(const std::string& dir, const std::string& script) {
+  const std::string path = dir + "/script.sh";
+  WriteText(path, script);
+  int status = std::system(("bash '" + path + "' </dev/null").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const char kCluster[] =
+    "apiVersion: hdrf.io/v1\nkind: HierarchicalQueue\nmetadata: {name: c}\nspec:\n  queues:\n"
+    "    - {name: eng, parent: root, weight: 2}\n    - {name: prod, parent: root/eng, weight: 3}\n"
+    "---\nkind: Cluster\ncapacity: {cpu: \"16\", memory: 64Gi}\n";
+
+TEST_F(Cli, TraceImportCsvAndJsonlGiveTheSameTrace) {
+  WriteText(dir_ + "/cluster.yaml", kCluster);
+  WriteText(dir_ + "/ev.csv",
+            "event,job,queue,user,tasks,task,n\n"
+            "queue,,root/sci,,,,\n"
+            "submit,a,root/eng/prod,alice,4,cpu=2;memory=4Gi,\n"
+            "submit,b,root/sci,bob,3,cpu=500m,\n"
+            "allocate,a,,,,,3\n"
+            "allocate,b,,,,,\n"
+            "release,a,,,,,2\n"
+            "finish,b,,,,,1\n"
+            "remove,b,,,,,\n");
+  WriteText(dir_ + "/ev.jsonl",
+            "{\"event\": \"queue\", \"queue\": \"root/sci\"}\n"
+            "{\"event\": \"submit\", \"job\": \"a\", \"queue\": \"root/eng/prod\", \"user\": \"alice\", \"tasks\": 4, "
+            "\"task\": {\"cpu\": 2, \"memory\": \"4Gi\"}}\n"
+            "{\"event\": \"submit\", \"job\": \"b\", \"queue\": \"root/sci\", \"user\": \"bob\", \"tasks\": 3, "
+            "\"task\": {\"cpu\": \"500m\"}}\n"
+            "{\"event\": \"allocate\", \"job\": \"a\", \"n\": 3}\n"
+            "{\"event\": \"allocate\", \"job\": \"b\"}\n"
+            "{\"event\": \"release\", \"job\": \"a\", \"n\": 2}\n"
+            "{\"event\": \"finish\", \"job\": \"b\", \"n\": 1}\n"
+            "{\"event\": \"remove\", \"job\": \"b\"}\n");
+  const std::string cfg = " --config " + dir_ + "/cluster.yaml";
+  Result a = Run("trace import --from " + dir_ + "/ev.csv" + cfg + " --out " + dir_ + "/ev1.trace --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  Result b = Run("trace import --from " + dir_ + "/ev.jsonl" + cfg + " --out " + dir_ + "/ev2.trace");
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_THAT(b.out, HasSubstr("wrote " + dir_ + "/ev2.trace: 7 events"));
+  const std::string t1 = Slurp(dir_ + "/ev1.trace");
+  EXPECT_THAT(t1, StartsWith("HDRFTRC1"));
+  EXPECT_EQ(t1, Slurp(dir_ + "/ev2.trace"));
+  EXPECT_EQ(Num(a.last_line(), "events"), 7);
+  EXPECT_EQ(Num(a.last_line(), "setup_events"), 2);
+  // The replay of the imported trace ends where the import's check did.
+  Result r = Run("replay --trace " + dir_ + "/ev1.trace --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Str(r.last_line(), "digest"), Str(a.last_line(), "digest"));
+  EXPECT_EQ(Num(r.last_line(), "refused"), 0);
+  EXPECT_EQ(Num(r.last_line(), "last_seq"), 7);
+}
+
+TEST_F(Cli, TraceImportRejectsBadInputAndWritesNothing) {
+  WriteText(dir_ + "/cluster.yaml", kCluster);
+  WriteText(dir_ + "/bad.csv", "event,job,task\nsubmit,a,cpu=1\nallocate,nobody,\n");
+  WriteText(dir_ + "/bad.jsonl", "{\"event\": \"submit\", \"job\": \"a\", \"task\": {\"cpu\": 1}\n");
+  WriteText(dir_ + "/cols.csv", "event,job,task\nsubmit,a\n");
+  WriteText(dir_ + "/ev.txt", "event\n");
+  const std::string cfg = " --config " + dir_ + "/cluster.yaml --out " + dir_ + "/none.trace";
+  struct Case {
+    std::string args;
+    int code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"--from " + dir_ + "/bad.csv" + cfg, 1, dir_ + "/bad.csv:3: unknown job 'nobody'"},
+      {"--from " + dir_ + "/bad.jsonl" + cfg, 1, dir_ + "/bad.jsonl:1: column 51: expected ',' or '}'"},
+      {"--from " + dir_ + "/cols.csv" + cfg, 1, dir_ + "/cols.csv:2: 2 fields, the header (line 1) has 3"},
+      {"--from " + dir_ + "/nope.csv" + cfg, 1, "nope.csv: cannot open"},
+      {"--from " + dir_ + "/bad.csv --config " + dir_ + "/nope.yaml --out " + dir_ + "/none.trace", 1,
+       "cannot open " + dir_ + "/nope.yaml"},
+      {"--from " + dir_ + "/ev.txt" + cfg, 2, "unknown event file type"},
+      {"--from " + dir_ + "/bad.csv", 2, "--out TRACE is required"},
+      {"--out " + dir_ + "/none.trace", 2, "--from FILE is required"},
+      {"--from " + dir_ + "/bad.csv --out " + dir_ + "/none.trace --frobnicate", 2, "unknown flag --frobnicate"},
+  };
+  for (const Case& c : cases) {
+    Result r = Run("trace import " + c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_FALSE(Exists(dir_ + "/none.trace")) << c.args;
+    EXPECT_FALSE(Exists(dir_ + "/none.trace.tmp")) << c.args;
+  }
+}
+
+TEST_F(Cli, ReplayPlotDrawsEveryTopLevelQueue) {
+  const std::string svg_path = dir_ + "/shares.svg";
+  Result r = Run("replay --trace " + Trace() + " --plot " + svg_path + " --plot-samples 20 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = Slurp(svg_path);
+  EXPECT_THAT(svg, StartsWith("<?xml version=\"1.0\""));
+  EXPECT_THAT(svg, HasSubstr("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_THAT(svg, HasSubstr("dominant share</text>"));
+  EXPECT_THAT(svg, HasSubstr("Dominant share of the top-level queues"));
+  // The trace has fanout 3: three queues under root, a line and a legend entry each.
+  for (const char* q : {"root/q0", "root/q1", "root/q2"})
+    EXPECT_THAT(svg, HasSubstr(std::string(">") + q + "</text>")) << q;
+  EXPECT_EQ(CountLines(svg, "<polyline"), 3u);
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr(">root/q3<")));
+  EXPECT_GE(Num(r.last_line(), "plot_samples"), 12);
+  EXPECT_GE(Num(r.last_line(), "plot_seconds"), 0);
+  EXPECT_FALSE(Exists(svg_path + ".tmp"));
+  // Sampling does not change what is replayed.
+  Result plain = Run("replay --trace " + Trace() + " --json");
+  EXPECT_EQ(Str(r.last_line(), "digest"), Str(plain.last_line(), "digest"));
+
+  for (const std::string& bad : std::vector<std::string>{"--plot " + dir_ + "/nodir/p.svg", "--plot-samples 5",
+                                                         "--plot " + svg_path + " --plot-samples 0", "--plot " + dir_}) {
+    Result b = Run("replay --trace " + Trace() + " " + bad);
+    EXPECT_EQ(b.code, 2) << bad;
+    EXPECT_THAT(b.err, HasSubstr("hdrf replay: ")) << bad;
+    EXPECT_EQ(b.out, "") << bad;
+  }
+  EXPECT_THAT(Run("replay --trace " + Trace() + " --plot " + dir_ + "/nodir/p.svg").err,
+              HasSubstr("directory '" + dir_ + "/nodir' does not exist"));
+}
+
+TEST_F(Cli, ReplayFromDbMatchesRecover) {
+  // A store that SIGKILL left behind: its log holds every acknowledged event.
+  const std::string db = dir_ + "/killed", out = dir_ + "/killed.out";
+  ASSERT_EQ(Bash(dir_, "'" + bin_ + "' replay --trace " + Trace() + " --db " + db +
+                           " --durability sync --rate 20000 --no-progress > '" + out + "' 2>&1 & p=$!\n"
+                           "for i in $(seq 1 200); do sleep 0.05\n"
+                           "  n=$(grep '^acked' '" + out + "' | tail -n1 | cut -d' ' -f2)\n"
+                           "  [ \"${n:-0}\" -gt 2000 ] && break; done\n"
+                           "{ kill -9 $p; wait $p; } 2>/dev/null; exit 0\n"),
+            0);
+  Result rec = Run("recover --db " + db + " --json");
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  ASSERT_GT(Num(rec.last_line(), "last_seq"), 2000);
+  Result rp = Run("replay --from-db " + db + " --json");
+  ASSERT_EQ(rp.code, 0) << rp.err;
+  EXPECT_EQ(Str(rp.last_line(), "digest"), Str(rec.last_line(), "digest"));
+  EXPECT_EQ(Num(rp.last_line(), "store_last_seq"), Num(rec.last_line(), "last_seq"));
+  // The timed events are the logged ones after the checkpoint.
+  EXPECT_EQ(Num(rp.last_line(), "events"),
+            Num(rp.last_line(), "store_last_seq") - Num(rp.last_line(), "checkpoint_seq"));
+  EXPECT_GT(Num(rp.last_line(), "events"), 0);
+  EXPECT_EQ(Num(rp.last_line(), "refused"), 0);
+  // The store was only read: recovering again gives the same.
+  Result again = Run("recover --db " + db + " --json");
+  EXPECT_EQ(Str(again.last_line(), "digest"), Str(rec.last_line(), "digest"));
+  EXPECT_EQ(Num(again.last_line(), "last_seq"), Num(rec.last_line(), "last_seq"));
+
+  // A store closed cleanly (its last checkpoint holds everything).
+  const std::string closed = dir_ + "/closed";
+  ASSERT_EQ(Run("replay --trace " + Trace() + " --until 20000 --db " + closed + " --durability none").code, 0);
+  Result rc = Run("recover --db " + closed + " --json");
+  Result rpc = Run("replay --from-db " + closed + " --json --threads 1");
+  ASSERT_EQ(rpc.code, 0) << rpc.err;
+  EXPECT_EQ(Str(rpc.last_line(), "digest"), Str(rc.last_line(), "digest"));
+  EXPECT_EQ(Num(rpc.last_line(), "store_last_seq"), 20000);
+
+  struct Case {
+    std::string args;
+    int code;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--from-db " + dir_ + "/nostore", 1, "no store at " + dir_ + "/nostore"},
+           {"--from-db " + db + " --trace " + Trace(), 2, "--trace and --from-db exclude each other"},
+           {"--from-db " + db + " --until 5", 2, "--until counts trace events"},
+           {"--from-db " + db + " --db " + db, 2, "--db must be a new store"},
+           {"--from-db=", 2, "flag --from-db: empty directory name"},
+       }) {
+    Result r = Run("replay " + c.args);
+    EXPECT_EQ(r.code, c.code) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+  }
+}
+
+TEST_F(Cli, QueuesWatchRefreshesAndStopsOnCtrlC) {
+  const std::string db = dir_ + "/watched";
+  ASSERT_EQ(Run("replay --trace " + Trace() + " --until 5000 --db " + db + " --durability none").code, 0);
+  Result w = Run("queues --db " + db + " --watch 0.05 --count 3");
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_EQ(CountLines(w.out, "== hdrf queues --db " + db), 3u);
+  EXPECT_EQ(CountLines(w.out, "root "), 3u);
+  EXPECT_EQ(CountLines(w.out, "  q2 "), 3u);
+  EXPECT_THAT(w.out, HasSubstr("refresh 3 every 0.05 s"));
+  EXPECT_THAT(w.out, HasSubstr("last_seq 5000"));
+  EXPECT_THAT(w.out, ::testing::Not(HasSubstr("\033[2J")));  // not a terminal: no clearing
+  Result m = Run("queues --db " + db + " --watch=0.05 --count 2 --metrics");
+  ASSERT_EQ(m.code, 0) << m.err;
+  EXPECT_EQ(CountLines(m.out, "== hdrf queues"), 2u);
+  EXPECT_THAT(m.out, HasSubstr("hdrf_queue_"));
+
+  // Ctrl-C ends the watch cleanly after a frame or more.
+  const std::string out = dir_ + "/watch.out";
+  EXPECT_EQ(Bash(dir_, "'" + bin_ + "' queues --db " + db + " --watch 0.05 > '" + out + "' 2>&1 & p=$!\n"
+                           "sleep 0.6; kill -INT $p; wait $p\n"),
+            0);
+  EXPECT_GE(CountLines(Slurp(out), "== hdrf queues"), 2u);
+
+  struct Case {
+    std::string args;
+    int code;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--db " + db + " --count 2", 2, "--count needs --watch"},
+           {"--db " + db + " --watch abc", 2, "flag --watch: 'abc' is not a number of seconds"},
+           {"--db " + db + " --watch 0", 2, "flag --watch: '0' is not a number of seconds"},
+           {"--db " + db + " --watch --count 0", 2, "flag --count: must be >= 1"},
+           {"--db " + db + " --watch --count x", 2, "flag --count: 'x' is not an integer"},
+           {"--config " + dir_ + "/cluster.yaml --watch", 2, "--watch needs --db DIR"},
+           {"--db " + dir_ + "/nostore --watch --count 1", 1, "no store at " + dir_ + "/nostore"},
+       }) {
+    Result r = Run("queues " + c.args);
+    EXPECT_EQ(r.code, c.code) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+  }
+}
+
 }  // namespace
