@@ -48,6 +48,12 @@ StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor,
                                               const std::vector<JobId>& victims) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(preemptor));
   for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
+  // docs/semantics.md item 13: like a reclaimer, a preemptor must have a
+  // task to place (admitted, with an unallocated task).
+  if (jobs_[preemptor].state == JobState::kPending)
+    return Status::FailedPrecondition("job " + jobs_[preemptor].name + ": Pending, cannot preempt");
+  if (jobs_[preemptor].allocated >= jobs_[preemptor].tasks)
+    return Status::FailedPrecondition("job " + jobs_[preemptor].name + ": has no unallocated task");
   auto drf = [&](JobId j, int64_t allocated) {
     double s = 0;
     const int64_t* t = &task_[size_t{j} * R_];
@@ -83,6 +89,10 @@ StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector
   if (rj.allocated >= rj.tasks)
     return Status::FailedPrecondition("job " + rj.name + ": has no unallocated task");
   const QueueId rq = rj.queue;
+  // The queues holding the reclaimer: on them the move adds its task.
+  std::vector<QueueId> rpath;
+  for (QueueId a = rq; a != kNone; a = queues_[a].parent) rpath.push_back(a);
+  const int64_t* rt = &task_[size_t{reclaimer} * R_];
   // What-if on the live tree: only the two jobs' paths change, and every
   // change is undone (ChangeAllocation is exact and incremental).
   ChangeAllocation(reclaimer, +1, 0);
@@ -91,12 +101,17 @@ StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector
     const Job& vj = jobs_[v];
     bool ok = v != reclaimer && vj.allocated > 0 && vj.queue != rq;
     if (ok) {
+      // docs/semantics.md item 13. A.usage already holds the reclaimer's
+      // task where A is a common ancestor.
       const int64_t* t = &task_[size_t{v} * R_];
       for (QueueId a = vj.queue; a != kNone && ok; a = queues_[a].parent) {
         const Queue& A = queues_[a];
-        if (a != 0 && !A.reclaimable) ok = false;
-        for (int r = 0; r < R_ && ok; ++r)
-          if (t[r] > 0 && A.guar[r] > 0 && A.usage[r] - t[r] < A.guar[r]) ok = false;
+        const bool common = std::find(rpath.begin(), rpath.end(), a) != rpath.end();
+        if (!common && !A.reclaimable) ok = false;  // root is always common
+        for (int r = 0; r < R_ && ok; ++r) {
+          const bool lowered = t[r] > (common ? rt[r] : 0);
+          if (lowered && A.usage[r] - t[r] < A.guar[r]) ok = false;
+        }
       }
     }
     if (ok) {

@@ -89,6 +89,43 @@ TEST_F(ReclaimTest, GuaranteeIsProtected) {
   EXPECT_EQ(*t->Reclaimable(want, {hog}), (std::vector<bool>{false}));
 }
 
+// docs/semantics.md item 13: the actor must have a task to place.
+TEST(DecisionsTest, PreemptorNeedsATaskToPlace) {
+  auto t = std::move(Tree::Create({{"cpu", 10 * kCpu}}, {Q("root/a")})).value();
+  JobId full = Sub(*t, "full", "root/a", 2, {{"cpu", kCpu}}, 2);
+  JobId big = Sub(*t, "big", "root/a", 8, {{"cpu", kCpu}}, 8);
+  auto r = t->Preemptable(full, {big});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(t->Reclaimable(full, {big}).ok());
+}
+
+// Item 13: a non-reclaimable parent protects its subtree from outsiders,
+// not its children from one another.
+TEST(DecisionsTest, NonReclaimableParentGuardsOnlyAgainstOutsiders) {
+  auto t = std::move(Tree::Create({{"cpu", 10 * kCpu}},
+                                  {Q("root/p", false), Q("root/p/x"), Q("root/p/y"), Q("root/z")}))
+               .value();
+  JobId hog = Sub(*t, "hog", "root/p/y", 10, {{"cpu", kCpu}}, 8);
+  JobId want = Sub(*t, "want", "root/p/x", 4, {{"cpu", kCpu}}, 0);
+  JobId out = Sub(*t, "out", "root/z", 4, {{"cpu", kCpu}}, 0);
+  EXPECT_EQ(*t->Reclaimable(want, {hog, hog}), (std::vector<bool>{true, true}));
+  EXPECT_EQ(*t->Reclaimable(out, {hog}), std::vector<bool>{false});
+}
+
+// Item 13: a common ancestor falls below its guarantee only where the move
+// lowers its usage (the victim's task holds more of the resource).
+TEST(DecisionsTest, CommonAncestorGuaranteeCountsTheNetChange) {
+  auto t = std::move(Tree::Create({{"cpu", 10 * kCpu}, {"memory", 10 * kGi}},
+                                  {Q("root/p", true, {{"memory", 6 * kGi}}), Q("root/p/x"), Q("root/p/y")}))
+               .value();
+  JobId y = Sub(*t, "y", "root/p/y", 4, {{"cpu", kCpu}, {"memory", kGi}}, 4);  // p: 4 Gi of 6
+  JobId cpu_only = Sub(*t, "cpu_only", "root/p/x", 2, {{"cpu", kCpu}}, 0);
+  JobId same = Sub(*t, "same", "root/p/x", 2, {{"cpu", kCpu}, {"memory", kGi}}, 0);
+  EXPECT_EQ(*t->Reclaimable(cpu_only, {y}), std::vector<bool>{false});  // p: 3 Gi < 6 Gi
+  EXPECT_EQ(*t->Reclaimable(same, {y}), std::vector<bool>{true});       // p stays at 4 Gi
+}
+
 TEST(DecisionsTest, QueueAndJobOrder) {
   auto t = std::move(Tree::Create({{"cpu", 10 * kCpu}}, {Q("root/x/a"), Q("root/x/b"), Q("root/y")})).value();
   JobId a = Sub(*t, "a", "root/x/a", 10, {{"cpu", kCpu}}, 3);

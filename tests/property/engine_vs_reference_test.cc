@@ -12,6 +12,7 @@
 #include <map>
 
 #include "engine/tree.h"
+#include "tests/property/apply_both.h"
 #include "tests/property/random_stream.h"
 #include "tests/reference/reference_model.h"
 
@@ -79,88 +80,13 @@ std::string Compare(const Tree& t, const ReferenceModel& m) {
   return "";
 }
 
-// Applies `op` to both; returns a mismatch description or "".
-std::string ApplyBoth(Tree& t, ReferenceModel& m, const RandomOp& op) {
-  Status es, rs;
-  auto job_id = [&](const std::string& name) { return t.FindJob(name); };
-  switch (op.kind) {
-    case RandomOp::Kind::kSubmit: {
-      auto e = t.Submit(op.job);
-      auto r = m.Submit(op.job);
-      es = e.status();
-      rs = r.status();
-      break;
-    }
-    case RandomOp::Kind::kRemove:
-    case RandomOp::Kind::kAllocate:
-    case RandomOp::Kind::kRelease:
-    case RandomOp::Kind::kFinish: {
-      auto id = job_id(op.name);
-      if (!id.ok()) {
-        es = id.status();
-      } else if (op.kind == RandomOp::Kind::kRemove) {
-        es = t.Remove(*id);
-      } else if (op.kind == RandomOp::Kind::kAllocate) {
-        es = t.Allocate(*id, op.n);
-      } else if (op.kind == RandomOp::Kind::kRelease) {
-        es = t.Release(*id, op.n);
-      } else {
-        es = t.Finish(*id, op.n);
-      }
-      if (op.kind == RandomOp::Kind::kRemove) rs = m.Remove(op.name);
-      if (op.kind == RandomOp::Kind::kAllocate) rs = m.Allocate(op.name, op.n);
-      if (op.kind == RandomOp::Kind::kRelease) rs = m.Release(op.name, op.n);
-      if (op.kind == RandomOp::Kind::kFinish) rs = m.Finish(op.name, op.n);
-      break;
-    }
-    case RandomOp::Kind::kStep: {
-      auto e = t.Step();
-      auto r = m.Step();
-      std::string en = e ? t.GetJob(*e).name : "none";
-      std::string rn = r ? *r : "none";
-      if (en != rn) return "step chose " + en + " vs ref " + rn;
-      break;
-    }
-    case RandomOp::Kind::kFill: {
-      int64_t e = t.Fill();
-      int64_t r = m.Fill();
-      if (e != r) return "fill steps " + std::to_string(e) + " vs ref " + std::to_string(r);
-      break;
-    }
-    case RandomOp::Kind::kCapacity:
-      es = t.SetCapacity(op.cluster);
-      rs = m.SetCapacity(op.cluster);
-      break;
-    case RandomOp::Kind::kCreateQueue:
-      es = t.CreateQueue(op.queue);
-      rs = m.CreateQueue(op.queue);
-      break;
-    case RandomOp::Kind::kUpdateQueue:
-      es = t.UpdateQueue(op.queue);
-      rs = m.UpdateQueue(op.queue);
-      break;
-    case RandomOp::Kind::kSetState:
-      es = t.SetQueueState(op.name, op.state);
-      rs = m.SetQueueState(op.name, op.state);
-      break;
-    case RandomOp::Kind::kDeleteQueue:
-      es = t.DeleteQueue(op.name);
-      rs = m.DeleteQueue(op.name);
-      break;
-  }
-  if (es.ok() != rs.ok())
-    return "acceptance differs: engine '" + es.ToString() + "' vs ref '" + rs.ToString() + "'";
-  return "";
-}
-
 // Runs one seed for `events` operations. Returns "" or a failure report.
 std::string RunSeed(uint64_t seed, int64_t events) {
   Rng rng(seed);
   RandomWorld w = MakeWorld(rng);
-  engine::TreeOptions topts;
-  topts.overcommit_factor = w.overcommit;
-  auto t = Tree::Create(w.cluster, w.queues, topts);
-  auto m = ReferenceModel::Create(w.cluster, w.queues, w.overcommit);
+  BothModels both = CreateBoth(w);
+  auto& t = both.tree;
+  auto& m = both.ref;
   if (t.ok() != m.ok())
     return "seed " + std::to_string(seed) + ": create acceptance differs: " + t.status().ToString() +
            " vs " + m.status().ToString();
@@ -180,11 +106,7 @@ std::string RunSeed(uint64_t seed, int64_t events) {
   }
   if (auto d = Compare(**t, **m); !d.empty()) return prefix + "after create: " + d;
   for (int64_t i = 0; i < events; ++i) {
-    std::vector<std::string> queues, jobs;
-    for (QueueId q : (*t)->QueuesInPathOrder()) queues.push_back((*t)->GetQueue(q).path);
-    for (JobId j : (*t)->JobsInSubmitOrder()) jobs.push_back((*t)->GetJob(j).name);
-    RandomOp op = MakeOp(rng, w, queues, jobs, next_job);
-    if (std::getenv("HDRF_PROPERTY_VERBOSE")) std::printf("%lld: %s\n", static_cast<long long>(i), op.ToString().c_str());
+    RandomOp op = NextOp(rng, w, **t, next_job, i);
     std::string d = ApplyBoth(**t, **m, op);
     if (d.empty()) d = Compare(**t, **m);
     if (d.empty() && i % 64 == 0) {

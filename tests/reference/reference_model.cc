@@ -1094,8 +1094,10 @@ std::vector<RefJobView> ReferenceModel::Jobs() const {
   return out;
 }
 
-int ReferenceModel::CompareQueues(const std::string& a, const std::string& b) const {
-  const Model& m = s_->m;
+namespace detail {
+
+// Queue order of §5 on the state `m`.
+int CompareQueuesIn(const Model& m, const std::string& a, const std::string& b) {
   if (m.FindQueue(a) == nullptr || m.FindQueue(b) == nullptr) return 0;
   const View v(m);
   const std::vector<std::string> pa = detail::PathFromRoot(a);
@@ -1110,6 +1112,95 @@ int ReferenceModel::CompareQueues(const std::string& a, const std::string& b) co
     return na.key < nb.key ? -1 : 1;
   }
   return 0;  // same queue, or one is an ancestor of the other
+}
+
+// The job that decisions act for: known, admitted, with a task to place.
+StatusOr<const Job*> Actor(const Model& m, const std::string& name, const char* what) {
+  const Job* j = m.FindJob(name);
+  if (j == nullptr) return Status::NotFound("job " + name + ": does not exist");
+  if (j->state == JobState::kPending)
+    return Status::FailedPrecondition("job " + name + ": Pending, cannot " + what);
+  if (j->allocated >= j->tasks)
+    return Status::FailedPrecondition("job " + name + ": has no unallocated task");
+  return j;
+}
+
+Status CheckVictims(const Model& m, const std::vector<std::string>& victims) {
+  for (const auto& v : victims)
+    if (m.FindJob(v) == nullptr) return Status::NotFound("job " + v + ": does not exist");
+  return Status::Ok();
+}
+
+}  // namespace detail
+
+int ReferenceModel::CompareQueues(const std::string& a, const std::string& b) const {
+  return detail::CompareQueuesIn(s_->m, a, b);
+}
+
+// §8 Preemptable, literally: ls = DRF share of the preemptor with one more
+// task; for each victim, rs = DRF share of the victim job with its listed
+// tasks so far removed (removals add up); allowed when ls < rs or
+// |ls - rs| <= 1e-6. Only running tasks of other jobs in the same leaf.
+StatusOr<std::vector<bool>> ReferenceModel::Preemptable(const std::string& preemptor,
+                                                        const std::vector<std::string>& victims) const {
+  const Model& m = s_->m;
+  HDRF_ASSIGN_OR_RETURN(const Job* p, detail::Actor(m, preemptor, "preempt"));
+  HDRF_RETURN_IF_ERROR(detail::CheckVictims(m, victims));
+  Model after = m;  // removals accumulate here
+  Job* pa = after.FindJob(preemptor);
+  pa->allocated += 1;
+  const double ls = detail::DrfShareAll(after.Allocation(*pa), after.total);
+  std::vector<bool> out;
+  for (const auto& name : victims) {
+    Job* v = after.FindJob(name);
+    if (name == preemptor || v->queue != p->queue || v->allocated == 0) {
+      out.push_back(false);
+      continue;
+    }
+    v->allocated -= 1;
+    const double rs = detail::DrfShareAll(after.Allocation(*v), after.total);
+    out.push_back(ls < rs || std::abs(ls - rs) <= 1e-6);
+  }
+  return out;
+}
+
+// §8 Reclaimable, the simple way: for each victim a fresh copy of the state
+// with the reclaimer's task added and the victim's removed; the queue order
+// of §5 is recomputed from scratch on it. docs/semantics.md item 13: every
+// queue on the victim's path that does not hold the reclaimer must be
+// reclaimable, and no queue on the victim's path may end below its
+// guarantee in a resource whose usage the move lowers.
+StatusOr<std::vector<bool>> ReferenceModel::Reclaimable(const std::string& reclaimer,
+                                                        const std::vector<std::string>& victims) const {
+  const Model& m = s_->m;
+  HDRF_ASSIGN_OR_RETURN(const Job* rj, detail::Actor(m, reclaimer, "reclaim"));
+  HDRF_RETURN_IF_ERROR(detail::CheckVictims(m, victims));
+  std::vector<bool> out;
+  for (const auto& name : victims) {
+    const Job* v = m.FindJob(name);
+    if (name == reclaimer || v->allocated == 0 || v->queue == rj->queue) {
+      out.push_back(false);
+      continue;
+    }
+    Model after = m;
+    after.FindJob(reclaimer)->allocated += 1;
+    after.FindJob(name)->allocated -= 1;
+    const View vb(m);
+    const View va(after);
+    bool ok = true;
+    for (const std::string& q : detail::PathFromRoot(v->queue)) {
+      const Queue& queue = *after.FindQueue(q);
+      // "Others may reclaim from it": only a queue the reclaimer is outside.
+      if (!detail::InSubtree(rj->queue, q) && !queue.reclaimable) ok = false;
+      // Falls below its guarantee: usage goes down in r and ends below.
+      const detail::Vec guarantee = after.Dense(queue.guarantee, 0);
+      for (size_t r = 0; r < after.R(); ++r)
+        if (va.Usage(q)[r] < vb.Usage(q)[r] && va.Usage(q)[r] < guarantee[r]) ok = false;
+    }
+    ok = ok && detail::CompareQueuesIn(after, rj->queue, v->queue) < 0;
+    out.push_back(ok);
+  }
+  return out;
 }
 
 std::vector<int64_t> ReferenceModel::RealCapability(const std::string& path) const {

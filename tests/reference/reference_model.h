@@ -84,6 +84,20 @@ class ReferenceModel {
   std::vector<RefJobView> Jobs() const;            // submission order
   // Queue order of §5 for two leaf queues: <0 when a comes first, 0 equal.
   int CompareQueues(const std::string& a, const std::string& b) const;
+  // ---- decisions (§8): copy the state, change the copy, recompute ----
+  // Preemption within a queue: result[i] says whether one task of job
+  // victims[i] may be preempted for one more task of `preemptor`. A job
+  // listed k times offers k tasks, whose removals add up. Unknown jobs are
+  // NotFound; a Pending preemptor, or one without an unallocated task, is
+  // FailedPrecondition (docs/semantics.md item 13).
+  StatusOr<std::vector<bool>> Preemptable(const std::string& preemptor,
+                                          const std::vector<std::string>& victims) const;
+  // Reclaim across queues: each victim judged independently on a copy of
+  // the state with the reclaimer's task added and the victim's removed
+  // (docs/semantics.md item 13). Same errors as Preemptable.
+  StatusOr<std::vector<bool>> Reclaimable(const std::string& reclaimer,
+                                          const std::vector<std::string>& victims) const;
+
   // Real capability (§6) of a queue, per resource in name order.
   std::vector<int64_t> RealCapability(const std::string& path) const;
 
