@@ -101,6 +101,7 @@ class Writer {
   }
 
   std::string Take() { return std::move(out_); }
+  void Raw(const std::string& text) { out_ += text; }
 
  private:
   std::string out_;
@@ -111,6 +112,32 @@ std::string Int(int64_t v) { return std::to_string(v); }
 std::string Uint(uint64_t v) { return std::to_string(v); }
 
 }  // namespace
+
+std::string LatencyHistogramText(const ShardedLatencyHistogram::Snapshot& s, std::string_view name,
+                                 std::string_view help) {
+  using H = ShardedLatencyHistogram;
+  std::string out;
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  out.append("# TYPE ").append(name).append(" histogram\n");
+  auto sample = [&](const char* suffix, const std::string* le, const std::string& value) {
+    out.append(name).append(suffix);
+    if (le) out.append("{le=\"").append(*le).append("\"}");
+    out.append(" ").append(value).append("\n");
+  };
+  uint64_t cumulative = 0;
+  size_t next = 0;  // first bucket not yet added
+  for (uint64_t bound : kLatencyBucketBoundsNs) {
+    const size_t last = H::BucketOf(bound);
+    for (; next <= last && next < s.counts.size(); ++next) cumulative += s.counts[next];
+    const std::string le = FormatSampleValue(static_cast<double>(H::BucketHigh(last)) / 1e9);
+    sample("_bucket", &le, Uint(cumulative));
+  }
+  const std::string inf = "+Inf";
+  sample("_bucket", &inf, Uint(s.count));
+  sample("_sum", nullptr, FormatSampleValue(static_cast<double>(s.sum_ns) / 1e9));
+  sample("_count", nullptr, Uint(s.count));
+  return out;
+}
 
 std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
   // Durable first, then last: last (read later) >= durable (read earlier),
@@ -140,7 +167,11 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
     for (size_t r = 0; r < names.size() && r < total.size(); ++r)
       w.Sample({"resource", names[r]}, Int(total[r]));
   }
-  if (options.event_latency) {
+  if (options.event_latency_snapshot) {
+    w.Raw(LatencyHistogramText(*options.event_latency_snapshot, "hdrf_event_latency_seconds",
+                               "Latency of accepted event calls made through the embedding "
+                               "interface, durability wait included."));
+  } else if (options.event_latency) {
     const LatencyHistogram::Snapshot h = options.event_latency->Take();
     w.Family("hdrf_event_latency_seconds", "histogram",
              "Latency of accepted event calls made through the embedding interface, durability "

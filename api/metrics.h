@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "api/engine.h"
+#include "api/latency_histogram.h"
 
 namespace hdrf {
 
@@ -66,12 +67,33 @@ struct MetricsOptions {
   bool cluster = true;
   // When set, hdrf_event_latency_seconds is exported from it.
   const LatencyHistogram* event_latency = nullptr;
+  // When set (it wins over event_latency), hdrf_event_latency_seconds is
+  // rendered from this snapshot by LatencyHistogramText.
+  const ShardedLatencyHistogram::Snapshot* event_latency_snapshot = nullptr;
 };
 
 // The metrics of `engine` in Prometheus text format 0.0.4: for each family
 // one `# HELP` and one `# TYPE` line followed by its samples; every line ends
 // with '\n'.
 std::string MetricsText(const Engine& engine, const MetricsOptions& options = {});
+
+// A snapshot of a ShardedLatencyHistogram (nanoseconds) as one Prometheus
+// histogram family `name` in seconds: HELP and TYPE lines, then one
+// `name_bucket{le="..."}` sample per bound of kLatencyBucketBoundsNs,
+// le="+Inf", `name_sum` and `name_count`. The counts are cumulative and
+// exact: each le is the upper end (inclusive, in seconds) of the histogram
+// bucket that holds the nominal bound, so it lies at most 1/64 above it
+// (le="1.007e-06" for the nominal 1 us, "2.527e-06" for 2.5 us). The same
+// le values are used by every engine, so series can be aggregated.
+std::string LatencyHistogramText(const ShardedLatencyHistogram::Snapshot& snapshot,
+                                 std::string_view name = "hdrf_event_latency_seconds",
+                                 std::string_view help = "Latency of accepted events, in seconds.");
+// Nominal bounds of LatencyHistogramText, in nanoseconds (1 us .. 10 s,
+// 1-2.5-5 steps).
+inline constexpr std::array<uint64_t, 22> kLatencyBucketBoundsNs = {
+    1000,      2500,      5000,      10000,      25000,      50000,      100000,     250000,
+    500000,    1000000,   2500000,   5000000,    10000000,   25000000,   50000000,   100000000,
+    250000000, 500000000, 1000000000, 2500000000, 5000000000, 10000000000};
 
 // Helpers of the format, exposed for tests and other exporters.
 // Escapes a label value: backslash, double quote and newline.
