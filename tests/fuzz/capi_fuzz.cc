@@ -1,0 +1,345 @@
+// libFuzzer target: the C interface (api/hdrf_c.h). The input is a program:
+// a sequence of C API calls, each an opcode byte followed by its arguments
+// (handles from a few slots, names and resource lists from a dictionary or
+// raw bytes, integers of any size). The C interface promises that bad
+// handles, NULL arguments, unknown names and wrong units give an error code
+// and a message, never a crash; this target checks that, and that every
+// failure comes with a message when an errptr is passed.
+//
+// Engines are memory-only (no db path): the target never writes files.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "api/hdrf_c.h"
+#include "tests/fuzz/capi_dict.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+using hdrf::fuzz::Reader;
+
+using hdrf::fuzz::kCapiDict;
+using hdrf::fuzz::kCapiDictSize;
+
+constexpr int kSlots = 3;
+
+struct Program {
+  Reader in;
+  std::deque<std::string> strings;  // keeps raw strings alive for one call (stable addresses)
+  hdrf_engine_t* slots[kSlots] = {};
+  bool destroyed[kSlots] = {};
+  char* err = nullptr;
+  char fake[64] = {};  // a pointer that is no engine handle
+
+  explicit Program(const uint8_t* d, size_t n) : in(d, n) {}
+
+  // A string argument: NULL, a dictionary entry or raw bytes (NUL-cut).
+  const char* Str() {
+    uint8_t b = in.Byte();
+    if (b < 8) return nullptr;
+    if (b < 200) return kCapiDict[b % kCapiDictSize];
+    strings.push_back(in.Bytes(40));
+    return strings.back().c_str();
+  }
+  int64_t Int() {
+    uint8_t b = in.Byte();
+    if (b < 200) return static_cast<int64_t>(b % 12) - 2;  // -2 .. 9
+    return static_cast<int64_t>(in.U64());
+  }
+  double Double() {
+    uint8_t b = in.Byte();
+    switch (b % 8) {
+      case 0: return NAN;
+      case 1: return INFINITY;
+      case 2: return -1;
+      case 3: return 0;
+      case 4: return 0.5;
+      default: return static_cast<double>(b % 20);
+    }
+  }
+  // An engine handle: a slot (live, destroyed or empty), NULL or a fake.
+  hdrf_engine_t* Engine() {
+    uint8_t b = in.Byte() % (kSlots + 2);
+    if (b < kSlots) return slots[b];
+    if (b == kSlots) return nullptr;
+    return reinterpret_cast<hdrf_engine_t*>(fake);
+  }
+  char** Err() { return in.Byte() % 8 == 0 ? nullptr : &err; }
+
+  // Checks the error contract after a call.
+  void Check(hdrf_code c, char** errptr) {
+    if (c < HDRF_OK || c > HDRF_INTERNAL) hdrf::fuzz::Fail("code out of range");
+    if (hdrf_code_name(c) == nullptr) hdrf::fuzz::Fail("no code name");
+    if (c != HDRF_OK && errptr != nullptr && (*errptr == nullptr || **errptr == '\0'))
+      hdrf::fuzz::Fail("failure without a message");
+    if (c == HDRF_INTERNAL) hdrf::fuzz::Fail(err ? err : "HDRF_INTERNAL");
+  }
+
+  hdrf_queue_spec_t QueueSpec() {
+    hdrf_queue_spec_t q;
+    hdrf_queue_spec_init(&q);
+    q.path = Str();
+    uint8_t f = in.Byte();
+    if (f & 1) q.weight = Double();
+    if (f & 2) q.capability = Str();
+    if (f & 4) q.guarantee = Str();
+    if (f & 8) q.reclaimable = static_cast<int>(Int());
+    if (f & 16) q.state = static_cast<int>(Int());
+    if (f & 32) q.min_user_limit_percent = static_cast<int>(Int() * 13);
+    if (f & 64) q.user_limit_factor = Double();
+    return q;
+  }
+
+  void Put(hdrf_engine_t* e) {
+    int s = in.Byte() % kSlots;
+    if (slots[s] && !destroyed[s]) hdrf_engine_destroy(slots[s], nullptr);
+    slots[s] = e;
+    destroyed[s] = false;
+  }
+
+  void Step();
+  void Run() {
+    int ops = 0;
+    while (!in.empty() && ops++ < 200) {
+      strings.clear();
+      Step();
+    }
+    for (int s = 0; s < kSlots; ++s)
+      if (slots[s] && !destroyed[s]) hdrf_engine_destroy(slots[s], nullptr);
+    hdrf_free(err);
+  }
+};
+
+void Program::Step() {
+  uint8_t op = in.Byte() % 28;
+  char** e = Err();
+  hdrf_code c = HDRF_OK;
+  switch (op) {
+    case 0: {  // create
+      const char* cluster = Str();
+      hdrf_queue_spec_t qs[3];
+      size_t n = in.Byte() % 4;
+      for (size_t i = 0; i < n; ++i) qs[i] = QueueSpec();
+      hdrf_options_t* o = nullptr;
+      if (in.Byte() & 1) {
+        o = hdrf_options_create();
+        Check(hdrf_options_set_overcommit_factor(o, Double(), e), e);
+      }
+      hdrf_engine_t* eng = nullptr;
+      c = hdrf_engine_create(cluster, n ? qs : (in.Byte() & 1 ? nullptr : qs), n, o, &eng, e);
+      hdrf_options_destroy(o);
+      if (c == HDRF_OK) Put(eng);
+      else if (eng != nullptr) hdrf::fuzz::Fail("engine set on failure");
+      break;
+    }
+    case 1: {  // create from a configuration given as raw text
+      strings.push_back(in.Bytes(255));
+      const char* yaml = strings.back().c_str();
+      hdrf_engine_t* eng = nullptr;
+      c = hdrf_engine_create_from_config(yaml, Str(), Str(), nullptr, &eng, e);
+      if (c == HDRF_OK) Put(eng);
+      break;
+    }
+    case 2: {  // create from a scenario (its steps are not run: see scenario_fuzz)
+      strings.push_back(in.Bytes(255));
+      const char* yaml = strings.back().c_str();
+      hdrf_engine_t* eng = nullptr;
+      c = hdrf_engine_create_from_scenario(yaml, Str(), 0, nullptr, &eng, e);
+      if (c == HDRF_OK) Put(eng);
+      break;
+    }
+    case 3: {  // destroy; the slot keeps the (now dead) handle
+      int s = in.Byte() % kSlots;
+      c = hdrf_engine_destroy(slots[s], e);
+      if (slots[s] && destroyed[s] && c == HDRF_OK) hdrf::fuzz::Fail("destroyed twice");
+      if (slots[s]) destroyed[s] = true;
+      break;
+    }
+    case 4: {
+      hdrf_queue_spec_t q = QueueSpec();
+      c = hdrf_queue_create(Engine(), in.Byte() % 16 ? &q : nullptr, e);
+      break;
+    }
+    case 5: {
+      hdrf_queue_spec_t q = QueueSpec();
+      c = hdrf_queue_update(Engine(), in.Byte() % 16 ? &q : nullptr, e);
+      break;
+    }
+    case 6: {
+      hdrf_engine_t* eng = Engine();
+      const char* p = Str();
+      c = hdrf_queue_set_state(eng, p, static_cast<int>(Int()), e);
+      break;
+    }
+    case 7: {
+      hdrf_engine_t* eng = Engine();
+      c = hdrf_queue_delete(eng, Str(), e);
+      break;
+    }
+    case 8: {
+      hdrf_engine_t* eng = Engine();
+      c = hdrf_set_capacity(eng, Str(), e);
+      break;
+    }
+    case 9: {
+      hdrf_engine_t* eng = Engine();
+      const char* name = Str();
+      const char* queue = Str();
+      const char* user = Str();
+      int64_t tasks = Int();
+      c = hdrf_job_submit(eng, name, queue, user, tasks, Str(), e);
+      break;
+    }
+    case 10: {
+      hdrf_job_spec_t j;
+      hdrf_job_spec_init(&j);
+      hdrf_engine_t* eng = Engine();
+      j.name = Str();
+      j.queue = Str();
+      j.user = Str();
+      j.tasks = Int();
+      j.task = Str();
+      j.weight = Double();
+      j.min_available = Int();
+      c = hdrf_job_submit_spec(eng, in.Byte() % 16 ? &j : nullptr, e);
+      break;
+    }
+    case 11: {
+      hdrf_engine_t* eng = Engine();
+      c = hdrf_job_remove(eng, Str(), e);
+      break;
+    }
+    case 12:
+    case 13:
+    case 14: {
+      hdrf_engine_t* eng = Engine();
+      const char* name = Str();
+      int64_t n = Int();
+      c = op == 12 ? hdrf_job_allocate(eng, name, n, e)
+          : op == 13 ? hdrf_job_release(eng, name, n, e)
+                     : hdrf_job_finish(eng, name, n, e);
+      break;
+    }
+    case 15: {
+      int stepped = 0;
+      char* name = nullptr;
+      uint8_t f = in.Byte();
+      c = hdrf_step(Engine(), f & 1 ? &stepped : nullptr, f & 2 ? &name : nullptr, e);
+      hdrf_free(name);
+      break;
+    }
+    case 16: {
+      int64_t steps = 0;
+      c = hdrf_fill(Engine(), in.Byte() & 1 ? &steps : nullptr, e);
+      break;
+    }
+    case 17: {
+      char* name = nullptr;
+      c = hdrf_pick_next(Engine(), in.Byte() & 1 ? &name : nullptr, e);
+      hdrf_free(name);
+      break;
+    }
+    case 18: {
+      hdrf_engine_t* eng = Engine();
+      const char* name = Str();
+      uint8_t f = in.Byte();
+      hdrf_job_info_t info;
+      int64_t amount = 0;
+      int state = 0;
+      char* queue = nullptr;
+      switch (f % 4) {
+        case 0: c = hdrf_job_get(eng, name, f & 4 ? &info : nullptr, e); break;
+        case 1: c = hdrf_job_allocated(eng, name, f & 4 ? &amount : nullptr, e); break;
+        case 2: c = hdrf_job_state(eng, name, f & 4 ? &state : nullptr, e); break;
+        case 3: c = hdrf_job_queue(eng, name, f & 4 ? &queue : nullptr, e); break;
+      }
+      hdrf_free(queue);
+      break;
+    }
+    case 19: {
+      hdrf_engine_t* eng = Engine();
+      const char* path = Str();
+      uint8_t f = in.Byte();
+      hdrf_queue_info_t info;
+      int64_t amount = 0;
+      if (f & 1) c = hdrf_queue_get(eng, path, f & 4 ? &info : nullptr, e);
+      else c = hdrf_queue_allocated(eng, path, Str(), f & 4 ? &amount : nullptr, e);
+      break;
+    }
+    case 20: {
+      char buf[HDRF_DIGEST_SIZE + 4];
+      hdrf_engine_t* eng = Engine();
+      size_t len = in.Byte() % sizeof(buf);
+      c = hdrf_digest(eng, in.Byte() & 1 ? buf : nullptr, len, e);
+      break;
+    }
+    case 21: {
+      hdrf_engine_t* eng = Engine();
+      uint64_t v = 0;
+      uint8_t f = in.Byte();
+      uint64_t* out = f & 4 ? &v : nullptr;
+      switch (f % 4) {
+        case 0: c = hdrf_last_seq(eng, out, e); break;
+        case 1: c = hdrf_durable_seq(eng, out, e); break;
+        case 2: c = hdrf_job_count(eng, out, e); break;
+        case 3: c = hdrf_queue_count(eng, out, e); break;
+      }
+      break;
+    }
+    case 22: {
+      char* text = nullptr;
+      size_t len = 0;
+      uint8_t f = in.Byte();
+      c = hdrf_metrics(Engine(), f & 1 ? &text : nullptr, f & 2 ? &len : nullptr, e);
+      if (c == HDRF_OK && text != nullptr && (f & 2) && std::strlen(text) != len)
+        hdrf::fuzz::Fail("metrics length");
+      hdrf_free(text);
+      break;
+    }
+    case 23: {
+      hdrf_engine_t* eng = Engine();
+      c = in.Byte() & 1 ? hdrf_flush(eng, e) : hdrf_checkpoint(eng, e);
+      break;
+    }
+    case 24:
+      c = hdrf_engine_close(Engine(), e);
+      break;
+    case 25: {
+      int64_t amount = 0;
+      const char* r = Str();
+      const char* t = Str();
+      c = hdrf_parse_quantity(r, t, in.Byte() & 1 ? &amount : nullptr, e);
+      break;
+    }
+    case 26: {
+      hdrf_options_t* o = hdrf_options_create();
+      uint8_t f = in.Byte();
+      if (f & 1) Check(hdrf_options_set_overcommit_factor(f & 8 ? nullptr : o, Double(), e), e);
+      if (f & 2) Check(hdrf_options_set_durability(f & 8 ? nullptr : o, static_cast<int>(Int()), e), e);
+      if (f & 4)
+        Check(hdrf_options_set_checkpoint_every(f & 8 ? nullptr : o, static_cast<uint64_t>(Int()), e), e);
+      hdrf_options_destroy(o);
+      break;
+    }
+    case 27: {
+      (void)hdrf_job_state_name(static_cast<int>(Int()));
+      (void)hdrf_queue_state_name(static_cast<int>(Int()));
+      (void)hdrf_code_name(static_cast<int>(Int()));
+      break;
+    }
+  }
+  Check(c, e);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Program p(data, size);
+  p.Run();
+  return 0;
+}
