@@ -551,7 +551,7 @@ int CmdReplay(int argc, char** argv) {
   Config cfg;
   if (flags.Has("trace") == flags.Has("from-db"))
     return Usage(flags.Has("trace") ? "--trace and --from-db exclude each other"
-                                    : "--trace FILE (or --from-db DIR) is required (see --help)");
+                                    : "--trace FILE is required (or --from-db DIR; see --help)");
   cfg.trace = flags.Get("trace");
   cfg.from_db = flags.Get("from-db");
   if (flags.Has("trace") && cfg.trace.empty()) return Usage("flag --trace: empty file name");
