@@ -1,6 +1,7 @@
 #include "api/engine.h"
 
 #include <cstdio>
+#include <shared_mutex>
 
 #include "api/engine_impl.h"
 #include "api/event_log.h"
@@ -80,9 +81,14 @@ Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
   } else {
     HDRF_RETURN_IF_ERROR(ApplyEvent(*tree, e));
   }
-  ++last_seq;
-  if (log) log->Enqueue(last_seq, e);
+  RecordLocked(&e);
   return Status::Ok();
+}
+
+uint64_t Engine::Impl::RecordLocked(const Event* e) {
+  ++last_seq;
+  if (log) log->Enqueue(last_seq, *e);
+  return last_seq;
 }
 
 namespace {
@@ -91,7 +97,7 @@ namespace {
 Status ApplyAndWait(Engine::Impl& impl, const Event& e, JobRef* submitted) {
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> lock(impl.mu);
+    Exclusive lock(impl);
     HDRF_RETURN_IF_ERROR(impl.ApplyLocked(e, submitted));
     seq = impl.last_seq;
   }
@@ -115,31 +121,74 @@ StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
   return ref;
 }
 
-// Task events on a JobRef: the fast path used by replay and embedders.
-#define HDRF_TASK_EVENT(Method, Maker)                                   \
-  Status Engine::Method(JobRef job, int64_t n) {                        \
-    uint64_t seq;                                                       \
-    {                                                                   \
-      std::lock_guard<std::mutex> lock(impl_->mu);                      \
-      HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, job));                \
-      HDRF_RETURN_IF_ERROR(impl_->Writable());       \
-      HDRF_RETURN_IF_ERROR(impl_->tree->Method(job.id, n));             \
-      seq = ++impl_->last_seq;                                          \
-      if (impl_->log) impl_->log->Enqueue(seq, Event::Maker(job.seq, n)); \
-    }                                                                   \
-    if (impl_->log) return impl_->log->WaitDurable(seq);                \
-    return Status::Ok();                                                \
+namespace {
+Status ApplyTask(engine::Tree& t, Event::Type type, JobId id, int64_t n) {
+  switch (type) {
+    case Event::Type::kAllocate: return t.Allocate(id, n);
+    case Event::Type::kRelease: return t.Release(id, n);
+    case Event::Type::kFinish: return t.Finish(id, n);
+    case Event::Type::kRemove: return t.Remove(id);
+    default: return Status::InvalidArgument("ApplyTasks takes job events only");
   }
-HDRF_TASK_EVENT(Allocate, Allocate)
-HDRF_TASK_EVENT(Release, Release)
-HDRF_TASK_EVENT(Finish, Finish)
+}
+}  // namespace
+
+// Task events on a JobRef: the fast path used by replay and embedders. See
+// "Thread safety" in engine_impl.h.
+Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) {
+  bool escalate = false;
+  {
+    std::shared_lock<engine::BigReaderLock> shared(rw);
+    HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
+    HDRF_RETURN_IF_ERROR(Writable());
+    const int s = tree->ShardOf(job.id);
+    std::lock_guard<std::mutex> lock(shard_mu[s].mu);
+    HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
+                             ? tree->LocalAllocate(job.id, n, &escalate)
+                             : tree->LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));
+    if (!escalate) {
+      if (!log) {
+        ++shard_events[s].events;
+        *seq = 0;
+        return Status::Ok();
+      }
+      const Event e = Event::Task(type, job.seq, n);
+      std::lock_guard<std::mutex> seq_lock(seq_mu);
+      *seq = ++last_seq;
+      log->Enqueue(*seq, e);
+      return Status::Ok();
+    }
+  }
+  Exclusive lock(*this);
+  HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
+  HDRF_RETURN_IF_ERROR(Writable());
+  HDRF_RETURN_IF_ERROR(ApplyTask(*tree, type, job.id, n));
+  if (log) {
+    const Event e = Event::Task(type, job.seq, n);
+    *seq = RecordLocked(&e);
+  } else {
+    *seq = RecordLocked(nullptr);
+  }
+  return Status::Ok();
+}
+
+#define HDRF_TASK_EVENT(Method)                                             \
+  Status Engine::Method(JobRef job, int64_t n) {                           \
+    uint64_t seq = 0;                                                      \
+    HDRF_RETURN_IF_ERROR(impl_->TaskEvent(Event::Type::k##Method, job, n, &seq)); \
+    if (impl_->log) return impl_->log->WaitDurable(seq);                   \
+    return Status::Ok();                                                   \
+  }
+HDRF_TASK_EVENT(Allocate)
+HDRF_TASK_EVENT(Release)
+HDRF_TASK_EVENT(Finish)
 #undef HDRF_TASK_EVENT
 
 Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused) {
   uint64_t seq = 0;
   size_t bad = 0;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    Exclusive lock(*impl_);
     HDRF_RETURN_IF_ERROR(impl_->Writable());
     engine::Tree& t = *impl_->tree;
     for (size_t i = 0; i < n; ++i) {
@@ -158,26 +207,17 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
         continue;
       }
       Status st = CheckRef(t, op.job);
-      if (st.ok()) {
-        switch (op.type) {
-          case Event::Type::kAllocate: st = t.Allocate(op.job.id, op.n); break;
-          case Event::Type::kRelease: st = t.Release(op.job.id, op.n); break;
-          case Event::Type::kFinish: st = t.Finish(op.job.id, op.n); break;
-          case Event::Type::kRemove: st = t.Remove(op.job.id); break;
-          default: st = Status::InvalidArgument("ApplyTasks takes job events only");
-        }
-      }
+      if (st.ok()) st = ApplyTask(t, op.type, op.job.id, op.n);
       if (!st.ok()) {
         ++bad;
         continue;
       }
-      seq = ++impl_->last_seq;
       if (impl_->log) {
-        Event e;
-        e.type = op.type;
-        e.job_seq = op.job.seq;
-        e.n = op.type == Event::Type::kRemove ? 0 : op.n;
-        impl_->log->Enqueue(seq, e);
+        const Event e =
+            Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
+        seq = impl_->RecordLocked(&e);
+      } else {
+        seq = impl_->RecordLocked(nullptr);
       }
     }
   }
@@ -231,14 +271,18 @@ StatusOr<std::optional<JobRef>> Engine::Step() {
   uint64_t seq;
   JobRef ref;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    Exclusive lock(*impl_);
     std::optional<JobId> j = impl_->tree->PickNext();
     if (!j) return std::optional<JobRef>();
     ref = JobRef{*j, impl_->tree->job_seq(*j)};
     HDRF_RETURN_IF_ERROR(impl_->Writable());
     HDRF_RETURN_IF_ERROR(impl_->tree->Allocate(*j, 1));
-    seq = ++impl_->last_seq;
-    if (impl_->log) impl_->log->Enqueue(seq, Event::Allocate(ref.seq, 1));
+    if (impl_->log) {
+      const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
+      seq = impl_->RecordLocked(&e);
+    } else {
+      seq = impl_->RecordLocked(nullptr);
+    }
   }
   if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
   return std::optional<JobRef>(ref);
@@ -255,14 +299,14 @@ StatusOr<int64_t> Engine::Fill() {
 }
 
 std::optional<JobInfo> Engine::PickNext() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   std::optional<JobId> j = impl_->tree->PickNext();
   if (!j) return std::nullopt;
   return impl_->tree->GetJob(*j);
 }
 
 StatusOr<int> Engine::CompareQueues(std::string_view a, std::string_view b) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_ASSIGN_OR_RETURN(QueueId qa, impl_->tree->FindQueue(a));
   HDRF_ASSIGN_OR_RETURN(QueueId qb, impl_->tree->FindQueue(b));
   if (!impl_->tree->GetQueue(qa).is_leaf || !impl_->tree->GetQueue(qb).is_leaf)
@@ -271,7 +315,7 @@ StatusOr<int> Engine::CompareQueues(std::string_view a, std::string_view b) cons
 }
 
 StatusOr<int> Engine::CompareJobs(JobRef a, JobRef b) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, a));
   HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, b));
   return impl_->tree->CompareJobs(a.id, b.id);
@@ -289,7 +333,7 @@ Status RefsToIds(const engine::Tree& t, const std::vector<JobRef>& refs, std::ve
 
 StatusOr<std::vector<bool>> Engine::Preemptable(JobRef preemptor,
                                                 const std::vector<JobRef>& victims) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, preemptor));
   std::vector<JobId> ids;
   HDRF_RETURN_IF_ERROR(RefsToIds(*impl_->tree, victims, &ids));
@@ -297,7 +341,7 @@ StatusOr<std::vector<bool>> Engine::Preemptable(JobRef preemptor,
 }
 
 StatusOr<std::vector<bool>> Engine::Reclaimable(JobRef reclaimer, const std::vector<JobRef>& victims) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, reclaimer));
   std::vector<JobId> ids;
   HDRF_RETURN_IF_ERROR(RefsToIds(*impl_->tree, victims, &ids));
@@ -305,68 +349,68 @@ StatusOr<std::vector<bool>> Engine::Reclaimable(JobRef reclaimer, const std::vec
 }
 
 StatusOr<std::string> Engine::AdmitTo(std::string_view queue) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_ASSIGN_OR_RETURN(QueueId q, impl_->tree->Admit(queue));
   return impl_->tree->GetQueue(q).path;
 }
 
 StatusOr<Explanation> Engine::Explain(std::string_view job) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(job));
   return impl_->tree->Explain(id);
 }
 
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
   return JobRef{id, impl_->tree->job_seq(id)};
 }
 
 StatusOr<JobInfo> Engine::GetJob(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
   return impl_->tree->GetJob(id);
 }
 
 StatusOr<JobInfo> Engine::GetJob(JobRef job) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   HDRF_RETURN_IF_ERROR(CheckRef(*impl_->tree, job));
   return impl_->tree->GetJob(job.id);
 }
 
 std::vector<QueueInfo> Engine::Queues() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   std::vector<QueueInfo> out;
   for (QueueId q : impl_->tree->QueuesInPathOrder()) out.push_back(impl_->tree->GetQueue(q));
   return out;
 }
 
 std::vector<JobInfo> Engine::Jobs() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   std::vector<JobInfo> out;
   for (JobId j : impl_->tree->JobsInSubmitOrder()) out.push_back(impl_->tree->GetJob(j));
   return out;
 }
 
 std::vector<std::string> Engine::ResourceNames() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->tree->resource_names();
 }
 
 std::vector<int64_t> Engine::Total() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->tree->total();
 }
 
 uint64_t Engine::Digest() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->tree->Digest();
 }
 
 std::string Engine::DigestHex() const { return DigestToHex(Digest()); }
 
 uint64_t Engine::last_seq() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->last_seq;
 }
 
@@ -376,12 +420,12 @@ uint64_t Engine::durable_seq() const {
 }
 
 size_t Engine::job_count() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->tree->job_count();
 }
 
 size_t Engine::queue_count() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->tree->queue_count();
 }
 
@@ -392,14 +436,14 @@ Status Engine::Checkpoint() { return impl_->log ? impl_->log->Checkpoint() : Sta
 // may still be waiting in WaitDurable. Once closed it reports an error from
 // health(), so later events are refused.
 Status Engine::Close() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   if (!impl_->log || impl_->closed) return Status::Ok();
   impl_->closed = true;
   return impl_->log->Close();
 }
 
 Status Engine::CheckInvariants() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  Exclusive lock(*impl_);
   return impl_->tree->CheckInvariants();
 }
 

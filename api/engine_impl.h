@@ -7,28 +7,81 @@
 #include <mutex>
 
 #include "api/engine.h"
+#include "engine/shard_lock.h"
 #include "engine/tree.h"
 
 namespace hdrf {
 
 class EventLog;  // api/event_log.h (persistence)
 
-// Thread safety: `mu` guards `tree` and `last_seq`. Events take `mu`
-// exclusively for the time of the tree update and the log append, so the
-// sequence numbers are the order of application.
+// Thread safety (docs/concurrency.md):
+//   * `rw` shared + `shard_mu[s]`: a task event (Allocate/Release/Finish) on
+//     a job of shard s tries engine::Tree::LocalAllocate/LocalRelease. Task
+//     events on different shards run in parallel.
+//   * `rw` exclusive (class Exclusive): everything else, and a task event
+//     the tree could not do locally (it escalates: the shared section is
+//     left, the exclusive one entered, and the event re-checked there).
+//     Exclusive brackets the section with Tree::BeginExclusive/EndExclusive,
+//     so every reader sees the root agree with its children.
+//   * Lock order: rw (shared) before shard_mu; exclusive holders take no
+//     shard lock (there are no shared holders to exclude).
+// Sequence numbers: with a store, every event takes its number from
+// `last_seq` under `seq_mu` (local events) or the exclusive lock, and
+// enqueues its log record under the same lock, so records reach the log in
+// sequence order. Local events of different shards commute (each changes
+// only its shard and its shard's lease), so the log order is a valid serial
+// order. Without a store, a local event only counts itself in its shard's
+// `shard_events`; Exclusive folds those counts into `last_seq`.
 struct Engine::Impl {
+  static constexpr int kShards = engine::Tree::kShards;
+  struct alignas(engine::kCacheLine) ShardCount {
+    uint64_t events = 0;  // guarded by shard_mu of the same index
+  };
+
   EngineOptions options;
-  mutable std::mutex mu;
-  std::unique_ptr<engine::Tree> tree;  // guarded by mu
-  uint64_t last_seq = 0;               // guarded by mu
+  mutable engine::BigReaderLock rw;
+  mutable engine::PaddedMutex shard_mu[kShards];
+  mutable ShardCount shard_events[kShards];
+  std::mutex seq_mu;                   // with a store: local events' last_seq
+  std::unique_ptr<engine::Tree> tree;  // see "Thread safety"
+  uint64_t last_seq = 0;               // guarded by rw exclusive, or seq_mu under rw shared
   std::unique_ptr<EventLog> log;       // null without a store
-  bool closed = false;                 // guarded by mu: Close() was called
+  bool closed = false;                 // guarded by rw: Close() was called
 
   // Ok when events may be applied: not closed, and the log is healthy.
   Status Writable() const;
-  // Applies `e` (already validated by the caller or not) under `mu`, logs it
-  // and assigns its sequence number. Defined in engine.cc.
+  // Applies `e` (already validated by the caller or not) under the
+  // exclusive lock, logs it and assigns its sequence number. Defined in
+  // engine.cc.
   Status ApplyLocked(const Event& e, JobRef* submitted);
+  // Allocate/Release/Finish through the shard path, escalating when needed;
+  // *seq receives the event's sequence number (0 without a store).
+  Status TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq);
+  // Under the exclusive lock: the next sequence number, with the event
+  // logged when there is a store.
+  uint64_t RecordLocked(const Event* e);
+};
+
+// The exclusive section of Engine::Impl (see "Thread safety" above).
+class Exclusive {
+ public:
+  explicit Exclusive(const Engine::Impl& impl) : impl_(const_cast<Engine::Impl&>(impl)) {
+    impl_.rw.lock();
+    impl_.tree->BeginExclusive();
+    for (auto& c : impl_.shard_events) {
+      impl_.last_seq += c.events;
+      c.events = 0;
+    }
+  }
+  ~Exclusive() {
+    impl_.tree->EndExclusive();
+    impl_.rw.unlock();
+  }
+  Exclusive(const Exclusive&) = delete;
+  Exclusive& operator=(const Exclusive&) = delete;
+
+ private:
+  Engine::Impl& impl_;
 };
 
 }  // namespace hdrf

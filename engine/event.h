@@ -44,8 +44,7 @@ struct Event {
   static Event Release(uint64_t seq, int64_t n) { return Task(Type::kRelease, seq, n); }
   static Event Finish(uint64_t seq, int64_t n) { return Task(Type::kFinish, seq, n); }
   static Event Remove(uint64_t seq) { return Task(Type::kRemove, seq, 0); }
-
- private:
+  // A job event of type `t` (kAllocate, kRelease, kFinish, kRemove).
   static Event Task(Type t, uint64_t seq, int64_t n) {
     Event e;
     e.type = t;

@@ -134,18 +134,25 @@ StatusOr<QueueId> Tree::Admit(std::string_view path) const {
   return q;
 }
 
-void Tree::SetJobState(JobId id, JobState s) {
+// A shard-local call (sc.local) leaves the root-level counts to sc's deltas.
+void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
   Job& j = jobs_[id];
   if (j.state == s) return;
   const int64_t* t = &task_[size_t{id} * R_];
-  for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
+  const QueueId stop = sc.local ? 0 : kNone;
+  for (QueueId a = j.queue; a != stop; a = queues_[a].parent) {
     --queues_[a].jobs_by_state[static_cast<int>(j.state)];
     ++queues_[a].jobs_by_state[static_cast<int>(s)];
   }
+  if (sc.local) {
+    --sc.d_state[static_cast<int>(j.state)];
+    ++sc.d_state[static_cast<int>(s)];
+  }
+  int64_t* inq = sc.local ? sc.d_inqueue_min.data() : inqueue_min_total_.data();
   if (j.state == JobState::kInqueue)
-    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] -= j.min_available * t[r];
+    for (int r = 0; r < R_; ++r) inq[r] -= j.min_available * t[r];
   if (s == JobState::kInqueue)
-    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * t[r];
+    for (int r = 0; r < R_; ++r) inq[r] += j.min_available * t[r];
   j.state = s;
 }
 

@@ -186,7 +186,7 @@ void Tree::RemoveQueueContribution(QueueId id) {
 // of the incremental sums. Called when a queue has had more aggregate
 // updates than twice its child count since its last re-sum, so its cost is
 // amortised O(R) per update.
-void Tree::RebuildNode(QueueId id) {
+void Tree::RebuildNode(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   QueueView& v = QV(id);
   std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
@@ -221,22 +221,27 @@ void Tree::RebuildNode(QueueId id) {
     }
   }
   v.ops = 0;
-  ++counters_.node_rebuilds;
+  ++sc.counters.node_rebuilds;
 }
 
-void Tree::MarkDirty(QueueId id) {
+void Tree::MarkDirty(QueueId id, Scratch& sc) {
   QueueView& v = QV(id);
   if (v.dirty) return;
   v.dirty = true;
   const int depth = queues_[id].depth;
-  if (dirty_by_depth_.size() <= static_cast<size_t>(depth)) dirty_by_depth_.resize(depth + 1);
-  dirty_by_depth_[depth].push_back(id);
+  if (sc.dirty_by_depth.size() <= static_cast<size_t>(depth)) sc.dirty_by_depth.resize(depth + 1);
+  sc.dirty_by_depth[depth].push_back(id);
+}
+
+void Tree::Touch(JobId j, Scratch& sc) {
+  if (log_touched_) (sc.local ? sc.touched : touched_).push_back(j);
 }
 
 // U = M·sum_norm + sum_blk with M the smallest non-blocked key. When the
 // result differs from what the parent holds, the parent's aggregates are
-// updated and the parent is marked dirty.
-void Tree::RecomputeQueue(QueueId id) {
+// updated and the parent is marked dirty. A shard-local call leaves the root
+// alone: the root is re-derived from its children by BeginExclusive().
+void Tree::RecomputeQueue(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   QueueView& v = QV(id);
   const bool blocked = v.nb.empty();
@@ -248,6 +253,14 @@ void Tree::RecomputeQueue(QueueId id) {
     same = same && U[r] == v.U[r];
   }
   if (same) return;
+  if (sc.local && q.parent == 0) {
+    v.blocked = blocked;
+    std::copy(U, U + R_, v.U.begin());
+    v.s = ShareOf(U);
+    v.key = v.s / q.weight;
+    sc.root_stale = true;
+    return;
+  }
   const bool has_parent = q.parent != kNone;
   if (has_parent && !blocked && !v.blocked) {
     // Stays non-blocked: move its heap entry, swap its normalised term.
@@ -269,7 +282,7 @@ void Tree::RecomputeQueue(QueueId id) {
     v.key = s_new / q.weight;
     p.nb.Update(v.heap_pos, v.key, [this](uint32_t x) -> uint32_t& { return QV(x).heap_pos; });
     ++p.ops;
-    MarkDirty(q.parent);
+    MarkDirty(q.parent, sc);
     return;
   }
   if (has_parent) RemoveQueueContribution(id);
@@ -279,13 +292,13 @@ void Tree::RecomputeQueue(QueueId id) {
   v.key = v.s / q.weight;
   if (has_parent) {
     AddQueueContribution(id);
-    MarkDirty(q.parent);
+    MarkDirty(q.parent, sc);
   }
 }
 
-void Tree::Propagate() {
-  for (int d = static_cast<int>(dirty_by_depth_.size()) - 1; d >= 0; --d) {
-    auto& bucket = dirty_by_depth_[d];
+void Tree::Propagate(Scratch& sc) {
+  for (int d = static_cast<int>(sc.dirty_by_depth.size()) - 1; d >= 0; --d) {
+    auto& bucket = sc.dirty_by_depth[d];
     for (size_t i = 0; i < bucket.size(); ++i) {
       QueueId id = bucket[i];
       const Queue& q = queues_[id];
@@ -293,8 +306,8 @@ void Tree::Propagate() {
       QueueView& v = QV(id);
       v.dirty = false;
       const size_t fan = q.children.empty() ? q.jobs.size() : q.children.size();
-      if (v.ops > 2 * fan + 32) RebuildNode(id);
-      RecomputeQueue(id);
+      if (v.ops > 2 * fan + 32) RebuildNode(id, sc);
+      RecomputeQueue(id, sc);
     }
     bucket.clear();
   }
@@ -303,11 +316,11 @@ void Tree::Propagate() {
 // Re-derives `id`'s blocked flag and key in the current view; when they
 // (or the allocation its contribution was made with) changed, replaces its
 // contribution and marks its leaf dirty.
-void Tree::RefreshJob(JobId id) {
+void Tree::RefreshJob(JobId id, Scratch& sc) {
   const Job& j = jobs_[id];
   const JobView& v = JV(id);
-  ++counters_.job_refreshes;
-  Touch(id);
+  ++sc.counters.job_refreshes;
+  Touch(id, sc);
   const bool blocked = JobBlocked(id);
   if (blocked == v.blocked && v.contrib_alloc == j.allocated && (blocked || JobKey(id) == v.key))
     return;
@@ -324,11 +337,11 @@ void Tree::RefreshJob(JobId id) {
     RemoveJobContribution(id);
     AddJobContribution(id);
   }
-  MarkDirty(j.queue);
+  MarkDirty(j.queue, sc);
 }
 
 // Re-derives path_cap for q's subtree and refreshes every job in it.
-void Tree::RefreshJobsIn(QueueId top) {
+void Tree::RefreshJobsIn(QueueId top, Scratch& sc) {
   std::vector<QueueId> stack{top};
   while (!stack.empty()) {
     QueueId id = stack.back();
@@ -338,7 +351,7 @@ void Tree::RefreshJobsIn(QueueId top) {
     for (QueueId c : q.children) stack.push_back(c);
     if (q.limits_active)
       for (auto& [uid, u] : q.users) u.exhausted = UserExhausted(id, uid);
-    for (JobId j : q.jobs) RefreshJob(j);
+    for (JobId j : q.jobs) RefreshJob(j, sc);
   }
 }
 
@@ -427,11 +440,11 @@ void Tree::SwitchView() {
   if (found < views_.size() && log_end - views_[found].log_pos <= limit) {
     cur_ = found;
     View& v = views_[cur_];
-    ++counters_.view_switches;
+    ++main_->counters.view_switches;
     for (uint64_t p = v.log_pos; p < log_end; ++p) {
       JobId j = touched_[p - touched_base_];
       if (!jobs_[j].alive) continue;
-      ++counters_.view_catchups;
+      ++main_->counters.view_catchups;
       const JobView& jv = JV(j);
       const bool blocked = JobBlocked(j);
       if (blocked == jv.blocked && jv.contrib_alloc == jobs_[j].allocated &&
@@ -519,7 +532,8 @@ void Tree::RebuildView() {
     q.held_mask = 0;
     std::fill(q.held_back.begin(), q.held_back.end(), 0);
   }
-  dirty_by_depth_.assign(max_depth_ + 1, {});
+  main_->dirty_by_depth.assign(max_depth_ + 1, {});
+  AssignShards(order);
   if (any_guarantee_) UpdateHeldBack(order, /*refresh=*/false);
   for (QueueId id : order) {
     Queue& q = queues_[id];
@@ -534,17 +548,11 @@ void Tree::RebuildView() {
     }
   }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const Queue& q = queues_[*it];
-    QueueView& v = QV(*it);
-    v.blocked = v.nb.empty();
-    const double M = v.blocked ? 0.0 : v.nb.top().key;
-    for (int r = 0; r < R_; ++r) v.U[r] = M * v.sum_norm[r] + v.sum_blk[r];
-    v.s = ShareOf(v.U.data());
-    v.key = v.s / q.weight;
-    if (q.parent != kNone) AddQueueContribution(*it);
+    SetAggregate(*it);
+    if (queues_[*it].parent != kNone) AddQueueContribution(*it);
   }
   for (QueueId id : order) QV(id).ops = 0;
-  ++counters_.full_rebuilds;
+  ++main_->counters.full_rebuilds;
 }
 
 // held_back(Q) = Σ over siblings S of Q and of Q's ancestors of
@@ -575,7 +583,10 @@ void Tree::UpdateHeldBack(const std::vector<QueueId>& order, bool refresh) {
   }
 }
 
-void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
+// A shard-local call (sc.local) stops below the root: the root's share of
+// the change goes to sc's deltas and lease (folded in by BeginExclusive),
+// and the caller has made sure that nothing beyond the shard changes.
+void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   Job& j = jobs_[id];
   const QueueId leaf = j.queue;
   Queue& lq = queues_[leaf];
@@ -583,20 +594,27 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
   const int64_t old_tasks = j.tasks;
   j.allocated += dA;
   j.tasks += dT;
-  Touch(id);
+  Touch(id, sc);
+  // The first queue not to update here: the root for a local call.
+  const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;
   if (dA != 0) {
     for (int r = 0; r < R_; ++r) {
       const int64_t d = dA * t[r];
       if (d == 0) continue;
       touched |= ResMask{1} << r;
-      free_[r] -= d;
-      usage_total_[r] += d;
-      for (QueueId a = leaf; a != kNone; a = queues_[a].parent) queues_[a].usage[r] += d;
+      if (sc.local) {
+        sc.lease[r] -= d;
+        sc.d_usage[r] += d;
+      } else {
+        free_[r] -= d;
+        usage_total_[r] += d;
+      }
+      for (QueueId a = leaf; a != stop; a = queues_[a].parent) queues_[a].usage[r] += d;
     }
   }
   if (j.state != JobState::kPending)
-    SetJobState(id, j.allocated > 0 ? JobState::kRunning : JobState::kInqueue);
+    SetJobState(id, j.allocated > 0 ? JobState::kRunning : JobState::kInqueue, sc);
   bool limits_changed = false;
   if (lq.limits_active) {
     User& u = lq.users[j.user];
@@ -615,7 +633,7 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
   // all views).
   QueueId top_flip = kNone;
   if (touched) {
-    for (QueueId a = leaf; a != kNone; a = queues_[a].parent) {
+    for (QueueId a = leaf; a != stop; a = queues_[a].parent) {
       Queue& q = queues_[a];
       ResMask reached = q.cap_reached & ~touched;
       for (int r = 0; r < R_; ++r)
@@ -626,8 +644,8 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
       }
     }
   }
-  RefreshJob(id);
-  if (top_flip != kNone) RefreshJobsIn(top_flip);
+  RefreshJob(id, sc);
+  if (top_flip != kNone) RefreshJobsIn(top_flip, sc);
   if (any_guarantee_ && touched) {
     // Held-back amounts and free both moved: re-derive the held masks.
     std::vector<QueueId> order{0};
@@ -636,17 +654,18 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT) {
     UpdateHeldBack(order, /*refresh=*/true);
   }
   if (limits_changed) {
-    RefreshJobsIn(leaf);
+    RefreshJobsIn(leaf, sc);
   } else if (lq.limits_active) {
     User& u = lq.users[j.user];
     ResMask m = UserExhausted(leaf, j.user);
     if (m != u.exhausted) {
       u.exhausted = m;
       for (JobId x : lq.jobs)
-        if (jobs_[x].user == j.user) RefreshJob(x);
+        if (jobs_[x].user == j.user) RefreshJob(x, sc);
     }
   }
-  Propagate();
+  Propagate(sc);
+  if (sc.local) return;  // the saturated set cannot have changed
   // The current view is now exact under the old saturated set. If the set
   // changed, every s(U) changes: the view of the new set takes over, caught
   // up from the touched log or built afresh (docs/algorithm.md).

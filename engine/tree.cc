@@ -31,7 +31,7 @@ Status QueueError(std::string_view path, const std::string& rule) {
 
 }  // namespace
 
-Tree::Tree() = default;
+Tree::Tree() : main_(std::make_unique<Scratch>()) {}
 Tree::~Tree() = default;
 
 StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
@@ -485,7 +485,7 @@ Status Tree::Remove(JobId id) {
   return Status::Ok();
 }
 
-Status Tree::Allocate(JobId id, int64_t n) {
+Status Tree::CheckAllocate(JobId id, int64_t n) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(id));
   const Job& j = jobs_[id];
   if (n < 1) return Status::InvalidArgument("job " + j.name + ": allocate needs n >= 1");
@@ -494,6 +494,22 @@ Status Tree::Allocate(JobId id, int64_t n) {
                               std::to_string(j.tasks - j.allocated) + " unallocated tasks");
   if (j.state == JobState::kPending)
     return Status::FailedPrecondition("job " + j.name + ": Pending (not admitted by the enqueue gate)");
+  return Status::Ok();
+}
+
+Status Tree::CheckRelease(JobId id, int64_t n, const char* verb) const {
+  HDRF_RETURN_IF_ERROR(CheckJobId(id));
+  const Job& j = jobs_[id];
+  if (n < 1) return Status::InvalidArgument("job " + j.name + ": " + verb + " needs n >= 1");
+  if (n > j.allocated)
+    return Status::OutOfRange("job " + j.name + ": " + verb + " " + std::to_string(n) + " with " +
+                              std::to_string(j.allocated) + " running tasks");
+  return Status::Ok();
+}
+
+Status Tree::Allocate(JobId id, int64_t n) {
+  HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
+  const Job& j = jobs_[id];
   const int64_t* t = &task_[size_t{id} * R_];
   for (int r = 0; r < R_; ++r) {
     if (t[r] != 0 && (n > free_[r] / t[r] || n * t[r] > free_[r]))
@@ -506,24 +522,14 @@ Status Tree::Allocate(JobId id, int64_t n) {
 }
 
 Status Tree::Release(JobId id, int64_t n) {
-  HDRF_RETURN_IF_ERROR(CheckJobId(id));
-  const Job& j = jobs_[id];
-  if (n < 1) return Status::InvalidArgument("job " + j.name + ": release needs n >= 1");
-  if (n > j.allocated)
-    return Status::OutOfRange("job " + j.name + ": release " + std::to_string(n) + " with " +
-                              std::to_string(j.allocated) + " running tasks");
+  HDRF_RETURN_IF_ERROR(CheckRelease(id, n, "release"));
   ChangeAllocation(id, -n, 0);
   AdmitPending();
   return Status::Ok();
 }
 
 Status Tree::Finish(JobId id, int64_t n) {
-  HDRF_RETURN_IF_ERROR(CheckJobId(id));
-  const Job& j = jobs_[id];
-  if (n < 1) return Status::InvalidArgument("job " + j.name + ": finish needs n >= 1");
-  if (n > j.allocated)
-    return Status::OutOfRange("job " + j.name + ": finish " + std::to_string(n) + " with " +
-                              std::to_string(j.allocated) + " running tasks");
+  HDRF_RETURN_IF_ERROR(CheckRelease(id, n, "finish"));
   ChangeAllocation(id, -n, -n);
   AdmitPending();
   return Status::Ok();

@@ -15,8 +15,28 @@
 // reached) refresh only the jobs they concern. A change of the saturated set
 // re-derives every key (every s(U) changes); see docs/algorithm.md.
 //
-// Thread safety: none. A Tree is used by one thread at a time; api/Engine
-// adds the locking.
+// Thread safety. Every method is for one thread at a time ("exclusive"),
+// except the shard-local task events LocalAllocate/LocalRelease:
+//   * The tree is cut into kShards lock shards by top-level queue (a queue's
+//     shard is its top-level ancestor's QueueId % kShards). A shard-local
+//     event writes only its job, the queues of its top-level subtree, their
+//     entries in the current view, and its shard's Scratch.
+//   * The caller holds, for the whole local call, a shared lock that keeps
+//     exclusive calls out, plus the job's shard lock (ShardOf). Local calls
+//     on different shards then run in parallel; api/Engine does this with
+//     engine/shard_lock.h.
+//   * Anything with an effect beyond the subtree (a resource filling or
+//     freeing, held-back guarantees, the enqueue gate, a capacity of the
+//     root, a lease too small) is not done locally: *escalate is set,
+//     nothing changes, and the caller retries with the exclusive method.
+//   * Root-level aggregates (the root's usage, job counts and key heap, the
+//     free capacity, the touched-job log) are not written locally: each
+//     shard keeps its deltas and a lease of free capacity in its Scratch.
+//     An exclusive section is bracketed by BeginExclusive(), which folds all
+//     of that in and re-derives the root from its children, and
+//     EndExclusive(), which hands out leases again. Between the two the
+//     tree is exactly as if every event had been applied serially.
+// A Tree used only through exclusive methods needs neither bracket.
 #ifndef HDRF_ENGINE_TREE_H_
 #define HDRF_ENGINE_TREE_H_
 
@@ -133,6 +153,17 @@ class Tree {
   // Forces a full rebuild of derived state (tests, recovery).
   void RebuildAll();
 
+  // ---- lock sharding (see "Thread safety" above) ----
+  static constexpr int kShards = 64;
+  int ShardOf(JobId j) const;
+  // Allocate/Release/Finish when the effect stays within the job's shard;
+  // otherwise *escalate = true and nothing changes. Errors are those of the
+  // exclusive methods (a refused local event changes nothing either).
+  Status LocalAllocate(JobId j, int64_t n, bool* escalate);
+  Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
+  void BeginExclusive();
+  void EndExclusive();
+
   // Counters for benchmarks and docs.
   struct Counters {
     uint64_t full_rebuilds = 0;   // new saturated sets, structure changes
@@ -141,7 +172,7 @@ class Tree {
     uint64_t view_switches = 0;   // saturated set changed to a cached view
     uint64_t view_catchups = 0;   // jobs replayed into a view on a switch
   };
-  const Counters& counters() const { return counters_; }
+  Counters counters() const;  // summed over the shards
 
  private:
   struct Queue;
@@ -150,6 +181,7 @@ class Tree {
   struct JobView;
   struct QueueView;
   struct View;
+  struct Scratch;
   Tree();
 
   // The current view (derived state for the current saturated set).
@@ -164,9 +196,8 @@ class Tree {
   // The saturated set changed to saturated_: switch to (or build) its view.
   void SwitchView();
   // Records that `j`'s derived state may differ from what saved views hold.
-  void Touch(JobId j) {
-    if (log_touched_) touched_.push_back(j);
-  }
+  void Touch(JobId j, Scratch& sc);
+  void Touch(JobId j) { Touch(j, *main_); }
 
   // tree.cc: structure and validation
   Status ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const;
@@ -193,15 +224,30 @@ class Tree {
   void RemoveJobContribution(JobId j);
   void AddQueueContribution(QueueId q);
   void RemoveQueueContribution(QueueId q);
-  void RecomputeQueue(QueueId q);
-  void RefreshJob(JobId j);                 // re-derive blocked/key, update leaf
-  void RefreshJobsIn(QueueId q);            // every job in q's subtree
-  void MarkDirty(QueueId q);
-  void Propagate();                         // dirty queues bottom-up
-  void RebuildNode(QueueId q);              // exact re-sum from children
+  void RecomputeQueue(QueueId q, Scratch& sc);
+  void RefreshJob(JobId j, Scratch& sc);    // re-derive blocked/key, update leaf
+  void RefreshJob(JobId j) { RefreshJob(j, *main_); }
+  void RefreshJobsIn(QueueId q, Scratch& sc);  // every job in q's subtree
+  void RefreshJobsIn(QueueId q) { RefreshJobsIn(q, *main_); }
+  void MarkDirty(QueueId q, Scratch& sc);
+  void MarkDirty(QueueId q) { MarkDirty(q, *main_); }
+  void Propagate(Scratch& sc);              // dirty queues bottom-up
+  void Propagate() { Propagate(*main_); }
+  void RebuildNode(QueueId q, Scratch& sc); // exact re-sum from children
+  void RebuildRoot();                       // the root's view from its children
+  void SetAggregate(QueueId q);             // U, s, key, blocked from the sums
+  void AssignShards(const std::vector<QueueId>& parents_first);
+  // Checks of Allocate/Release/Finish other than free capacity.
+  Status CheckAllocate(JobId j, int64_t n) const;
+  Status CheckRelease(JobId j, int64_t n, const char* verb) const;
+  // Escalation tests of the local events (tree_shards.cc).
+  bool LocalPossible() const;
   void RebuildView();                       // the current view from scratch
   void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
-  void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks);
+  void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks, Scratch& sc);
+  void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
+    ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
+  }
   void UpdateSaturation();
   void RecountUsers(QueueId leaf);
 
@@ -211,7 +257,8 @@ class Tree {
   std::optional<JobId> PickIn(QueueId q) const;
   void AdmitPending();
   bool GateAdmits(JobId j) const;
-  void SetJobState(JobId j, JobState s);
+  void SetJobState(JobId j, JobState s, Scratch& sc);
+  void SetJobState(JobId j, JobState s) { SetJobState(j, s, *main_); }
 
   std::vector<std::string> names_;
   int R_ = 0;
@@ -253,9 +300,12 @@ class Tree {
   bool log_touched_ = false;  // true while saved views exist
   bool bulk_ = false;         // Create: one rebuild at the end
 
-  std::vector<std::vector<QueueId>> dirty_by_depth_;
   int max_depth_ = 0;
-  Counters counters_;
+  // The exclusive path's scratch, and one per lock shard (created for the
+  // shards that have a top-level queue; see "Thread safety").
+  std::unique_ptr<Scratch> main_;
+  std::vector<std::unique_ptr<Scratch>> shards_;
+  std::vector<int> used_shards_;
 };
 
 }  // namespace hdrf::engine

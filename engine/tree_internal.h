@@ -48,6 +48,7 @@ struct Tree::Queue {
   bool limits_active = false;     // leaf has a user limit
   int64_t active_users = 0;       // users with active_jobs > 0
   std::unordered_map<uint32_t, User> users;
+  uint32_t shard = 0;             // lock shard: of its top-level ancestor
 
 };
 
@@ -102,6 +103,25 @@ struct Tree::View {
   uint64_t last_used = 0;
   std::vector<JobView> jobs;      // indexed by JobId
   std::vector<QueueView> queues;  // indexed by QueueId
+};
+
+// Scratch state of one thread of work on the tree: the exclusive path uses
+// Tree::main_, a shard-local event the Scratch of its shard (guarded by the
+// caller's shard lock; see "Thread safety" in tree.h). A shard's Scratch
+// also holds what its local events owe the root-level aggregates, folded in
+// by BeginExclusive().
+struct alignas(64) Tree::Scratch {
+  bool local = false;
+  std::vector<std::vector<QueueId>> dirty_by_depth;
+  Counters counters;
+  // ---- local shards only ----
+  std::vector<JobId> touched;         // Touch() while saved views exist
+  std::vector<int64_t> lease;         // free capacity this shard may take
+  std::vector<int64_t> d_usage;       // Σ allocation deltas (root usage, usage_total_)
+  std::vector<int64_t> d_inqueue_min; // inqueue_min_total_ deltas
+  int64_t d_state[4] = {0, 0, 0, 0};  // root jobs_by_state deltas
+  bool active = false;                // a local event since the last fold
+  bool root_stale = false;            // a top-level queue's key moved
 };
 
 }  // namespace hdrf::engine

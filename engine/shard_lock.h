@@ -1,0 +1,86 @@
+// Locks for the sharded tree (engine/tree.h, "Thread safety").
+//
+// BigReaderLock: a reader-writer lock whose shared side touches only a
+// cache line of the calling thread's own slot, so that readers on different
+// cores never bounce a line between them (a std::shared_mutex shares one
+// counter among all readers). The exclusive side is slower: it raises a
+// flag and waits until every slot has drained.
+//
+// Invariants and memory order:
+//   * slot count = the readers inside (or entering) a shared section that
+//     map to the slot; a thread always uses the same slot;
+//   * a reader increments its slot, then reads writer_ (both seq_cst); a
+//     writer sets writer_, then reads every slot (seq_cst): of two such
+//     racing, at least one sees the other, so a reader never runs inside a
+//     writer's section (Dekker). A reader that sees writer_ set backs out
+//     and waits for it to clear.
+//   * writer_mu_ orders writers among themselves.
+// Waiting spins with std::this_thread::yield(): the sections are short and
+// this machine may run more threads than cores.
+//
+// PaddedMutex: a std::mutex alone on its cache line (an array of shard
+// locks must not share lines).
+#ifndef HDRF_ENGINE_SHARD_LOCK_H_
+#define HDRF_ENGINE_SHARD_LOCK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+namespace hdrf::engine {
+
+inline constexpr size_t kCacheLine = 64;
+
+class BigReaderLock {
+ public:
+  BigReaderLock() = default;
+  BigReaderLock(const BigReaderLock&) = delete;
+  BigReaderLock& operator=(const BigReaderLock&) = delete;
+
+  void lock_shared() {
+    std::atomic<int32_t>& slot = slots_[MySlot()].readers;
+    for (;;) {
+      slot.fetch_add(1, std::memory_order_seq_cst);
+      if (!writer_.load(std::memory_order_seq_cst)) return;
+      slot.fetch_sub(1, std::memory_order_release);
+      while (writer_.load(std::memory_order_acquire)) std::this_thread::yield();
+    }
+  }
+  void unlock_shared() { slots_[MySlot()].readers.fetch_sub(1, std::memory_order_release); }
+
+  void lock() {
+    writer_mu_.lock();
+    writer_.store(true, std::memory_order_seq_cst);
+    for (Slot& s : slots_)
+      while (s.readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  }
+  void unlock() {
+    writer_.store(false, std::memory_order_release);
+    writer_mu_.unlock();
+  }
+
+ private:
+  static constexpr int kSlots = 64;
+  struct alignas(kCacheLine) Slot {
+    std::atomic<int32_t> readers{0};
+  };
+  // Threads get slots round-robin at their first use.
+  static int MySlot() {
+    static std::atomic<uint32_t> next{0};
+    thread_local const int slot = static_cast<int>(next.fetch_add(1, std::memory_order_relaxed) % kSlots);
+    return slot;
+  }
+
+  Slot slots_[kSlots];
+  alignas(kCacheLine) std::atomic<bool> writer_{false};
+  std::mutex writer_mu_;
+};
+
+struct alignas(kCacheLine) PaddedMutex {
+  std::mutex mu;
+};
+
+}  // namespace hdrf::engine
+
+#endif  // HDRF_ENGINE_SHARD_LOCK_H_

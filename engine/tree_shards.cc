@@ -1,0 +1,165 @@
+// engine::Tree: lock sharding by top-level subtree (tree.h, "Thread
+// safety"; docs/concurrency.md). Shard-local task events, the fold of the
+// shards' deltas into the root at the start of an exclusive section, and
+// the leases of free capacity handed out at its end.
+#include "engine/tree.h"
+#include "engine/tree_internal.h"
+
+namespace hdrf::engine {
+
+int Tree::ShardOf(JobId j) const { return static_cast<int>(queues_[jobs_[j].queue].shard); }
+
+Tree::Counters Tree::counters() const {
+  Counters c = main_->counters;
+  for (const auto& sc : shards_) {
+    if (!sc) continue;
+    c.full_rebuilds += sc->counters.full_rebuilds;
+    c.node_rebuilds += sc->counters.node_rebuilds;
+    c.job_refreshes += sc->counters.job_refreshes;
+    c.view_switches += sc->counters.view_switches;
+    c.view_catchups += sc->counters.view_catchups;
+  }
+  return c;
+}
+
+// Called from RebuildView (exclusive, leases gathered): every queue's shard
+// is its top-level ancestor's id % kShards; each shard in use gets a Scratch.
+void Tree::AssignShards(const std::vector<QueueId>& order) {
+  if (shards_.empty()) shards_.resize(kShards);
+  std::vector<bool> used(kShards, false);
+  for (QueueId id : order) {
+    Queue& q = queues_[id];
+    if (q.parent == kNone) {
+      q.shard = 0;
+      continue;
+    }
+    q.shard = q.parent == 0 ? id % kShards : queues_[q.parent].shard;
+    used[q.shard] = true;
+  }
+  used_shards_.clear();
+  for (int s = 0; s < kShards; ++s) {
+    if (!used[s]) continue;
+    used_shards_.push_back(s);
+    if (shards_[s]) continue;
+    shards_[s] = std::make_unique<Scratch>();
+    Scratch& sc = *shards_[s];
+    sc.local = true;
+    sc.lease.assign(R_, 0);
+    sc.d_usage.assign(R_, 0);
+    sc.d_inqueue_min.assign(R_, 0);
+  }
+}
+
+// Local events are possible only when no rule couples the subtrees beyond
+// the saturated set: held-back guarantees and the enqueue gate read the free
+// capacity of the whole cluster; a root capability reads the root's usage.
+// A root without children (jobs in the root itself) has no shards.
+bool Tree::LocalPossible() const {
+  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
+         !used_shards_.empty();
+}
+
+Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
+  *escalate = false;
+  HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
+  if (!LocalPossible()) {
+    *escalate = true;
+    return Status::Ok();
+  }
+  Scratch& sc = *shards_[queues_[jobs_[id].queue].shard];
+  const int64_t* t = &task_[size_t{id} * R_];
+  bool fits = true;
+  // The lease must stay positive: the cluster then keeps free capacity of
+  // every resource the job uses, so the saturated set cannot change.
+  for (int r = 0; fits && r < R_; ++r)
+    if (t[r] > 0 && (sc.lease[r] <= 0 || n > (sc.lease[r] - 1) / t[r])) fits = false;
+  if (!fits) {
+    *escalate = true;
+    return Status::Ok();
+  }
+  sc.active = true;
+  ChangeAllocation(id, n, 0, sc);
+  return Status::Ok();
+}
+
+Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
+  *escalate = false;
+  HDRF_RETURN_IF_ERROR(CheckRelease(id, n, finish ? "finish" : "release"));
+  // Freeing a saturated resource changes the saturated set.
+  if (!LocalPossible() || (RequiredMask(&task_[size_t{id} * R_]) & saturated_) != 0) {
+    *escalate = true;
+    return Status::Ok();
+  }
+  Scratch& sc = *shards_[queues_[jobs_[id].queue].shard];
+  sc.active = true;
+  ChangeAllocation(id, -n, finish ? -n : 0, sc);
+  return Status::Ok();
+}
+
+void Tree::BeginExclusive() {
+  bool root_stale = false;
+  Queue& root = queues_[0];
+  for (int s : used_shards_) {
+    Scratch& sc = *shards_[s];
+    for (int r = 0; r < R_; ++r) {
+      free_[r] += sc.lease[r];
+      sc.lease[r] = 0;
+    }
+    if (!sc.active) continue;
+    for (int r = 0; r < R_; ++r) {
+      usage_total_[r] += sc.d_usage[r];
+      root.usage[r] += sc.d_usage[r];
+      inqueue_min_total_[r] += sc.d_inqueue_min[r];
+      sc.d_usage[r] = sc.d_inqueue_min[r] = 0;
+    }
+    for (int k = 0; k < 4; ++k) {
+      root.jobs_by_state[k] += sc.d_state[k];
+      sc.d_state[k] = 0;
+    }
+    if (log_touched_) touched_.insert(touched_.end(), sc.touched.begin(), sc.touched.end());
+    sc.touched.clear();
+    root_stale = root_stale || sc.root_stale;
+    sc.root_stale = false;
+    sc.active = false;
+  }
+  if (root_stale) RebuildRoot();
+}
+
+void Tree::EndExclusive() {
+  if (!LocalPossible() || used_shards_.empty()) return;
+  const int64_t n = static_cast<int64_t>(used_shards_.size());
+  for (int r = 0; r < R_; ++r) {
+    const int64_t share = free_[r] / n;
+    if (share <= 0) continue;
+    for (int s : used_shards_) shards_[s]->lease[r] = share;
+    free_[r] -= share * n;
+  }
+}
+
+// The root's aggregates in the current view, re-summed from its children
+// (whose own values are exact: shard-local events keep them so).
+void Tree::RebuildRoot() {
+  QueueView& v = QV(0);
+  v.nb.clear();
+  std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
+  std::fill(v.sum_blk.begin(), v.sum_blk.end(), 0.0);
+  v.n_norm = v.n_blk = 0;
+  for (QueueId c : queues_[0].children) {
+    QV(c).heap_pos = KeyHeap::kAbsent;
+    AddQueueContribution(c);
+  }
+  v.ops = 0;
+  SetAggregate(0);
+}
+
+// U, s, key and blocked of `id` from its aggregates (no parent update).
+void Tree::SetAggregate(QueueId id) {
+  QueueView& v = QV(id);
+  v.blocked = v.nb.empty();
+  const double M = v.blocked ? 0.0 : v.nb.top().key;
+  for (int r = 0; r < R_; ++r) v.U[r] = M * v.sum_norm[r] + v.sum_blk[r];
+  v.s = ShareOf(v.U.data());
+  v.key = v.s / queues_[id].weight;
+}
+
+}  // namespace hdrf::engine
