@@ -1,5 +1,6 @@
 #include "api/engine.h"
 
+#include <chrono>
 #include <cstdio>
 #include <shared_mutex>
 
@@ -30,6 +31,15 @@ std::string DigestToHex(uint64_t d) {
   return buf;
 }
 
+namespace {
+Status CheckOptions(const EngineOptions& o) {
+  if ((o.latency_sample_every & (o.latency_sample_every - 1)) != 0)
+    return Status::InvalidArgument("latency_sample_every must be 0 or a power of two, not " +
+                                   std::to_string(o.latency_sample_every));
+  return Status::Ok();
+}
+}  // namespace
+
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Engine::~Engine() {
@@ -39,6 +49,7 @@ Engine::~Engine() {
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
                                                   const std::vector<QueueSpec>& queues,
                                                   const EngineOptions& options) {
+  HDRF_RETURN_IF_ERROR(CheckOptions(options));
   engine::TreeOptions topts;
   topts.overcommit_factor = options.overcommit_factor;
   auto tree = engine::Tree::Create(cluster, queues, topts);
@@ -56,6 +67,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
 
 StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   if (options.db_path.empty()) return Status::InvalidArgument("Engine::Open needs options.db_path");
+  HDRF_RETURN_IF_ERROR(CheckOptions(options));
   auto rec = RecoverEventLog(options);
   if (!rec.ok()) return rec.status();
   auto impl = std::make_unique<Impl>();
@@ -92,9 +104,30 @@ uint64_t Engine::Impl::RecordLocked(const Event* e) {
 }
 
 namespace {
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+}  // namespace
+
+EventTimer::EventTimer(Engine::Impl& impl) : impl_(impl) {
+  thread_local uint64_t calls = 0;
+  const uint32_t every = impl.options.latency_sample_every;
+  if (every != 0 && (++calls & (every - 1)) == 0) start_ns_ = NowNs();
+}
+
+Status EventTimer::Done(Status s) {
+  if (start_ns_ != 0 && s.ok()) impl_.latency.Record(NowNs() - start_ns_);
+  return s;
+}
+
+ShardedLatencyHistogram::Snapshot Engine::EventLatency() const { return impl_->latency.Take(); }
+
+namespace {
 // Applies one event and, with a store, waits for its durability outside the
-// engine mutex so that concurrent callers share writes.
-Status ApplyAndWait(Engine::Impl& impl, const Event& e, JobRef* submitted) {
+// engine lock so that concurrent callers share writes.
+Status ApplyAndWaitUntimed(Engine::Impl& impl, const Event& e, JobRef* submitted) {
   uint64_t seq;
   {
     Exclusive lock(impl);
@@ -103,6 +136,11 @@ Status ApplyAndWait(Engine::Impl& impl, const Event& e, JobRef* submitted) {
   }
   if (impl.log) return impl.log->WaitDurable(seq);
   return Status::Ok();
+}
+
+Status ApplyAndWait(Engine::Impl& impl, const Event& e, JobRef* submitted) {
+  EventTimer timer(impl);
+  return timer.Done(ApplyAndWaitUntimed(impl, e, submitted));
 }
 
 Status CheckRef(const engine::Tree& t, JobRef j) {
@@ -174,10 +212,11 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
 
 #define HDRF_TASK_EVENT(Method)                                             \
   Status Engine::Method(JobRef job, int64_t n) {                           \
+    EventTimer timer(*impl_);                                              \
     uint64_t seq = 0;                                                      \
-    HDRF_RETURN_IF_ERROR(impl_->TaskEvent(Event::Type::k##Method, job, n, &seq)); \
-    if (impl_->log) return impl_->log->WaitDurable(seq);                   \
-    return Status::Ok();                                                   \
+    Status s = impl_->TaskEvent(Event::Type::k##Method, job, n, &seq);     \
+    if (s.ok() && impl_->log) s = impl_->log->WaitDurable(seq);            \
+    return timer.Done(std::move(s));                                       \
   }
 HDRF_TASK_EVENT(Allocate)
 HDRF_TASK_EVENT(Release)
@@ -268,6 +307,7 @@ Status Engine::SetCapacity(const ResourceAmounts& cluster) {
 Status Engine::Apply(const Event& e) { return ApplyAndWait(*impl_, e, nullptr); }
 
 StatusOr<std::optional<JobRef>> Engine::Step() {
+  EventTimer timer(*impl_);
   uint64_t seq;
   JobRef ref;
   {
@@ -285,6 +325,7 @@ StatusOr<std::optional<JobRef>> Engine::Step() {
     }
   }
   if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
+  (void)timer.Done(Status::Ok());
   return std::optional<JobRef>(ref);
 }
 

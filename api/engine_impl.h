@@ -47,6 +47,7 @@ struct Engine::Impl {
   uint64_t last_seq = 0;               // guarded by rw exclusive, or seq_mu under rw shared
   std::unique_ptr<EventLog> log;       // null without a store
   bool closed = false;                 // guarded by rw: Close() was called
+  ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
 
   // Ok when events may be applied: not closed, and the log is healthy.
   Status Writable() const;
@@ -60,6 +61,18 @@ struct Engine::Impl {
   // Under the exclusive lock: the next sequence number, with the event
   // logged when there is a store.
   uint64_t RecordLocked(const Event* e);
+};
+
+// Times one in EngineOptions::latency_sample_every event calls of the
+// calling thread into Impl::latency; Done() records accepted calls only.
+class EventTimer {
+ public:
+  explicit EventTimer(Engine::Impl& impl);
+  Status Done(Status s);
+
+ private:
+  Engine::Impl& impl_;
+  uint64_t start_ns_ = 0;  // 0: this call is not timed
 };
 
 // The exclusive section of Engine::Impl (see "Thread safety" above).

@@ -167,8 +167,15 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
     for (size_t r = 0; r < names.size() && r < total.size(); ++r)
       w.Sample({"resource", names[r]}, Int(total[r]));
   }
-  if (options.event_latency_snapshot) {
-    w.Raw(LatencyHistogramText(*options.event_latency_snapshot, "hdrf_event_latency_seconds",
+  const ShardedLatencyHistogram::Snapshot engine_latency =
+      options.event_latency_snapshot || options.event_latency ? ShardedLatencyHistogram::Snapshot()
+                                                              : engine.EventLatency();
+  const ShardedLatencyHistogram::Snapshot* latency =
+      options.event_latency_snapshot ? options.event_latency_snapshot
+      : engine_latency.count > 0     ? &engine_latency
+                                     : nullptr;
+  if (latency) {
+    w.Raw(LatencyHistogramText(*latency, "hdrf_event_latency_seconds",
                                "Latency of accepted event calls made through the embedding "
                                "interface, durability wait included."));
   } else if (options.event_latency) {

@@ -70,6 +70,8 @@ struct MetricsOptions {
   // When set (it wins over event_latency), hdrf_event_latency_seconds is
   // rendered from this snapshot by LatencyHistogramText.
   const ShardedLatencyHistogram::Snapshot* event_latency_snapshot = nullptr;
+  // With neither set, hdrf_event_latency_seconds comes from the engine's own
+  // sampled histogram (Engine::EventLatency), once it holds a sample.
 };
 
 // The metrics of `engine` in Prometheus text format 0.0.4: for each family

@@ -274,5 +274,38 @@ TEST(LatencyHistogramText, MetricsTextUsesTheSnapshot) {
   EXPECT_EQ(MetricsText(**engine).find("hdrf_event_latency_seconds"), std::string::npos);
 }
 
+// Engine::EventLatency: accepted single-event calls, one in
+// latency_sample_every of them (per thread); refused calls never count.
+TEST(EngineEventLatency, SamplesAcceptedCallsOneInN) {
+  for (uint32_t every : {1u, 4u, 0u}) {
+    EngineOptions o;
+    o.latency_sample_every = every;
+    auto engine = Engine::Create({{"cpu", 1000000}}, {}, o);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    JobSpec j;
+    j.name = "a";
+    j.queue = "root";
+    j.tasks = 100;
+    j.task = {{"cpu", 1000}};
+    auto ref = (*engine)->Submit(j);  // call 1
+    ASSERT_TRUE(ref.ok());
+    for (int i = 0; i < 99; ++i) ASSERT_TRUE((*engine)->Allocate(*ref).ok());  // calls 2..100
+    const uint64_t before = (*engine)->EventLatency().count;
+    for (int i = 0; i < 8; ++i) EXPECT_FALSE((*engine)->Release(*ref, 1000).ok());  // refused
+    const H::Snapshot s = (*engine)->EventLatency();
+    EXPECT_EQ(s.count, before) << every;
+    EXPECT_EQ(s.count, every == 0 ? 0u : 100u / every) << every;
+    if (every != 0) EXPECT_GT(s.max_ns, 0u);
+    // MetricsText renders the engine's own histogram once it has samples.
+    const bool shown = MetricsText(**engine).find("hdrf_event_latency_seconds_count") != std::string::npos;
+    EXPECT_EQ(shown, every != 0) << every;
+  }
+  EngineOptions bad;
+  bad.latency_sample_every = 3;
+  auto e = Engine::Create({{"cpu", 1}}, {}, bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("power of two"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hdrf
