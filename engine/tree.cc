@@ -383,7 +383,7 @@ uint32_t Tree::UserId(const std::string& user) {
 
 StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   if (spec.name.empty()) return Status::InvalidArgument("job: empty name");
-  if (job_by_name_.count(spec.name))
+  if (FindName(spec.name) != kNone)
     return Status::AlreadyExists("job " + spec.name + ": already exists");
   auto task = Dense(spec.task, "job " + spec.name + ": task");
   if (!task.ok()) return task.status();
@@ -405,7 +405,8 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
     return Status::FailedPrecondition("job " + spec.name + ": queue " + queues_[leaf].path +
                                       " is " + QueueStateName(queues_[leaf].state) +
                                       " and accepts no new jobs");
-  const JobId id = NewJob(spec, leaf, *task, next_seq_++, 0,
+  const JobId id = NewJob(spec.name, leaf, spec.user, task->data(), spec.tasks, spec.weight,
+                          spec.min_available, next_seq_++, 0,
                           options_.overcommit_factor ? JobState::kPending : JobState::kInqueue);
   Job& j = jobs_[id];
   GrowViews();
@@ -418,8 +419,8 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
     ++queues_[a].jobs_by_state[static_cast<int>(j.state)];
   if (j.state == JobState::kInqueue)
     for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * (*task)[r];
-  job_by_name_.emplace(j.name, id);
-  job_by_seq_.emplace(j.seq, id);
+  job_by_name_.Insert(JobIndex::HashName(j.name), id);
+  job_by_seq_.Insert(JobIndex::HashSeq(j.seq), id);
   ++live_jobs_;
   bool limits_changed = false;
   if (lq.limits_active) {
@@ -474,8 +475,8 @@ Status Tree::Remove(JobId id) {
   lq.jobs[j.slot] = last;
   jobs_[last].slot = j.slot;
   lq.jobs.pop_back();
-  job_by_name_.erase(j.name);
-  job_by_seq_.erase(j.seq);
+  job_by_name_.Erase(JobIndex::HashName(j.name), id);
+  job_by_seq_.Erase(JobIndex::HashSeq(j.seq), id);
   j = Job();
   free_job_ids_.push_back(id);
   --live_jobs_;
@@ -549,20 +550,33 @@ Status Tree::SetCapacity(const ResourceAmounts& cluster) {
   return Status::Ok();
 }
 
+JobId Tree::FindName(std::string_view name) const {
+  const JobId id = job_by_name_.Find(JobIndex::HashName(name),
+                                     [&](uint32_t j) { return jobs_[j].name == name; });
+  return id == JobIndex::kEmpty ? kNone : id;
+}
+
+JobId Tree::FindSeq(uint64_t seq) const {
+  const JobId id =
+      job_by_seq_.Find(JobIndex::HashSeq(seq), [&](uint32_t j) { return jobs_[j].seq == seq; });
+  return id == JobIndex::kEmpty ? kNone : id;
+}
+
 StatusOr<JobId> Tree::FindJob(std::string_view name) const {
-  auto it = job_by_name_.find(std::string(name));
-  if (it == job_by_name_.end()) return Status::NotFound("job " + std::string(name) + ": unknown job");
-  return it->second;
+  const JobId id = FindName(name);
+  if (id == kNone) return Status::NotFound("job " + std::string(name) + ": unknown job");
+  return id;
 }
 
 StatusOr<JobId> Tree::FindJobBySeq(uint64_t seq) const {
-  auto it = job_by_seq_.find(seq);
-  if (it == job_by_seq_.end()) return Status::NotFound("job #" + std::to_string(seq) + ": unknown job");
-  return it->second;
+  const JobId id = FindSeq(seq);
+  if (id == kNone) return Status::NotFound("job #" + std::to_string(seq) + ": unknown job");
+  return id;
 }
 
 // A job record in a free slot (raw fields only; no queue links, no sums).
-JobId Tree::NewJob(const JobSpec& spec, QueueId leaf, const std::vector<int64_t>& task, uint64_t seq,
+JobId Tree::NewJob(std::string_view name, QueueId leaf, std::string_view user, const int64_t* task,
+                   int64_t tasks, double weight, int64_t min_available, uint64_t seq,
                    int64_t allocated, JobState state) {
   JobId id;
   if (!free_job_ids_.empty()) {
@@ -576,16 +590,18 @@ JobId Tree::NewJob(const JobSpec& spec, QueueId leaf, const std::vector<int64_t>
   Job& j = jobs_[id];
   j = Job();
   j.alive = true;
-  j.name = spec.name;
+  j.name.assign(name.data(), name.size());
   j.queue = leaf;
-  j.user = UserId(spec.user);
-  j.tasks = spec.tasks;
+  if (user_names_.empty() || user_names_[last_user_] != user)
+    last_user_ = UserId(std::string(user));
+  j.user = last_user_;
+  j.tasks = tasks;
   j.allocated = allocated;
-  j.weight = std::max(1.0, spec.weight);
-  j.min_available = spec.min_available;
+  j.weight = std::max(1.0, weight);
+  j.min_available = min_available;
   j.seq = seq;
   j.state = state;
-  std::memcpy(&task_[size_t{id} * R_], task.data(), sizeof(int64_t) * R_);
+  std::memcpy(&task_[size_t{id} * R_], task, sizeof(int64_t) * R_);
   j.req = RequiredMask(&task_[size_t{id} * R_]);
   return id;
 }
@@ -595,15 +611,31 @@ uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
 bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
 
 Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {
-  if (job_by_name_.count(spec.name) || job_by_seq_.count(seq))
+  if (FindName(spec.name) != kNone || FindSeq(seq) != kNone)
     return Status::Corruption("job " + spec.name + ": restored twice");
   HDRF_ASSIGN_OR_RETURN(QueueId leaf, FindQueue(spec.queue));
   if (!IsLeaf(leaf)) return Status::Corruption("job " + spec.name + ": queue " + spec.queue + " is not a leaf");
   auto task = Dense(spec.task, "job " + spec.name + ": task");
   if (!task.ok()) return task.status();
-  if (allocated < 0 || allocated > spec.tasks)
-    return Status::Corruption("job " + spec.name + ": allocation out of range");
-  const JobId id = NewJob(spec, leaf, *task, seq, allocated, state);
+  return RestoreJob(spec.name, leaf, spec.user, task->data(), spec.tasks, spec.weight,
+                    spec.min_available, seq, allocated, state);
+}
+
+Status Tree::RestoreJob(std::string_view name, QueueId leaf, std::string_view user,
+                        const int64_t* task, int64_t tasks, double weight, int64_t min_available,
+                        uint64_t seq, int64_t allocated, JobState state) {
+  if (FindName(name) != kNone || FindSeq(seq) != kNone)
+    return Status::Corruption("job " + std::string(name) + ": restored twice");
+  if (leaf >= queues_.size() || !queues_[leaf].alive || !IsLeaf(leaf))
+    return Status::Corruption("job " + std::string(name) + ": queue #" + std::to_string(leaf) +
+                              " is not a leaf");
+  for (int r = 0; r < R_; ++r)
+    if (task[r] < 0)
+      return Status::InvalidArgument("job " + std::string(name) + ": task: negative amount of " +
+                                     names_[r]);
+  if (allocated < 0 || allocated > tasks)
+    return Status::Corruption("job " + std::string(name) + ": allocation out of range");
+  const JobId id = NewJob(name, leaf, user, task, tasks, weight, min_available, seq, allocated, state);
   Job& j = jobs_[id];
   Queue& lq = queues_[leaf];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
@@ -611,19 +643,59 @@ Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, Jo
   for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
     ++queues_[a].jobs_by_state[static_cast<int>(state)];
   for (int r = 0; r < R_; ++r) {
-    const int64_t a = allocated * (*task)[r];
+    const int64_t a = allocated * task[r];
+    if (state == JobState::kInqueue) inqueue_min_total_[r] += j.min_available * task[r];
+    if (a == 0) continue;
     free_[r] -= a;
     usage_total_[r] += a;
     for (QueueId q = leaf; q != kNone; q = queues_[q].parent) queues_[q].usage[r] += a;
-    if (state == JobState::kInqueue) inqueue_min_total_[r] += j.min_available * (*task)[r];
   }
   if (state == JobState::kPending) pending_.emplace(seq, id);
-  job_by_name_.emplace(j.name, id);
-  job_by_seq_.emplace(seq, id);
+  job_by_name_.Insert(JobIndex::HashName(j.name), id);
+  job_by_seq_.Insert(JobIndex::HashSeq(seq), id);
   ++live_jobs_;
   next_seq_ = std::max(next_seq_, seq + 1);
   return Status::Ok();
 }
+
+void Tree::ReserveJobs(size_t n) {
+  jobs_.reserve(n);
+  task_.reserve(n * R_);
+  job_by_name_.Reserve(n);
+  job_by_seq_.Reserve(n);
+}
+
+void Tree::ApplyTaskDelta(JobId id, int64_t d_allocated, int64_t d_tasks) {
+  ChangeAllocation(id, d_allocated, d_tasks);
+  if (d_allocated < 0) AdmitPending();
+}
+
+void Tree::RestoreTasks(JobId id, int64_t allocated, int64_t tasks) {
+  Job& j = jobs_[id];
+  const int64_t dA = allocated - j.allocated;
+  j.allocated = allocated;
+  j.tasks = tasks;
+  if (dA != 0) {
+    const int64_t* t = &task_[size_t{id} * R_];
+    for (int r = 0; r < R_; ++r) {
+      const int64_t d = dA * t[r];
+      if (d == 0) continue;
+      free_[r] -= d;
+      usage_total_[r] += d;
+      for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) queues_[a].usage[r] += d;
+    }
+  }
+  // As ChangeAllocation: every task event settles the state of a job that
+  // is not Pending.
+  if (j.state != JobState::kPending)
+    SetJobState(id, j.allocated > 0 ? JobState::kRunning : JobState::kInqueue);
+}
+
+int64_t Tree::job_tasks(JobId j) const { return jobs_[j].tasks; }
+int64_t Tree::job_allocated(JobId j) const { return jobs_[j].allocated; }
+JobState Tree::job_state(JobId j) const { return jobs_[j].state; }
+const int64_t* Tree::job_task(JobId j) const { return &task_[size_t{j} * R_]; }
+size_t Tree::job_id_limit() const { return jobs_.size(); }
 
 std::vector<QueueSpec> Tree::QueueSpecs() const {
   std::vector<QueueSpec> out;

@@ -50,6 +50,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/job_index.h"
 #include "engine/key_heap.h"
 #include "engine/views.h"
 #include "engine/spec.h"
@@ -128,6 +129,28 @@ class Tree {
   // admission, no state check, no gate), with its sequence number, running
   // tasks and state. Derived state is stale until RebuildAll().
   Status RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state);
+  // The same from dense fields (the bulk path of recovery): `leaf` must be a
+  // live leaf, `task` holds one amount per resource.
+  Status RestoreJob(std::string_view name, QueueId leaf, std::string_view user,
+                    const int64_t* task, int64_t tasks, double weight, int64_t min_available,
+                    uint64_t seq, int64_t allocated, JobState state);
+  // Room for `n` jobs in all without reallocating (before a bulk restore).
+  void ReserveJobs(size_t n);
+  // Recovery of folded task events (storage::Replayer): a job's running and
+  // total tasks change by (d_allocated, d_tasks), the net effect of a run of
+  // allocate/release/finish events that each were valid in sequence.
+  // ApplyTaskDelta updates derived state as those events would have;
+  // RestoreTasks sets raw state only (derived state stale until
+  // RebuildAll()). Neither validates: the caller has checked every event.
+  void ApplyTaskDelta(JobId j, int64_t d_allocated, int64_t d_tasks);
+  void RestoreTasks(JobId j, int64_t allocated, int64_t tasks);
+  // Raw job fields for the folding replay (j must be alive).
+  int64_t job_tasks(JobId j) const;
+  int64_t job_allocated(JobId j) const;
+  JobState job_state(JobId j) const;
+  const int64_t* job_task(JobId j) const;  // R amounts
+  // One past the largest JobId in use.
+  size_t job_id_limit() const;
   // Restores the next submission sequence number.
   void set_next_seq(uint64_t seq) { next_seq_ = std::max(next_seq_, seq); }
   // The queues as specs (for checkpoints), in path order.
@@ -204,8 +227,11 @@ class Tree {
   StatusOr<QueueSpec> Normalize(const QueueSpec& q) const;
   StatusOr<std::vector<int64_t>> Dense(const ResourceAmounts& a, const std::string& what) const;
   QueueId AddQueueNode(const QueueSpec& q, QueueId parent);
-  JobId NewJob(const JobSpec& spec, QueueId leaf, const std::vector<int64_t>& task, uint64_t seq,
+  JobId NewJob(std::string_view name, QueueId leaf, std::string_view user, const int64_t* task,
+               int64_t tasks, double weight, int64_t min_available, uint64_t seq,
                int64_t allocated, JobState state);
+  JobId FindName(std::string_view name) const;  // kNone when absent
+  JobId FindSeq(uint64_t seq) const;            // kNone when absent
   void ComputeRealCapabilities();
   bool IsLeaf(QueueId q) const;
   int64_t SubtreeJobs(QueueId q) const;
@@ -276,13 +302,14 @@ class Tree {
   std::vector<Job> jobs_;
   std::vector<int64_t> task_;  // jobs_.size() x R_
   std::vector<JobId> free_job_ids_;
-  std::unordered_map<std::string, JobId> job_by_name_;
-  std::unordered_map<uint64_t, JobId> job_by_seq_;
+  JobIndex job_by_name_;  // name -> id, keyed through jobs_ (engine/job_index.h)
+  JobIndex job_by_seq_;   // submission sequence number -> id
   size_t live_jobs_ = 0;
   uint64_t next_seq_ = 1;
 
   std::vector<std::string> user_names_;
   std::unordered_map<std::string, uint32_t> user_by_name_;
+  uint32_t last_user_ = 0;  // NewJob: the previous job's user (bulk restores repeat users)
 
   // §12 gate: Pending jobs by submission sequence, and the global sums.
   std::map<uint64_t, JobId> pending_;

@@ -359,9 +359,8 @@ std::string JobChunkEncoder::Finish(uint64_t checkpoint_seq, uint32_t index) {
   return out;
 }
 
-Status DecodeJobChunk(std::string_view value, const std::vector<std::string>& names,
-                      const std::vector<std::string>& queue_paths, uint64_t seq, uint32_t index,
-                      const std::function<Status(const JobRecord&)>& fn) {
+Status DecodeJobChunkFields(std::string_view value, size_t R, size_t queue_count, uint64_t seq,
+                            uint32_t index, const std::function<Status(const JobFields&)>& fn) {
   HDRF_ASSIGN_OR_RETURN(const fbs::JobChunk* c,
                         Verified<fbs::JobChunk>(value, fbs::Body::JobChunk, "checkpoint chunk"));
   if (c->checkpoint_seq() != seq || c->index() != index)
@@ -369,38 +368,59 @@ Status DecodeJobChunk(std::string_view value, const std::vector<std::string>& na
                std::to_string(c->checkpoint_seq()) + ", expected chunk " + std::to_string(index) +
                " of checkpoint " + std::to_string(seq));
   if (!c->jobs()) return Bad("checkpoint chunk without a job list");
-  JobRecord rec;
-  const size_t R = names.size();
+  JobFields f;
+  std::vector<int64_t> task(R);
+  f.task = task.data();
   for (const fbs::JobRec* j : *c->jobs()) {
     if (!j->name()) return Bad("checkpoint job without a name");
-    rec.spec.name.assign(j->name()->c_str(), j->name()->size());
-    const std::string what = "job " + rec.spec.name;
-    if (j->queue() >= queue_paths.size())
-      return Bad(what + ": queue index " + std::to_string(j->queue()) + " out of range (" +
-                 std::to_string(queue_paths.size()) + " queues)");
-    rec.spec.queue = queue_paths[j->queue()];
-    if (j->user()) rec.spec.user.assign(j->user()->c_str(), j->user()->size());
-    else rec.spec.user.clear();
+    f.name = std::string_view(j->name()->c_str(), j->name()->size());
+    if (j->queue() >= queue_count)
+      return Bad("job " + std::string(f.name) + ": queue index " + std::to_string(j->queue()) +
+                 " out of range (" + std::to_string(queue_count) + " queues)");
+    f.queue = j->queue();
+    f.user = j->user() ? std::string_view(j->user()->c_str(), j->user()->size()) : std::string_view();
     if (!j->task() || j->task()->size() != R)
-      return Bad(what + ": task shape has " + std::to_string(j->task() ? j->task()->size() : 0) +
-                 " amounts for " + std::to_string(R) + " resources");
-    rec.spec.task.clear();
-    for (size_t r = 0; r < R; ++r) {
-      int64_t a = j->task()->Get(static_cast<flatbuffers::uoffset_t>(r));
-      if (a != 0) rec.spec.task.emplace_hint(rec.spec.task.end(), names[r], a);
-    }
-    rec.spec.tasks = j->tasks();
-    rec.spec.weight = j->weight();
-    rec.spec.min_available = j->min_available();
-    rec.seq = j->seq();
-    rec.allocated = j->allocated();
+      return Bad("job " + std::string(f.name) + ": task shape has " +
+                 std::to_string(j->task() ? j->task()->size() : 0) + " amounts for " +
+                 std::to_string(R) + " resources");
+    // Copied out: a damaged buffer can misalign the elements.
+    for (size_t r = 0; r < R; ++r) task[r] = j->task()->Get(static_cast<flatbuffers::uoffset_t>(r));
+    f.tasks = j->tasks();
+    f.weight = j->weight();
+    f.min_available = j->min_available();
+    f.seq = j->seq();
+    f.allocated = j->allocated();
     auto st = static_cast<uint8_t>(j->state());
     if (st > static_cast<uint8_t>(JobState::kUnknown))
-      return Bad(what + ": unknown job state " + std::to_string(st));
-    rec.state = static_cast<JobState>(st);
-    HDRF_RETURN_IF_ERROR(fn(rec));
+      return Bad("job " + std::string(f.name) + ": unknown job state " + std::to_string(st));
+    f.state = static_cast<JobState>(st);
+    HDRF_RETURN_IF_ERROR(fn(f));
   }
   return Status::Ok();
+}
+
+Status DecodeJobChunk(std::string_view value, const std::vector<std::string>& names,
+                      const std::vector<std::string>& queue_paths, uint64_t seq, uint32_t index,
+                      const std::function<Status(const JobRecord&)>& fn) {
+  JobRecord rec;
+  const size_t R = names.size();
+  return DecodeJobChunkFields(value, R, queue_paths.size(), seq, index,
+                              [&](const JobFields& f) -> Status {
+                                rec.spec.name.assign(f.name);
+                                rec.spec.queue = queue_paths[f.queue];
+                                rec.spec.user.assign(f.user);
+                                rec.spec.task.clear();
+                                for (size_t r = 0; r < R; ++r)
+                                  if (f.task[r] != 0)
+                                    rec.spec.task.emplace_hint(rec.spec.task.end(), names[r], f.task[r]);
+                                rec.spec.tasks = f.tasks;
+                                rec.spec.weight = f.weight;
+                                rec.spec.min_available = f.min_available;
+                                rec.seq = f.seq;
+                                rec.allocated = f.allocated;
+                                rec.state = f.state;
+                                return fn(rec);
+                              });
 }
 
 // ---- event batches ----

@@ -105,6 +105,24 @@ Status DecodeJobChunk(std::string_view value, const std::vector<std::string>& na
                       const std::vector<std::string>& queue_paths, uint64_t seq, uint32_t index,
                       const std::function<Status(const JobRecord&)>& fn);
 
+// One job of a checkpoint as decoded fields, without building a JobSpec
+// (the bulk path of recovery). The views are valid during the callback.
+struct JobFields {
+  std::string_view name;
+  std::string_view user;
+  uint32_t queue = 0;             // index into the header's queues (checked)
+  const int64_t* task = nullptr;  // one amount per resource, Meta order
+  int64_t tasks = 0;
+  int64_t allocated = 0;
+  int64_t min_available = 0;
+  double weight = 1;
+  uint64_t seq = 0;
+  JobState state = JobState::kInqueue;
+};
+Status DecodeJobChunkFields(std::string_view value, size_t resources, size_t queue_count,
+                            uint64_t seq, uint32_t index,
+                            const std::function<Status(const JobFields&)>& fn);
+
 // ---- the event log ----
 // One logged event, compact: task events carry (type, job_seq, n); other
 // events point into EventBatch::full.

@@ -73,7 +73,7 @@ Status CheckMeta(const MetaRecord& meta, const std::string& path) {
 // Dense index up to this many sequence numbers (4 bytes each).
 constexpr uint64_t kMaxDenseSeqs = uint64_t{1} << 25;
 
-Replayer::Replayer(engine::Tree& tree) : tree_(tree) {
+Replayer::Replayer(engine::Tree& tree, bool fold) : tree_(tree), fold_(fold) {
   if (tree.next_seq() > kMaxDenseSeqs) return;
   by_seq_.assign(tree.next_seq() + 1024, engine::kNone);
   for (JobId j : tree.JobsInSubmitOrder()) by_seq_[tree.job_seq(j)] = j;
@@ -84,6 +84,32 @@ Status Replayer::Apply(const EventBatch& batch, size_t i) {
   // The index entry of an event a little ahead: a cache miss taken early.
   if (i + 16 < batch.ops.size() && batch.ops[i + 16].job_seq < by_seq_.size())
     __builtin_prefetch(&by_seq_[batch.ops[i + 16].job_seq]);
+  if (fold_) {
+    if (op.full == kNoFull && op.type != Event::Type::kRemove) {
+      // The job record and the run slot of an event a little ahead.
+      if (i + 8 < batch.ops.size()) {
+        const JobId ahead = Find(batch.ops[i + 8].job_seq);
+        if (ahead < slot_.size()) {
+          __builtin_prefetch(&slot_[ahead]);
+          __builtin_prefetch(tree_.job_task(ahead));
+        }
+      }
+      if (i + 4 < batch.ops.size()) {
+        const JobId ahead = Find(batch.ops[i + 4].job_seq);
+        if (ahead < slot_.size() && slot_[ahead] < run_.size()) __builtin_prefetch(&run_[slot_[ahead]]);
+      }
+      if (!run_open_ && !pending_seen_) pending_seen_ = !StartRun();
+      if (run_open_ && Fold(op)) return Status::Ok();
+    } else {
+      pending_seen_ = false;  // a barrier: the next run checks again
+    }
+    Flush();  // a barrier, or an event the tree may refuse: on its own
+  }
+  return ApplyOne(batch, i);
+}
+
+Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
+  const LogOp& op = batch.ops[i];
   if (op.full != kNoFull) {
     const Event& e = batch.full[op.full];
     HDRF_RETURN_IF_ERROR(ApplyEvent(tree_, e));
@@ -115,6 +141,89 @@ Status Replayer::Apply(const EventBatch& batch, size_t i) {
     }
     default: return Status::Internal("not a task event");
   }
+}
+
+// A run may start only when no job is Pending: with the SPEC §12 gate, a
+// release or finish re-examines Pending jobs at that moment, which depends on
+// the order of the events (Pending jobs appear only through submissions,
+// which end runs, so one check at the start suffices).
+bool Replayer::StartRun() {
+  if (tree_.GetQueue(tree_.root()).jobs_by_state[static_cast<int>(JobState::kPending)] != 0)
+    return false;
+  free_ = tree_.free();
+  if (slot_.size() < tree_.job_id_limit()) slot_.resize(tree_.job_id_limit(), UINT32_MAX);
+  run_open_ = true;
+  return true;
+}
+
+// The checks of Tree::Allocate/Release/Finish, in the same order, against
+// the state the run has reached. Anything it does not accept is applied on
+// its own by the tree, which then gives the same answer a sequential replay
+// would (the raw state is the same), so being conservative here is safe.
+bool Replayer::Fold(const LogOp& op) {
+  const JobId id = Find(op.job_seq);
+  if (id == engine::kNone || id >= slot_.size()) return false;
+  uint32_t& slot = slot_[id];
+  Entry* e;
+  if (slot != UINT32_MAX) {
+    // Checked when it joined the run; jobs neither come nor go during a run.
+    e = &run_[slot];
+    if (e->seq != op.job_seq) return false;
+  } else {
+    if (!tree_.job_alive(id) || tree_.job_seq(id) != op.job_seq) return false;
+    const JobState st = tree_.job_state(id);
+    if (st == JobState::kPending) return false;
+    const int64_t a = tree_.job_allocated(id), t = tree_.job_tasks(id);
+    slot = static_cast<uint32_t>(run_.size());
+    run_.push_back(Entry{id, op.job_seq, a, t, a, t, tree_.job_task(id)});
+    e = &run_.back();
+  }
+  const int64_t n = op.n;
+  const size_t R = free_.size();
+  switch (op.type) {
+    case Event::Type::kAllocate: {
+      if (n < 1 || e->alloc + n > e->tasks) return false;
+      for (size_t r = 0; r < R; ++r) {
+        const int64_t t = e->task[r];
+        if (t != 0 && (n > free_[r] / t || n * t > free_[r])) return false;
+      }
+      for (size_t r = 0; r < R; ++r) free_[r] -= n * e->task[r];
+      e->alloc += n;
+      break;
+    }
+    case Event::Type::kRelease:
+    case Event::Type::kFinish: {
+      if (n < 1 || n > e->alloc) return false;
+      for (size_t r = 0; r < R; ++r) free_[r] += n * e->task[r];
+      e->alloc -= n;
+      if (op.type == Event::Type::kFinish) e->tasks -= n;
+      break;
+    }
+    default: return false;
+  }
+  ++stats_.folded_events;
+  return true;
+}
+
+void Replayer::Flush() {
+  if (!run_open_) return;
+  run_open_ = false;
+  if (run_.empty()) return;
+  ++stats_.runs;
+  stats_.jobs_applied += run_.size();
+  // Many jobs: set raw state and re-derive everything once (O(jobs));
+  // few: update each job incrementally (O(depth) each).
+  const bool bulk = run_.size() >= 1024 && run_.size() * 4 >= tree_.job_count();
+  if (bulk) {
+    ++stats_.bulk_runs;
+    for (const Entry& e : run_) tree_.RestoreTasks(e.id, e.alloc, e.tasks);
+    tree_.RebuildAll();
+  } else {
+    // Net zero changes still settle the job's state, as the events did.
+    for (const Entry& e : run_) tree_.ApplyTaskDelta(e.id, e.alloc - e.alloc0, e.tasks - e.tasks0);
+  }
+  for (const Entry& e : run_) slot_[e.id] = UINT32_MAX;
+  run_.clear();
 }
 
 StatusOr<std::unique_ptr<engine::Tree>> BuildQueueTree(const ResourceAmounts& cluster,
@@ -267,9 +376,16 @@ StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& optio
   auto tree = BuildQueueTree(cluster, header->queues, out.meta.overcommit_factor);
   if (!tree.ok()) return AsCorruption(tree.status(), hkey + ": queues cannot be rebuilt");
   engine::Tree& t = **tree;
-  std::vector<std::string> paths;
-  paths.reserve(header->queues.size());
-  for (const QueueSpec& q : header->queues) paths.push_back(q.path);
+  // The leaf of each header queue, resolved once (jobs name queues by index).
+  std::vector<QueueId> leaf_of(header->queues.size(), engine::kNone);
+  for (size_t q = 0; q < header->queues.size(); ++q) {
+    auto id = t.FindQueue(header->queues[q].path);
+    if (id.ok() && t.GetQueue(*id).is_leaf) leaf_of[q] = *id;
+  }
+  // Room for the jobs up front (bounded: the header may be damaged).
+  t.ReserveJobs(std::min<uint64_t>({header->job_count, uint64_t{header->chunk_count} * 65536,
+                                    uint64_t{1} << 26}));
+  const size_t R = names.size();
   uint64_t jobs = 0;
   for (uint32_t i = 0; i < header->chunk_count; ++i) {
     const std::string key = ChunkKey(S, i);
@@ -281,10 +397,18 @@ StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& optio
                                   " has " + std::to_string(header->chunk_count) + " chunks)");
       return v.status();
     }
-    Status s = DecodeJobChunk(*v, names, paths, S, i, [&](const JobRecord& j) -> Status {
-      ++jobs;
-      return t.RestoreJob(j.spec, j.seq, j.allocated, j.state);
-    });
+    Status s = DecodeJobChunkFields(
+        *v, R, header->queues.size(), S, i, [&](const JobFields& j) -> Status {
+          ++jobs;
+          const QueueId leaf = leaf_of[j.queue];
+          if (leaf == engine::kNone) {
+            const std::string& path = header->queues[j.queue].path;
+            return Status::Corruption("job " + std::string(j.name) + ": queue " + path +
+                                      (t.FindQueue(path).ok() ? " is not a leaf" : " does not exist"));
+          }
+          return t.RestoreJob(j.name, leaf, j.user, j.task, j.tasks, j.weight, j.min_available,
+                              j.seq, j.allocated, j.state);
+        });
     if (!s.ok()) return AsCorruption(s, ckey);
   }
   if (jobs != header->job_count)
@@ -298,7 +422,7 @@ StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& optio
   const uint64_t stop_at = options.stop_at.value_or(UINT64_MAX);
   uint64_t expected = S + 1;
   EventBatch batch;
-  Replayer replayer(t);
+  Replayer replayer(t, options.fold_task_events);
   auto replay = [&](uint64_t first, std::string_view value) -> Status {
     const std::string lkey = "store " + dir + ": key " + KeyToString(LogKey(first));
     if (first > expected)
@@ -331,6 +455,7 @@ StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& optio
       return expected <= stop_at;
     }));
   }
+  replayer.Flush();
   if (options.stop_at && expected - 1 < stop_at)
     return Status::Corruption("store " + dir + ": the log ends at event " +
                               std::to_string(expected - 1) + ", expected it to reach event " +

@@ -48,6 +48,10 @@ struct LoadOptions {
   // When set, replay the log only up to this event, which it must reach
   // (a second copy of a state recovered earlier while the log grows).
   std::optional<uint64_t> stop_at;
+  // Fold runs of task events per job before applying them (docs/storage.md
+  // "Recovery"); false applies the log one event at a time. Both give the
+  // same state.
+  bool fold_task_events = true;
 };
 
 struct LoadedState {
@@ -68,18 +72,57 @@ StatusOr<LoadedState> LoadState(const Store& store, const LoadOptions& options);
 // dense index (one array access instead of a hash lookup per event, the
 // difference that matters when replaying 10^7 events over 10^6 jobs).
 // The tree must only change through this object while it is in use.
+//
+// With `fold`, runs of allocate/release/finish events are folded per job
+// into net changes (docs/storage.md "Recovery: folding"): each event is
+// checked against the state the events before it in the log left, exactly
+// as the tree would check it, and the net change of every job is applied
+// when the run ends: at a barrier (any other event), at an event that
+// would be refused (which is then applied on its own and returns the
+// tree's error), or at Flush(). The raw state, and so the digest, equals a
+// sequential replay's. Call Flush() before looking at the tree.
 class Replayer {
  public:
-  explicit Replayer(engine::Tree& tree);
+  explicit Replayer(engine::Tree& tree, bool fold = false);
   Status Apply(const EventBatch& batch, size_t i);
+  // Applies every folded change (no-op without fold).
+  void Flush();
   engine::Tree& tree() { return tree_; }
+
+  struct FoldStats {
+    uint64_t folded_events = 0;   // task events taken into a run
+    uint64_t runs = 0;            // runs applied
+    uint64_t bulk_runs = 0;       // of which raw + one RebuildAll
+    uint64_t jobs_applied = 0;    // net changes applied
+  };
+  const FoldStats& fold_stats() const { return stats_; }
 
  private:
   JobId Find(uint64_t seq) const {
     return seq < by_seq_.size() ? by_seq_[seq] : engine::kNone;
   }
+  // Folds task op i into the current run; false when it must be applied on
+  // its own (a barrier, or an event the tree would refuse).
+  bool Fold(const LogOp& op);
+  bool StartRun();
+  Status ApplyOne(const EventBatch& batch, size_t i);
+
+  struct Entry {
+    JobId id;
+    uint64_t seq;
+    int64_t alloc0, tasks0;  // at the start of the run
+    int64_t alloc, tasks;    // after the events folded so far
+    const int64_t* task;     // R amounts
+  };
   engine::Tree& tree_;
   std::vector<JobId> by_seq_;  // empty when sequence numbers are too sparse
+  const bool fold_;
+  bool run_open_ = false;
+  bool pending_seen_ = false;    // no run until the next barrier (Pending jobs)
+  std::vector<Entry> run_;
+  std::vector<uint32_t> slot_;   // JobId -> index in run_, or UINT32_MAX
+  std::vector<int64_t> free_;    // the cluster's free amounts as the run left them
+  FoldStats stats_;
 };
 
 // Builds a tree holding `queues` over `cluster`, without jobs. Succeeds for
