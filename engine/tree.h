@@ -50,6 +50,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/huge_alloc.h"
 #include "engine/job_index.h"
 #include "engine/key_heap.h"
 #include "engine/views.h"
@@ -299,8 +300,8 @@ class Tree {
   std::unordered_map<std::string, QueueId> queue_by_path_;
   size_t live_queues_ = 0;
 
-  std::vector<Job> jobs_;
-  std::vector<int64_t> task_;  // jobs_.size() x R_
+  std::vector<Job, HugeAlloc<Job>> jobs_;
+  std::vector<int64_t, HugeAlloc<int64_t>> task_;  // jobs_.size() x R_
   std::vector<JobId> free_job_ids_;
   JobIndex job_by_name_;  // name -> id, keyed through jobs_ (engine/job_index.h)
   JobIndex job_by_seq_;   // submission sequence number -> id

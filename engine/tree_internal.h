@@ -101,7 +101,7 @@ struct Tree::View {
   ResMask mask = 0;
   uint64_t log_pos = 0;           // touched_ entries applied (absolute)
   uint64_t last_used = 0;
-  std::vector<JobView> jobs;      // indexed by JobId
+  std::vector<JobView, HugeAlloc<JobView>> jobs;  // indexed by JobId
   std::vector<QueueView> queues;  // indexed by QueueId
 };
 
