@@ -59,8 +59,20 @@ bool Tree::LocalPossible() const {
          !used_shards_.empty();
 }
 
+// The event path of a job reads three records at random addresses in arrays
+// of (jobs) entries: the job, its task shape and its entry in the current
+// view. At 10^5+ jobs each is a cache miss; the local events ask for the
+// latter two up front so that the misses overlap with the checks instead of
+// following one another (the job record itself the caller has just read).
+#define HDRF_PREFETCH_JOB(id)                                   \
+  if ((id) < jobs_.size()) {                                    \
+    __builtin_prefetch(task_.data() + size_t{id} * R_);         \
+    __builtin_prefetch(views_[cur_].jobs.data() + (id), 1);     \
+  }
+
 Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   *escalate = false;
+  HDRF_PREFETCH_JOB(id);
   HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
   if (!LocalPossible()) {
     *escalate = true;
@@ -84,6 +96,7 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
 
 Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   *escalate = false;
+  HDRF_PREFETCH_JOB(id);
   HDRF_RETURN_IF_ERROR(CheckRelease(id, n, finish ? "finish" : "release"));
   // Freeing a saturated resource changes the saturated set.
   if (!LocalPossible() || (RequiredMask(&task_[size_t{id} * R_]) & saturated_) != 0) {
