@@ -132,7 +132,7 @@ Explanation Tree::Explain(JobId id) const {
   Explanation e;
   e.job = j.name;
   e.queue = leaf.path;
-  e.key = JV(id).key;
+  e.key = JobKey(id);
   e.blocked = JV(id).blocked;
   e.schedulable = Schedulable(id);
   auto next = PickNext();
@@ -199,7 +199,7 @@ Explanation Tree::Explain(JobId id) const {
     add_level(queues_[path[i]].path, std::move(sibs));
   }
   std::vector<Explanation::Sibling> jobs;
-  for (JobId x : leaf.jobs) jobs.push_back({jobs_[x].name, JV(x).key, JV(x).blocked, x == id});
+  for (JobId x : leaf.jobs) jobs.push_back({jobs_[x].name, JobKey(x), JV(x).blocked, x == id});
   add_level(leaf.path, std::move(jobs));
   return e;
 }

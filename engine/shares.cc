@@ -95,7 +95,6 @@ void Tree::AddJobContribution(JobId id) {
   JobView& v = JV(id);
   QueueView& q = QV(j.queue);
   v.blocked = JobBlocked(id);
-  v.key = JobKey(id);
   v.contrib_alloc = j.allocated;
   const int64_t* t = &task_[size_t{id} * R_];
   if (v.blocked) {
@@ -104,7 +103,7 @@ void Tree::AddJobContribution(JobId id) {
       ++q.n_blk;
     }
   } else {
-    q.nb.Push(v.key, id, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Push(JobKey(id), id, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
     if (j.allocated > 0) {
       double d = DominantPerTask(t);
       if (d > 0) {
@@ -322,16 +321,16 @@ void Tree::RefreshJob(JobId id, Scratch& sc) {
   ++sc.counters.job_refreshes;
   Touch(id, sc);
   const bool blocked = JobBlocked(id);
-  if (blocked == v.blocked && v.contrib_alloc == j.allocated && (blocked || JobKey(id) == v.key))
+  if (blocked == v.blocked && v.contrib_alloc == j.allocated &&
+      (blocked || JobKey(id) == QV(j.queue).nb.at(v.heap_pos).key))
     return;
   if (!blocked && !v.blocked && v.contrib_alloc > 0 && j.allocated > 0) {
     // Running and non-blocked before and after: its normalised term
     // (w/d)·task does not depend on the allocation, only its key moves.
     JobView& mv = JV(id);
-    mv.key = JobKey(id);
     mv.contrib_alloc = j.allocated;
     QueueView& q = QV(j.queue);
-    q.nb.Update(mv.heap_pos, mv.key, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Update(mv.heap_pos, JobKey(id), [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
     ++q.ops;
   } else {
     RemoveJobContribution(id);
@@ -398,6 +397,7 @@ void Tree::UpdateSaturation() {
 
 // Sizes every view's arrays to the job and queue tables.
 void Tree::GrowViews() {
+  static_assert(sizeof(JobView) == 16, "a view entry must not straddle cache lines");
   if (views_.empty()) views_.emplace_back();
   for (View& v : views_) {
     if (v.jobs.size() < jobs_.size()) v.jobs.resize(jobs_.size());
@@ -448,7 +448,7 @@ void Tree::SwitchView() {
       const JobView& jv = JV(j);
       const bool blocked = JobBlocked(j);
       if (blocked == jv.blocked && jv.contrib_alloc == jobs_[j].allocated &&
-          (blocked || JobKey(j) == jv.key))
+          (blocked || JobKey(j) == QV(jobs_[j].queue).nb.at(jv.heap_pos).key))
         continue;
       RemoveJobContribution(j);
       AddJobContribution(j);

@@ -766,7 +766,7 @@ JobInfo Tree::GetJob(JobId id) const {
   i.seq = j.seq;
   i.state = j.state;
   i.blocked = JV(id).blocked;
-  i.key = JV(id).key;
+  i.key = JobKey(id);
   for (int r = 0; r < R_; ++r)
     if (total_[r] > 0)
       i.drf_share = std::max(i.drf_share, static_cast<double>(j.allocated * i.task[r]) /

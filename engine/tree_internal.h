@@ -69,9 +69,11 @@ struct Tree::Job {
   bool alive = false;
 };
 
-// Derived state of a job within one View.
+// Derived state of a job within one View: 16 bytes, so that an entry never
+// straddles a cache line (an event reads its job's entry and writes those of
+// the heap siblings it moves). The job's key is not stored: in the current
+// view it is JobKey(j), which a non-blocked job's heap entry holds.
 struct Tree::JobView {
-  double key = 0;
   int64_t contrib_alloc = 0;  // the allocation its contribution was made with
   uint32_t heap_pos = KeyHeap::kAbsent;
   bool blocked = true;        // also: "not contributing" while detached
