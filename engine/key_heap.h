@@ -9,6 +9,7 @@
 #ifndef HDRF_ENGINE_KEY_HEAP_H_
 #define HDRF_ENGINE_KEY_HEAP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <queue>
 #include <utility>
@@ -67,19 +68,56 @@ class KeyHeap {
 
   // Calls f(entry) on entries in ascending order until f returns false.
   // Costs O(k log k) for the k entries visited, whatever the heap's size.
+  // The frontier lives on the stack while it holds at most kInline entries
+  // (a visit of k entries has a frontier of at most k + 1).
   template <class F>
   void VisitInOrder(F&& f) const {
     if (h_.empty()) return;
+    if (!f(h_[0])) return;
+    constexpr size_t kInline = 32;
+    uint32_t inl[kInline];
+    std::vector<uint32_t> big;
+    uint32_t* fr = inl;
+    size_t n = 0, cap = kInline;
     auto cmp = [this](uint32_t a, uint32_t b) { return h_[b] < h_[a]; };
-    std::priority_queue<uint32_t, std::vector<uint32_t>, decltype(cmp)> frontier(cmp);
-    frontier.push(0);
-    while (!frontier.empty()) {
-      uint32_t i = frontier.top();
-      frontier.pop();
+    auto push = [&](uint32_t i) {
+      if (n == cap) {
+        big.assign(fr, fr + n);
+        big.resize(2 * cap);
+        fr = big.data();
+        cap = big.size();
+      }
+      fr[n++] = i;
+      std::push_heap(fr, fr + n, cmp);
+    };
+    if (1 < h_.size()) push(1);
+    if (2 < h_.size()) push(2);
+    while (n > 0) {
+      std::pop_heap(fr, fr + n, cmp);
+      const uint32_t i = fr[--n];
       if (!f(h_[i])) return;
-      uint32_t l = 2 * i + 1;
-      if (l < h_.size()) frontier.push(l);
-      if (l + 1 < h_.size()) frontier.push(l + 1);
+      const uint32_t l = 2 * i + 1;
+      if (l < h_.size()) push(l);
+      if (l + 1 < h_.size()) push(l + 1);
+    }
+  }
+
+  // Calls f(entry) on every entry with key <= limit, in no particular order:
+  // O(k) for the k entries visited (a subtree whose root is above the limit
+  // is skipped whole).
+  template <class F>
+  void VisitAtMost(double limit, F&& f) const {
+    uint32_t stack[64];  // pending right siblings: at most one per level
+    size_t n = 0;
+    const uint32_t size = static_cast<uint32_t>(h_.size());
+    if (size > 0) stack[n++] = 0;
+    while (n > 0) {
+      uint32_t i = stack[--n];
+      while (i < size && !(h_[i].key > limit)) {
+        f(h_[i]);
+        if (2 * i + 2 < size) stack[n++] = 2 * i + 2;
+        i = 2 * i + 1;
+      }
     }
   }
 

@@ -46,44 +46,48 @@ bool Tree::Schedulable(JobId id) const {
 }
 
 // The job a step would pick inside q's subtree (SPEC §5 with the tie rule of
-// docs/semantics.md §6), visiting children in key order. Schedulable jobs are
-// never blocked, so only the non-blocked heap is searched.
+// docs/semantics.md §6). Schedulable jobs are never blocked, so only the
+// non-blocked heap is searched, in two passes: children in key order up to
+// the first that has a pick (key m), then every child with a key within
+// kKeyEpsilon of m that comes after it in that order, in heap order (no
+// sorting: ties are common, e.g. every job without tasks has key 0), for
+// the earliest submitted job / the first queue by name.
 std::optional<JobId> Tree::PickIn(QueueId qid) const {
   const Queue& q = queues_[qid];
   const QueueView& v = QV(qid);
+  HeapEntry first{0, kNone};
   if (q.children.empty()) {
-    JobId best = kNone;
-    double m = 0;
     v.nb.VisitInOrder([&](const HeapEntry& e) {
-      if (best != kNone) {
-        if (e.key > m + kKeyEpsilon) return false;
-        if (jobs_[e.id].seq > jobs_[best].seq) return true;
-      }
-      if (Schedulable(e.id)) {
-        if (best == kNone) m = e.key;
-        best = e.id;
-      }
-      return true;
+      if (!Schedulable(e.id)) return true;
+      first = e;
+      return false;
     });
-    if (best == kNone) return std::nullopt;
+    if (first.id == kNone) return std::nullopt;
+    JobId best = first.id;
+    v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
+      if (e < first || e.id == first.id) return;  // visited by the first pass
+      if (jobs_[e.id].seq < jobs_[best].seq && Schedulable(e.id)) best = e.id;
+    });
     return best;
   }
-  QueueId best = kNone;
   JobId best_job = kNone;
-  double m = 0;
   v.nb.VisitInOrder([&](const HeapEntry& e) {
-    if (best != kNone) {
-      if (e.key > m + kKeyEpsilon) return false;
-      if (queues_[e.id].name > queues_[best].name) return true;
-    }
-    if (auto j = PickIn(e.id)) {
-      if (best == kNone) m = e.key;
-      best = e.id;
-      best_job = *j;
-    }
-    return true;
+    auto j = PickIn(e.id);
+    if (!j) return true;
+    first = e;
+    best_job = *j;
+    return false;
   });
-  if (best == kNone) return std::nullopt;
+  if (first.id == kNone) return std::nullopt;
+  QueueId best = first.id;
+  v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
+    if (e < first || e.id == first.id) return;
+    if (queues_[e.id].name < queues_[best].name)
+      if (auto j = PickIn(e.id)) {
+        best = e.id;
+        best_job = *j;
+      }
+  });
   return best_job;
 }
 
