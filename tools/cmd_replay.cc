@@ -616,7 +616,7 @@ int CmdReplay(int argc, char** argv) {
 
   // ---- read ----
   StoreTrace from_db;  // --from-db: the store's checkpoint and log as a trace
-  auto trace_or = cfg.from_db.empty() ? ReadTrace(cfg.trace) : StatusOr<Trace>(Status::Ok());
+  auto trace_or = cfg.from_db.empty() ? ReadTrace(cfg.trace) : StatusOr<Trace>(Trace());
   if (!cfg.from_db.empty()) {
     auto st = ReadStoreTrace(cfg.from_db);
     trace_or = st.ok() ? StatusOr<Trace>(std::move(st->trace)) : StatusOr<Trace>(st.status());
