@@ -3,6 +3,8 @@
 //
 //   BM_Ingest/jobs/threads   allocate/release events, depth 3 x fanout 10,
 //                            4 resources, nothing saturates
+//   BM_IngestByTopQueue/jobs/threads  the same, each thread owning the jobs
+//                            of its own top-level queues (lock shards)
 //   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
 //                            a resource, every allocate fills it again
 //   BM_ScheduleLoop/jobs     Engine::Step (pick next + allocate)
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "bench/bench_world.h"
 #include "tests/reference/reference_model.h"
@@ -41,12 +44,25 @@ World& SharedWorld(int64_t jobs, bool full_use) {
 // Each thread applies the events of the jobs with index % threads == its
 // index, forward and then backward with the directions inverted, so that
 // the stream can cycle forever and every event stays valid.
-void RunEvents(benchmark::State& state, World& w) {
+// With `by_top_queue`, thread t owns instead the jobs under every
+// threads-th top-level queue: each lock shard (docs/concurrency.md) is then
+// written by one thread only, and its cache lines stay in one core.
+void RunEvents(benchmark::State& state, World& w, bool by_top_queue = false) {
   const int threads = state.threads();
   const int me = state.thread_index();
+  std::map<std::string, int> tops;  // top-level queue -> index
+  std::vector<int> top_of(w.specs.size(), 0);
+  for (size_t j = 0; j < w.specs.size() && by_top_queue; ++j) {
+    const std::string& path = w.specs[j].queue;
+    const std::string top = path.substr(0, path.find('/', path.find('/') + 1));
+    top_of[j] = tops.emplace(top, static_cast<int>(tops.size())).first->second;
+  }
+  auto owner = [&](uint32_t job) {
+    return static_cast<int>(by_top_queue ? top_of[job] % threads : job % threads);
+  };
   std::vector<uint32_t> mine;
   for (uint32_t i = 0; i < w.event_job.size(); ++i)
-    if (static_cast<int>(w.event_job[i] % threads) == me) mine.push_back(i);
+    if (owner(w.event_job[i]) == me) mine.push_back(i);
   size_t pos = 0;
   bool forward = true;
   int64_t refused = 0;
@@ -82,6 +98,18 @@ void BM_Ingest(benchmark::State& state) {
 BENCHMARK(BM_Ingest)
     ->ArgName("jobs")
     ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
+    ->Threads(1)->Threads(2)
+    ->UseRealTime()
+    ->MinTime(1.0);
+
+// The same events, routed to threads by top-level queue (an embedder with
+// one worker per group of top-level queues).
+void BM_IngestByTopQueue(benchmark::State& state) {
+  RunEvents(state, SharedWorld(state.range(0), false), /*by_top_queue=*/true);
+}
+BENCHMARK(BM_IngestByTopQueue)
+    ->ArgName("jobs")
+    ->Arg(1000)->Arg(100000)->Arg(1000000)
     ->Threads(1)->Threads(2)
     ->UseRealTime()
     ->MinTime(1.0);

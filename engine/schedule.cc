@@ -152,7 +152,7 @@ void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
     --sc.d_state[static_cast<int>(j.state)];
     ++sc.d_state[static_cast<int>(s)];
   }
-  int64_t* inq = sc.local ? sc.d_inqueue_min.data() : inqueue_min_total_.data();
+  int64_t* inq = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
   if (j.state == JobState::kInqueue)
     for (int r = 0; r < R_; ++r) inq[r] -= j.min_available * t[r];
   if (s == JobState::kInqueue)

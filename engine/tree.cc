@@ -478,7 +478,7 @@ Status Tree::Remove(JobId id) {
   job_by_name_.Erase(JobIndex::HashName(j.name), id);
   job_by_seq_.Erase(JobIndex::HashSeq(j.seq), id);
   j = Job();
-  free_job_ids_.push_back(id);
+  free_job_ids_[lq.shard].push_back(id);
   --live_jobs_;
   Propagate();
   DropSavedViews();  // they hold contributions of a job that is gone
@@ -579,13 +579,19 @@ JobId Tree::NewJob(std::string_view name, QueueId leaf, std::string_view user, c
                    int64_t tasks, double weight, int64_t min_available, uint64_t seq,
                    int64_t allocated, JobState state) {
   JobId id;
-  if (!free_job_ids_.empty()) {
-    id = free_job_ids_.back();
-    free_job_ids_.pop_back();
+  const uint32_t shard = queues_[leaf].shard;
+  std::vector<JobId>& free_ids = free_job_ids_[shard];
+  if (!free_ids.empty()) {
+    id = free_ids.back();
+    free_ids.pop_back();
   } else {
-    id = static_cast<JobId>(jobs_.size());
-    jobs_.emplace_back();
-    task_.resize(task_.size() + R_);
+    JobId& next = block_next_[shard];
+    if (next == kNone || next % kJobBlock == 0) {  // the shard's block is used up
+      next = static_cast<JobId>((jobs_.size() + kJobBlock - 1) / kJobBlock * kJobBlock);
+      jobs_.resize(next + kJobBlock);
+      task_.resize(jobs_.size() * R_);
+    }
+    id = next++;
   }
   Job& j = jobs_[id];
   j = Job();
@@ -659,8 +665,9 @@ Status Tree::RestoreJob(std::string_view name, QueueId leaf, std::string_view us
 }
 
 void Tree::ReserveJobs(size_t n) {
-  jobs_.reserve(n);
-  task_.reserve(n * R_);
+  const size_t slack = size_t{kShards} * kJobBlock;  // partly used blocks
+  jobs_.reserve(n + slack);
+  task_.reserve((n + slack) * R_);
   job_by_name_.Reserve(n);
   job_by_seq_.Reserve(n);
 }

@@ -302,7 +302,12 @@ class Tree {
 
   std::vector<Job, HugeAlloc<Job>> jobs_;
   std::vector<int64_t, HugeAlloc<int64_t>> task_;  // jobs_.size() x R_
-  std::vector<JobId> free_job_ids_;
+  // Job ids are handed out in blocks of kJobBlock per lock shard, so that
+  // the job records, task shapes and view entries of different shards never
+  // share a cache line (threads on different shards would bounce them).
+  static constexpr uint32_t kJobBlock = 16;
+  std::vector<std::vector<JobId>> free_job_ids_ = std::vector<std::vector<JobId>>(kShards);
+  std::vector<JobId> block_next_ = std::vector<JobId>(kShards, kNone);  // next id of a shard's block
   JobIndex job_by_name_;  // name -> id, keyed through jobs_ (engine/job_index.h)
   JobIndex job_by_seq_;   // submission sequence number -> id
   size_t live_jobs_ = 0;

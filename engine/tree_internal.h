@@ -117,10 +117,12 @@ struct alignas(64) Tree::Scratch {
   std::vector<std::vector<QueueId>> dirty_by_depth;
   Counters counters;
   // ---- local shards only ----
-  std::vector<JobId> touched;         // Touch() while saved views exist
-  std::vector<int64_t> lease;         // free capacity this shard may take
-  std::vector<int64_t> d_usage;       // Σ allocation deltas (root usage, usage_total_)
-  std::vector<int64_t> d_inqueue_min; // inqueue_min_total_ deltas
+  // Fixed arrays, not vectors: the shards' hot fields must not share cache
+  // lines (separate small heap blocks of different shards would).
+  std::vector<JobId> touched;                // Touch() while saved views exist
+  int64_t lease[kMaxResources] = {};         // free capacity this shard may take
+  int64_t d_usage[kMaxResources] = {};       // Σ allocation deltas (root usage, usage_total_)
+  int64_t d_inqueue_min[kMaxResources] = {}; // inqueue_min_total_ deltas
   int64_t d_state[4] = {0, 0, 0, 0};  // root jobs_by_state deltas
   bool active = false;                // a local event since the last fold
   bool root_stale = false;            // a top-level queue's key moved

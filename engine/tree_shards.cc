@@ -44,9 +44,10 @@ void Tree::AssignShards(const std::vector<QueueId>& order) {
     shards_[s] = std::make_unique<Scratch>();
     Scratch& sc = *shards_[s];
     sc.local = true;
-    sc.lease.assign(R_, 0);
-    sc.d_usage.assign(R_, 0);
-    sc.d_inqueue_min.assign(R_, 0);
+    // Room for the dirty lists of a few levels up front: 64-byte blocks, so
+    // that two shards' lists never share a line.
+    sc.dirty_by_depth.resize(8);
+    for (auto& d : sc.dirty_by_depth) d.reserve(16);
   }
 }
 

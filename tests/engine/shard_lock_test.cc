@@ -66,7 +66,7 @@ TEST(BigReaderLock, ShardLocksUnderTheSharedSideAndAWriterThatSums) {
         }
         std::shared_lock<BigReaderLock> l(rw);
         const int s = (t + i) % kShards;
-        std::lock_guard<std::mutex> g(mu[s].mu);
+        std::lock_guard<SpinMutex> g(mu[s].mu);
         ++count[s];
       }
     });
