@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -104,12 +105,22 @@ Status DecodeAmounts(const flatbuffers::Vector<const fbs::Amount*>* v,
   return Status::Ok();
 }
 
+// Scalar vector elements are copied out byte-wise for the same reason: the
+// verifier checks the alignment of a vector's length field, not that its
+// 8-byte elements are aligned. (FlatBuffers is little-endian, as is every
+// machine this builds for.)
+static_assert(std::endian::native == std::endian::little, "FlatBuffers scalars are little-endian");
+void CopyScalars(const flatbuffers::Vector<int64_t>* v, int64_t* out) {
+  if (v->size() > 0) std::memcpy(out, v->Data(), size_t{v->size()} * sizeof(int64_t));
+}
+
 Status DecodeDense(const flatbuffers::Vector<int64_t>* v, size_t n, const char* what,
                    std::vector<int64_t>* out) {
   if (!v || v->size() != n)
     return Bad(std::string(what) + ": " + std::to_string(v ? v->size() : 0) +
                " amounts for " + std::to_string(n) + " resources");
-  out->assign(v->begin(), v->end());
+  out->resize(n);
+  CopyScalars(v, out->data());
   return Status::Ok();
 }
 
@@ -265,7 +276,10 @@ StatusOr<MetaRecord> DecodeMeta(std::string_view value) {
   out.format_version = m->format_version();
   if (m->resource_names())
     for (const auto* s : *m->resource_names()) out.resource_names.push_back(s->str());
-  if (m->initial_capacity()) out.initial_capacity.assign(m->initial_capacity()->begin(), m->initial_capacity()->end());
+  if (m->initial_capacity()) {
+    out.initial_capacity.resize(m->initial_capacity()->size());
+    CopyScalars(m->initial_capacity(), out.initial_capacity.data());
+  }
   auto f = m->overcommit_factor();
   if (f.has_value()) out.overcommit_factor = *f;
   if (m->created_by()) out.created_by = m->created_by()->str();
@@ -384,7 +398,7 @@ Status DecodeJobChunkFields(std::string_view value, size_t R, size_t queue_count
                  std::to_string(j->task() ? j->task()->size() : 0) + " amounts for " +
                  std::to_string(R) + " resources");
     // Copied out: a damaged buffer can misalign the elements.
-    for (size_t r = 0; r < R; ++r) task[r] = j->task()->Get(static_cast<flatbuffers::uoffset_t>(r));
+    CopyScalars(j->task(), task.data());
     f.tasks = j->tasks();
     f.weight = j->weight();
     f.min_available = j->min_available();

@@ -90,7 +90,7 @@ struct Program {
     if (f & 4) q.guarantee = Str();
     if (f & 8) q.reclaimable = static_cast<int>(Int());
     if (f & 16) q.state = static_cast<int>(Int());
-    if (f & 32) q.min_user_limit_percent = static_cast<int>(Int() * 13);
+    if (f & 32) q.min_user_limit_percent = static_cast<int>(static_cast<uint64_t>(Int()) * 13);
     if (f & 64) q.user_limit_factor = Double();
     return q;
   }
