@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/engine.h"
+#include "tests/rng.h"
 
 namespace hdrf {
 namespace {
@@ -38,13 +39,8 @@ World MakeWorld(int threads, int jobs, int ops_per_thread) {
       q.weight = 1 + a;
       w.queues.push_back(q);
     }
-  uint64_t x = 12345;
-  auto rnd = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  testing::Rng rng(12345);
+  auto rnd = [&rng] { return rng.Next(); };
   for (int j = 0; j < jobs; ++j) {
     JobSpec s;
     s.name = "j" + std::to_string(j);
@@ -148,13 +144,8 @@ PressureResult RunUnderPressure(const EngineOptions& opts, bool guarantees, int 
       if (guarantees && a == 0 && b == 0) q.guarantee = {{"cpu", 5000}};
       queues.push_back(q);
     }
-  uint64_t x = 777;
-  auto rnd = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  testing::Rng rng(777);
+  auto rnd = [&rng] { return rng.Next(); };
   std::vector<JobSpec> jobs;
   for (int j = 0; j < kJobs; ++j) {
     JobSpec s;
@@ -177,11 +168,9 @@ PressureResult RunUnderPressure(const EngineOptions& opts, bool guarantees, int 
   std::vector<std::thread> pool;
   for (int t = 0; t < kThreads; ++t)
     pool.emplace_back([&, t] {
-      uint64_t y = 99 + t;
+      testing::Rng mine(99 + t);
       for (int i = 0; i < kOps; ++i) {
-        y ^= y << 13;
-        y ^= y >> 7;
-        y ^= y << 17;
+        const uint64_t y = mine.Next();
         const int j = static_cast<int>((y >> 8) % (kJobs / kThreads)) * kThreads + t;
         const bool up = held[j] == 0 || (held[j] < 6 && (y & 1));
         if (up) {

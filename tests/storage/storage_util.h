@@ -15,26 +15,11 @@
 #include "api/engine.h"
 #include "engine/event.h"
 #include "engine/spec.h"
+#include "tests/rng.h"
 
 namespace hdrf::storage_test {
 
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int64_t Uniform(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  bool Chance(int percent) { return Uniform(1, 100) <= percent; }
-
- private:
-  uint64_t s_;
-};
+using Rng = hdrf::testing::Rng;  // tests/rng.h
 
 // The world every stream starts from.
 ResourceAmounts TestCluster();
