@@ -272,16 +272,20 @@ TEST(Store, EnqueueGateStatesSurvive) {
   o.overcommit_factor = 1.0;
   auto e = MustCreate(o);
   ASSERT_TRUE(e);
-  for (int i = 0; i < 12; ++i) {
-    JobSpec j;
-    j.name = "g" + std::to_string(i);
-    j.queue = "root/sci/a";
-    j.tasks = 10;
-    j.min_available = 10;
-    j.task = {{"cpu", 1000}};
-    ASSERT_TRUE(e->Submit(j).ok());
-  }
-  ASSERT_TRUE(e->Fill().ok());
+  // Twelve gangs of 10 tasks, then a fill: the gate holds some back.
+  auto submit_and_fill = [](Engine& x) {
+    for (int i = 0; i < 12; ++i) {
+      JobSpec j;
+      j.name = "g" + std::to_string(i);
+      j.queue = "root/sci/a";
+      j.tasks = 10;
+      j.min_available = 10;
+      j.task = {{"cpu", 1000}};
+      if (!x.Submit(j).ok()) return false;
+    }
+    return x.Fill().ok();
+  };
+  ASSERT_TRUE(submit_and_fill(*e));
   int pending = 0;
   for (const JobInfo& j : e->Jobs()) pending += j.state == JobState::kPending;
   EXPECT_GT(pending, 0) << "the gate should hold some jobs back";
@@ -306,16 +310,7 @@ TEST(Store, EnqueueGateStatesSurvive) {
   EngineOptions twin_opts;
   twin_opts.overcommit_factor = 1.0;
   auto twin = MustCreate(twin_opts);
-  for (int i = 0; i < 12; ++i) {
-    JobSpec j;
-    j.name = "g" + std::to_string(i);
-    j.queue = "root/sci/a";
-    j.tasks = 10;
-    j.min_available = 10;
-    j.task = {{"cpu", 1000}};
-    ASSERT_TRUE(twin->Submit(j).ok());
-  }
-  ASSERT_TRUE(twin->Fill().ok());
+  ASSERT_TRUE(submit_and_fill(*twin));
   ASSERT_EQ(twin->Digest(), back->Digest());
   for (Engine* x : {twin.get(), back.get()}) {
     auto r = x->FindJob("g0");
