@@ -180,7 +180,7 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
     HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
     HDRF_RETURN_IF_ERROR(Writable());
     const int s = tree->ShardOf(job.id);
-    std::lock_guard<engine::SpinMutex> lock(shard_mu[s].mu);
+    std::lock_guard<engine::SpinMutex> lock(shard_mu[s]);
     HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
                              ? tree->LocalAllocate(job.id, n, &escalate)
                              : tree->LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));

@@ -40,7 +40,7 @@ struct Engine::Impl {
 
   EngineOptions options;
   mutable engine::BigReaderLock rw;
-  mutable engine::PaddedMutex shard_mu[kShards];
+  mutable engine::SpinMutex shard_mu[kShards];
   mutable ShardCount shard_events[kShards];
   std::mutex seq_mu;                   // with a store: local events' last_seq
   std::unique_ptr<engine::Tree> tree;  // see "Thread safety"

@@ -18,8 +18,8 @@
 // Waiting spins with std::this_thread::yield(): the sections are short and
 // this machine may run more threads than cores.
 //
-// SpinMutex / PaddedMutex: a spin lock alone on its cache line (an array of
-// shard locks must not share lines).
+// SpinMutex: a spin lock alone on its cache line (an array of shard locks
+// must not share lines).
 #ifndef HDRF_ENGINE_SHARD_LOCK_H_
 #define HDRF_ENGINE_SHARD_LOCK_H_
 
@@ -104,9 +104,6 @@ class alignas(kCacheLine) SpinMutex {
   std::atomic<bool> locked_{false};
 };
 
-struct alignas(kCacheLine) PaddedMutex {
-  SpinMutex mu;
-};
 
 }  // namespace hdrf::engine
 

@@ -49,7 +49,7 @@ TEST(BigReaderLock, ReadersNeverSeeAHalfWrittenPair) {
 TEST(BigReaderLock, ShardLocksUnderTheSharedSideAndAWriterThatSums) {
   constexpr int kShards = 4, kThreads = 4, kIters = 20000;
   BigReaderLock rw;
-  PaddedMutex mu[kShards];
+  SpinMutex mu[kShards];
   int64_t count[kShards] = {};  // count[s] guarded by mu[s] under rw shared, or rw exclusive
   int64_t folded = 0;           // guarded by rw exclusive
   std::vector<std::thread> pool;
@@ -66,7 +66,7 @@ TEST(BigReaderLock, ShardLocksUnderTheSharedSideAndAWriterThatSums) {
         }
         std::shared_lock<BigReaderLock> l(rw);
         const int s = (t + i) % kShards;
-        std::lock_guard<SpinMutex> g(mu[s].mu);
+        std::lock_guard<SpinMutex> g(mu[s]);
         ++count[s];
       }
     });
