@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 
 namespace hdrf::bench {
 

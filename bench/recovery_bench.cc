@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
-#include "api/trace.h"
+#include "hdrf/engine.h"
+#include "hdrf/trace.h"
 #include "storage/state_io.h"
 
 namespace {

@@ -1,60 +1,15 @@
-// Event: one change of engine state (SPEC §1), as applied, logged and
-// replayed. Jobs are named by their submission sequence number (`job_seq`,
-// unique for the life of a store and restored by recovery), so that logged
-// events stay small and never depend on in-memory ids.
+// ApplyEvent: applies one public Event (hdrf/event.h) to the engine's Tree.
 #ifndef HDRF_ENGINE_EVENT_H_
 #define HDRF_ENGINE_EVENT_H_
 
-#include <cstdint>
-#include <string>
-
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/event.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
 namespace engine {
 class Tree;
 }
-
-struct Event {
-  // Stored on disk: never renumber, only append.
-  enum class Type : uint8_t {
-    kAllocate = 0,       // job_seq, n
-    kRelease = 1,        // job_seq, n
-    kFinish = 2,         // job_seq, n
-    kSubmit = 3,         // job
-    kRemove = 4,         // job_seq
-    kCreateQueue = 5,    // queue
-    kUpdateQueue = 6,    // queue
-    kSetQueueState = 7,  // path, state
-    kDeleteQueue = 8,    // path
-    kSetCapacity = 9,    // cluster
-  };
-  Type type = Type::kAllocate;
-  uint64_t job_seq = 0;
-  int64_t n = 1;
-  JobSpec job;
-  QueueSpec queue;
-  std::string path;
-  QueueState state = QueueState::kOpen;
-  ResourceAmounts cluster;
-
-  static Event Allocate(uint64_t seq, int64_t n) { return Task(Type::kAllocate, seq, n); }
-  static Event Release(uint64_t seq, int64_t n) { return Task(Type::kRelease, seq, n); }
-  static Event Finish(uint64_t seq, int64_t n) { return Task(Type::kFinish, seq, n); }
-  static Event Remove(uint64_t seq) { return Task(Type::kRemove, seq, 0); }
-  // A job event of type `t` (kAllocate, kRelease, kFinish, kRemove).
-  static Event Task(Type t, uint64_t seq, int64_t n) {
-    Event e;
-    e.type = t;
-    e.job_seq = seq;
-    e.n = n;
-    return e;
-  }
-};
-
-const char* EventTypeName(Event::Type t);
 
 // Applies `e` to `tree`. A refused event returns its error and changes
 // nothing.

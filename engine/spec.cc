@@ -1,4 +1,4 @@
-#include "engine/spec.h"
+#include "hdrf/spec.h"
 
 namespace hdrf {
 

@@ -1,4 +1,4 @@
-#include "engine/status.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 

@@ -53,9 +53,9 @@
 #include "engine/huge_alloc.h"
 #include "engine/job_index.h"
 #include "engine/key_heap.h"
-#include "engine/views.h"
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/views.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
 
 namespace hdrf::engine {
 

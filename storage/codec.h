@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "engine/event.h"
-#include "engine/spec.h"
-#include "engine/status.h"
-#include "engine/views.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
+#include "hdrf/views.h"
 
 namespace hdrf::storage {
 

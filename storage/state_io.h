@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/event.h"
-#include "engine/status.h"
+#include "hdrf/status.h"
 #include "engine/tree.h"
 #include "storage/codec.h"
 #include "storage/store.h"

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/status.h"
+#include "hdrf/status.h"
 #include "storage/codec.h"
 
 namespace rocksdb {

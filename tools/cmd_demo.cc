@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "api/engine.h"
-#include "api/trace.h"
+#include "hdrf/engine.h"
+#include "hdrf/trace.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/tree_view.h"

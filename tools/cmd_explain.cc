@@ -1,9 +1,9 @@
 #include <cstdio>
 
-#include "api/config.h"
-#include "api/engine.h"
-#include "api/json.h"
-#include "api/sim.h"
+#include "hdrf/config.h"
+#include "hdrf/engine.h"
+#include "api/formats/json.h"
+#include "hdrf/sim.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/open_store.h"

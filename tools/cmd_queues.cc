@@ -5,9 +5,9 @@
 #include <thread>
 #include <vector>
 
-#include "api/config.h"
-#include "api/engine.h"
-#include "api/metrics.h"
+#include "hdrf/config.h"
+#include "hdrf/engine.h"
+#include "hdrf/metrics.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/open_store.h"

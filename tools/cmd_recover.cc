@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "storage/store.h"
 #include "tools/commands.h"
 #include "tools/flags.h"

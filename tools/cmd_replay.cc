@@ -28,10 +28,10 @@
 #include <x86intrin.h>
 #endif
 
-#include "api/engine.h"
-#include "api/json.h"
-#include "api/store_trace.h"
-#include "api/trace.h"
+#include "hdrf/engine.h"
+#include "api/formats/json.h"
+#include "hdrf/store_trace.h"
+#include "hdrf/trace.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 #include "tools/replay_plot.h"

@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "api/config.h"
-#include "api/sim.h"
+#include "hdrf/config.h"
+#include "hdrf/sim.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "api/json.h"
-#include "api/trace.h"
+#include "api/formats/json.h"
+#include "hdrf/trace.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 

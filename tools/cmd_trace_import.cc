@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <string>
 
-#include "api/config.h"
-#include "api/json.h"
-#include "api/trace.h"
-#include "api/trace_import.h"
+#include "hdrf/config.h"
+#include "api/formats/json.h"
+#include "hdrf/trace.h"
+#include "hdrf/trace_import.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 

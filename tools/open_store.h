@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 
 namespace hdrf::tools {
 

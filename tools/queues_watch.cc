@@ -9,8 +9,8 @@
 #include <ctime>
 #include <thread>
 
-#include "api/engine.h"
-#include "api/metrics.h"
+#include "hdrf/engine.h"
+#include "hdrf/metrics.h"
 #include "tools/open_store.h"
 #include "tools/tree_view.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
-#include "engine/status.h"
+#include "hdrf/engine.h"
+#include "hdrf/status.h"
 
 namespace hdrf::tools {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/quantity.h"
+#include "hdrf/quantity.h"
 
 namespace hdrf::tools {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/views.h"
+#include "hdrf/views.h"
 
 namespace hdrf::tools {
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "tests/rng.h"
 
 namespace hdrf {

@@ -1,4 +1,4 @@
-#include "api/config.h"
+#include "hdrf/config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

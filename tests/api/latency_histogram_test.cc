@@ -1,6 +1,6 @@
 // ShardedLatencyHistogram (api/latency_histogram.h) and its Prometheus
 // rendering (api/metrics.h LatencyHistogramText).
-#include "api/latency_histogram.h"
+#include "hdrf/latency_histogram.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "api/engine.h"
-#include "api/metrics.h"
+#include "hdrf/engine.h"
+#include "hdrf/metrics.h"
 
 namespace hdrf {
 namespace {

@@ -2,8 +2,8 @@
 // job) and its line, never a crash; and the worked examples.
 #include <gtest/gtest.h>
 
-#include "api/config.h"
-#include "api/sim.h"
+#include "hdrf/config.h"
+#include "hdrf/sim.h"
 
 namespace hdrf {
 namespace {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/hdrf_c.h"
+#include "hdrf/c.h"
 
 namespace {
 

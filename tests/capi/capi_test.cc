@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "api/hdrf_c.h"
+#include "hdrf/c.h"
 
 namespace {
 

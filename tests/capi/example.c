@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/hdrf_c.h"
+#include "hdrf/c.h"
 
 static int failures = 0;
 

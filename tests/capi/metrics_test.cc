@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
-#include "api/metrics.h"
+#include "hdrf/engine.h"
+#include "hdrf/metrics.h"
 
 namespace hdrf {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/quantity.h"
+#include "hdrf/quantity.h"
 
 #include <gtest/gtest.h>
 

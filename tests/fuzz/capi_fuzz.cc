@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "api/hdrf_c.h"
+#include "hdrf/c.h"
 #include "tests/fuzz/capi_dict.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "api/config.h"
+#include "hdrf/config.h"
 #include "engine/tree.h"
 #include "tests/fuzz/fuzz_util.h"
 

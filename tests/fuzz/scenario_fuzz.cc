@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "api/config.h"
-#include "api/sim.h"
+#include "hdrf/config.h"
+#include "hdrf/sim.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/spec.h"
+#include "hdrf/spec.h"
 #include "tests/rng.h"
 
 namespace hdrf::testing {

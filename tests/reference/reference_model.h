@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
 
 namespace hdrf::ref {
 

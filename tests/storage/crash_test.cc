@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "tests/storage/storage_util.h"
 
 namespace hdrf {

@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "tests/storage/storage_util.h"
 
 using namespace hdrf;

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "engine/event.h"
-#include "engine/spec.h"
+#include "hdrf/spec.h"
 #include "tests/rng.h"
 
 namespace hdrf::storage_test {

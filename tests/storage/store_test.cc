@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "api/engine.h"
-#include "api/store_trace.h"
-#include "api/trace.h"
-#include "api/trace_import.h"
+#include "hdrf/engine.h"
+#include "hdrf/store_trace.h"
+#include "hdrf/trace.h"
+#include "hdrf/trace_import.h"
 
 namespace hdrf {
 namespace {

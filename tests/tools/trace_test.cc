@@ -1,6 +1,6 @@
 // The trace format (api/trace.h): round trips, checksums, corruption and
 // truncation, and the generator's determinism and validity.
-#include "api/trace.h"
+#include "hdrf/trace.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 
 namespace hdrf {
 namespace {

@@ -3,8 +3,8 @@
 // A Status is either OK or carries a code and a message that says what went
 // wrong and where ("queue root/eng: capability cpu 20 exceeds parent's 10").
 // StatusOr<T> holds either a value or a non-OK Status. No hdrf API throws.
-#ifndef HDRF_ENGINE_STATUS_H_
-#define HDRF_ENGINE_STATUS_H_
+#ifndef HDRF_STATUS_H_
+#define HDRF_STATUS_H_
 
 #include <cassert>
 #include <optional>
@@ -98,4 +98,4 @@ class [[nodiscard]] StatusOr {
   if (!tmp.ok()) return tmp.status();               \
   lhs = std::move(tmp).value()
 
-#endif  // HDRF_ENGINE_STATUS_H_
+#endif  // HDRF_STATUS_H_

@@ -1,5 +1,5 @@
 // A store's checkpoint and log tail as a trace (api/store_trace.h).
-#include "api/store_trace.h"
+#include "hdrf/store_trace.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -18,17 +18,17 @@
 // release of tasks that do not run, an allocation that does not fit, a
 // submission to an unknown queue) is reported with its line too, and a
 // replay of the trace on one thread refuses nothing. Nothing here throws.
-#ifndef HDRF_API_TRACE_IMPORT_H_
-#define HDRF_API_TRACE_IMPORT_H_
+#ifndef HDRF_TRACE_IMPORT_H_
+#define HDRF_TRACE_IMPORT_H_
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "api/trace.h"
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/trace.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
@@ -66,4 +66,4 @@ StatusOr<Trace> ImportTraceFile(const std::string& path, const TraceImportOption
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_TRACE_IMPORT_H_
+#endif  // HDRF_TRACE_IMPORT_H_

@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "engine/shard_lock.h"
 #include "engine/tree.h"
 

@@ -5,15 +5,15 @@
 // storage layer exchange. They hold no derived state; amounts are canonical
 // integers (engine/quantity.h). `line` fields keep the source line a value
 // came from (0 when it did not come from a file) so errors can name it.
-#ifndef HDRF_ENGINE_SPEC_H_
-#define HDRF_ENGINE_SPEC_H_
+#ifndef HDRF_SPEC_H_
+#define HDRF_SPEC_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/quantity.h"
+#include "hdrf/quantity.h"
 
 namespace hdrf {
 
@@ -74,4 +74,4 @@ struct QueueConfig {
 
 }  // namespace hdrf
 
-#endif  // HDRF_ENGINE_SPEC_H_
+#endif  // HDRF_SPEC_H_

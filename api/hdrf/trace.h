@@ -15,8 +15,8 @@
 //   auto back = ReadTrace("t.trace");               // checksummed, validated
 //
 // Nothing here throws; errors name the file, the offset and what is wrong.
-#ifndef HDRF_API_TRACE_H_
-#define HDRF_API_TRACE_H_
+#ifndef HDRF_TRACE_H_
+#define HDRF_TRACE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -24,9 +24,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/quantity.h"
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/quantity.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
@@ -129,4 +129,4 @@ StatusOr<Trace> GenerateTrace(const TraceGenOptions& options, TraceGenState* sta
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_TRACE_H_
+#endif  // HDRF_TRACE_H_

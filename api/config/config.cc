@@ -1,4 +1,4 @@
-#include "api/config.h"
+#include "hdrf/config.h"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>

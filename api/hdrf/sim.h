@@ -1,15 +1,15 @@
 // Scenario runner (SPEC §10): builds an engine from a Scenario, submits its
 // jobs in order and runs its steps.
-#ifndef HDRF_API_SIM_H_
-#define HDRF_API_SIM_H_
+#ifndef HDRF_SIM_H_
+#define HDRF_SIM_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "engine/spec.h"
-#include "engine/status.h"
-#include "engine/views.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
+#include "hdrf/views.h"
 
 namespace hdrf {
 
@@ -37,4 +37,4 @@ std::string SimResultToJson(const SimResult& r);
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_SIM_H_
+#endif  // HDRF_SIM_H_

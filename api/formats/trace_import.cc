@@ -4,7 +4,7 @@
 // Both syntaxes produce the same Record per line (a value per known field);
 // one Importer turns records into the trace, so a CSV file and a JSONL file
 // holding the same events give the same trace, byte for byte.
-#include "api/trace_import.h"
+#include "hdrf/trace_import.h"
 
 #include <cerrno>
 #include <charconv>
@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 
 namespace hdrf {
 namespace {

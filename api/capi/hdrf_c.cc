@@ -11,7 +11,7 @@
 //
 // No exception leaves this file: every entry point runs its body through
 // Guard(), which turns a C++ exception (bad_alloc) into HDRF_INTERNAL.
-#include "api/hdrf_c.h"
+#include "hdrf/c.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -28,12 +28,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "api/config.h"
-#include "api/engine.h"
-#include "api/metrics.h"
-#include "engine/quantity.h"
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/config.h"
+#include "hdrf/engine.h"
+#include "hdrf/metrics.h"
+#include "hdrf/quantity.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
 
 using hdrf::Status;
 using hdrf::StatusOr;

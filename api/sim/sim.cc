@@ -1,7 +1,7 @@
-#include "api/sim.h"
+#include "hdrf/sim.h"
 
-#include "api/engine.h"
-#include "api/json.h"
+#include "hdrf/engine.h"
+#include "api/formats/json.h"
 
 namespace hdrf {
 namespace {

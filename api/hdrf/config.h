@@ -15,14 +15,14 @@
 //   scenario.yaml:7: queue root/eng: unknown resource 'cpus' in capability
 // A file that cannot be read is an IoError that names the path. No function
 // here throws.
-#ifndef HDRF_API_CONFIG_H_
-#define HDRF_API_CONFIG_H_
+#ifndef HDRF_CONFIG_H_
+#define HDRF_CONFIG_H_
 
 #include <string>
 #include <string_view>
 
-#include "engine/spec.h"
-#include "engine/status.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
@@ -52,4 +52,4 @@ StatusOr<Scenario> LoadScenarioFile(const std::string& path);
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_CONFIG_H_
+#endif  // HDRF_CONFIG_H_

@@ -20,8 +20,8 @@
 // Snapshot reads every shard with relaxed loads: under concurrent Record
 // calls it is a consistent-enough view (each counter exact, the counters
 // possibly a few records apart), which is what a metrics scrape needs.
-#ifndef HDRF_API_LATENCY_HISTOGRAM_H_
-#define HDRF_API_LATENCY_HISTOGRAM_H_
+#ifndef HDRF_LATENCY_HISTOGRAM_H_
+#define HDRF_LATENCY_HISTOGRAM_H_
 
 #include <algorithm>
 #include <array>
@@ -225,4 +225,4 @@ inline uint64_t ShardedLatencyHistogram::Snapshot::CountAtMost(uint64_t ns) cons
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_LATENCY_HISTOGRAM_H_
+#endif  // HDRF_LATENCY_HISTOGRAM_H_

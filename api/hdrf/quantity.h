@@ -7,8 +7,8 @@
 // Parsing is exact (no floating point): a quantity finer than the unit, a
 // negative one, an unknown suffix or one that overflows int64 is an error
 // whose message quotes the offending text.
-#ifndef HDRF_ENGINE_QUANTITY_H_
-#define HDRF_ENGINE_QUANTITY_H_
+#ifndef HDRF_QUANTITY_H_
+#define HDRF_QUANTITY_H_
 
 #include <cstdint>
 #include <limits>
@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/status.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
@@ -50,4 +50,4 @@ using ResourceAmounts = std::map<std::string, int64_t>;
 
 }  // namespace hdrf
 
-#endif  // HDRF_ENGINE_QUANTITY_H_
+#endif  // HDRF_QUANTITY_H_

@@ -22,8 +22,8 @@
 //
 // Thread safety: MetricsText may be called from any thread while events are
 // applied. LatencyHistogram::Observe and Snapshot may run concurrently.
-#ifndef HDRF_API_METRICS_H_
-#define HDRF_API_METRICS_H_
+#ifndef HDRF_METRICS_H_
+#define HDRF_METRICS_H_
 
 #include <array>
 #include <atomic>
@@ -31,8 +31,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/engine.h"
-#include "api/latency_histogram.h"
+#include "hdrf/engine.h"
+#include "hdrf/latency_histogram.h"
 
 namespace hdrf {
 
@@ -105,4 +105,4 @@ std::string FormatSampleValue(double v);
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_METRICS_H_
+#endif  // HDRF_METRICS_H_

@@ -21,7 +21,7 @@
 #include <mutex>
 #include <thread>
 
-#include "api/event_log.h"
+#include "api/facade/event_log.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
 #include "storage/state_io.h"

@@ -17,8 +17,8 @@
 // Sequence numbers: with a store, each event's number is its position in
 // the log. Without one, last_seq() counts the applied events, but parallel
 // task events are not numbered one by one.
-#ifndef HDRF_API_ENGINE_H_
-#define HDRF_API_ENGINE_H_
+#ifndef HDRF_ENGINE_H_
+#define HDRF_ENGINE_H_
 
 #include <cstdint>
 #include <memory>
@@ -27,11 +27,11 @@
 #include <string_view>
 #include <vector>
 
-#include "api/latency_histogram.h"
-#include "engine/event.h"
-#include "engine/spec.h"
-#include "engine/status.h"
-#include "engine/views.h"
+#include "hdrf/latency_histogram.h"
+#include "hdrf/event.h"
+#include "hdrf/spec.h"
+#include "hdrf/status.h"
+#include "hdrf/views.h"
 
 namespace hdrf {
 
@@ -173,4 +173,4 @@ std::string DigestToHex(uint64_t digest);
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_ENGINE_H_
+#endif  // HDRF_ENGINE_H_

@@ -1,11 +1,11 @@
-#include "api/engine.h"
+#include "hdrf/engine.h"
 
 #include <chrono>
 #include <cstdio>
 #include <shared_mutex>
 
-#include "api/engine_impl.h"
-#include "api/event_log.h"
+#include "api/facade/engine_impl.h"
+#include "api/facade/event_log.h"
 
 namespace hdrf {
 

@@ -1,12 +1,12 @@
-#include "api/metrics.h"
+#include "hdrf/metrics.h"
 
 #include <charconv>
 #include <cmath>
 #include <vector>
 
-#include "engine/quantity.h"
-#include "engine/spec.h"
-#include "engine/views.h"
+#include "hdrf/quantity.h"
+#include "hdrf/spec.h"
+#include "hdrf/views.h"
 
 namespace hdrf {
 

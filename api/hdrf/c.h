@@ -52,8 +52,8 @@
    are canonical integers: cpu in millicores, memory in bytes, any other
    resource in milli-units (1 GPU = 1000).
 */
-#ifndef HDRF_API_HDRF_C_H_
-#define HDRF_API_HDRF_C_H_
+#ifndef HDRF_C_H_
+#define HDRF_C_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -353,4 +353,4 @@ HDRF_EXPORT hdrf_code hdrf_checkpoint(hdrf_engine_t* engine, char** errptr);
 } /* extern "C" */
 #endif
 
-#endif /* HDRF_API_HDRF_C_H_ */
+#endif /* HDRF_C_H_ */

@@ -18,15 +18,15 @@
 // What a trace cannot express is an error that says so: a log tail holding
 // queue or capacity events, jobs in a closing or closed queue at the
 // checkpoint, a store that uses the enqueue gate (overcommitFactor).
-#ifndef HDRF_API_STORE_TRACE_H_
-#define HDRF_API_STORE_TRACE_H_
+#ifndef HDRF_STORE_TRACE_H_
+#define HDRF_STORE_TRACE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "api/trace.h"
-#include "engine/status.h"
+#include "hdrf/trace.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
@@ -44,4 +44,4 @@ StatusOr<StoreTrace> ReadStoreTrace(const std::string& dir);
 
 }  // namespace hdrf
 
-#endif  // HDRF_API_STORE_TRACE_H_
+#endif  // HDRF_STORE_TRACE_H_

@@ -1,14 +1,14 @@
 // Read-only views of queues and jobs, as returned to tools and embedders.
 // Vectors are indexed like Tree::resource_names() (sorted resource names).
-#ifndef HDRF_ENGINE_VIEWS_H_
-#define HDRF_ENGINE_VIEWS_H_
+#ifndef HDRF_VIEWS_H_
+#define HDRF_VIEWS_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/spec.h"
+#include "hdrf/spec.h"
 
 namespace hdrf {
 namespace engine {
@@ -86,4 +86,4 @@ struct Explanation {
 
 }  // namespace hdrf
 
-#endif  // HDRF_ENGINE_VIEWS_H_
+#endif  // HDRF_VIEWS_H_

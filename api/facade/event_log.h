@@ -11,7 +11,7 @@
 #include <memory>
 #include <utility>
 
-#include "api/engine.h"
+#include "hdrf/engine.h"
 #include "engine/event.h"
 #include "engine/tree.h"
 

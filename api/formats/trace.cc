@@ -1,5 +1,5 @@
 // The binary trace format (docs/trace.md) and the trace generator.
-#include "api/trace.h"
+#include "hdrf/trace.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
