@@ -24,7 +24,6 @@
 
 #include "hdrf/engine.h"
 #include "hdrf/trace.h"
-#include "storage/state_io.h"
 
 namespace {
 
@@ -144,25 +143,21 @@ int Recover(const std::string& dir, int argc, char** argv) {
     else return Usage();
   }
   for (int k = 0; k < repeat; ++k) {
-    auto store = hdrf::storage::Store::Open(dir, hdrf::storage::Store::Mode::kReadOnly);
-    if (!store.ok()) {
-      std::fprintf(stderr, "%s\n", store.status().ToString().c_str());
+    hdrf::EngineOptions o;
+    o.db_path = dir;
+    o.durability = hdrf::Durability::kNone;  // reads only
+    o.fold_recovery = !sequential;
+    auto e = hdrf::Engine::Open(o);
+    if (!e.ok()) {
+      std::fprintf(stderr, "%s\n", e.status().ToString().c_str());
       return 1;
     }
-    hdrf::storage::LoadOptions lo;
-    lo.fold_task_events = !sequential;
-    const auto t0 = Clock::now();
-    auto st = hdrf::storage::LoadState(**store, lo);
-    const double secs = Since(t0);
-    if (!st.ok()) {
-      std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
-      return 1;
-    }
+    const hdrf::RecoveryStats r = (*e)->recovery_stats();
     std::printf("{\"seconds\": %.3f, \"digest\": \"%s\", \"last_seq\": %llu, \"jobs\": %zu, "
                 "\"events_replayed\": %llu, \"mode\": \"%s\"}\n",
-                secs, hdrf::DigestToHex(st->tree->Digest()).c_str(),
-                static_cast<unsigned long long>(st->last_seq), st->tree->job_count(),
-                static_cast<unsigned long long>(st->events_replayed),
+                r.seconds, (*e)->DigestHex().c_str(),
+                static_cast<unsigned long long>((*e)->last_seq()), (*e)->job_count(),
+                static_cast<unsigned long long>(r.events_replayed),
                 sequential ? "sequential" : "fold");
     std::fflush(stdout);
   }

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "hdrf/engine.h"
-#include "storage/store.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 
@@ -56,26 +55,19 @@ int CmdRecover(int argc, char** argv) {
   }
   const std::string dir = flags.Get("db");
   const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> expected_resources;
   if (flags.Has("resources")) {
     std::vector<std::string> want = SplitComma(flags.Get("resources"));
     if (want.empty()) {
       std::fprintf(stderr, "hdrf recover: --resources needs at least one name\n");
       return 2;
     }
-    auto info = storage::InspectStore(dir);
-    if (!info.ok()) {
-      std::fprintf(stderr, "hdrf recover: %s\n", info.status().message().c_str());
-      return 1;
-    }
-    Status r = storage::CheckResourceNames(info->meta, dir, want);
-    if (!r.ok()) {
-      std::fprintf(stderr, "hdrf recover: %s\n", r.message().c_str());
-      return 1;
-    }
+    expected_resources = std::move(want);
   }
   EngineOptions o;
   o.db_path = dir;
   o.durability = Durability::kNone;  // recover only: nothing is written
+  o.expected_resources = std::move(expected_resources);
   auto e = Engine::Open(o);
   if (!e.ok()) {
     std::fprintf(stderr, "hdrf recover: %s\n", e.status().message().c_str());

@@ -75,6 +75,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   impl->tree = std::move(rec->tree);
   impl->last_seq = rec->last_seq;
   impl->log = std::move(rec->log);
+  impl->recovery = rec->stats;
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -111,7 +112,7 @@ uint64_t NowNs() {
 }
 }  // namespace
 
-EventTimer::EventTimer(Engine::Impl& impl) : impl_(impl) {
+EventTimer::EventTimer(EngineImpl& impl) : impl_(impl) {
   thread_local uint64_t calls = 0;
   const uint32_t every = impl.options.latency_sample_every;
   if (every != 0 && (++calls & (every - 1)) == 0) start_ns_ = NowNs();
@@ -127,7 +128,7 @@ ShardedLatencyHistogram::Snapshot Engine::EventLatency() const { return impl_->l
 namespace {
 // Applies one event and, with a store, waits for its durability outside the
 // engine lock so that concurrent callers share writes.
-Status ApplyAndWaitUntimed(Engine::Impl& impl, const Event& e, JobRef* submitted) {
+Status ApplyAndWaitUntimed(EngineImpl& impl, const Event& e, JobRef* submitted) {
   uint64_t seq;
   {
     Exclusive lock(impl);
@@ -138,7 +139,7 @@ Status ApplyAndWaitUntimed(Engine::Impl& impl, const Event& e, JobRef* submitted
   return Status::Ok();
 }
 
-Status ApplyAndWait(Engine::Impl& impl, const Event& e, JobRef* submitted) {
+Status ApplyAndWait(EngineImpl& impl, const Event& e, JobRef* submitted) {
   EventTimer timer(impl);
   return timer.Done(ApplyAndWaitUntimed(impl, e, submitted));
 }
@@ -483,9 +484,12 @@ Status Engine::Close() {
   return impl_->log->Close();
 }
 
-Status Engine::CheckInvariants() const {
-  Exclusive lock(*impl_);
-  return impl_->tree->CheckInvariants();
+RecoveryStats Engine::recovery_stats() const { return impl_->recovery; }
+
+Status CheckEngineInvariants(const Engine& engine) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  return impl.tree->CheckInvariants();
 }
 
 }  // namespace hdrf

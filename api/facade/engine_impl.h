@@ -1,4 +1,4 @@
-// Internal: Engine::Impl, shared by api/engine.cc and api/engine_persist.cc.
+// Internal: Engine::Impl, shared by api/facade/engine.cc and engine_persist.cc.
 #ifndef HDRF_API_ENGINE_IMPL_H_
 #define HDRF_API_ENGINE_IMPL_H_
 
@@ -32,6 +32,14 @@ class EventLog;  // api/event_log.h (persistence)
 // only its shard and its shard's lease), so the log order is a valid serial
 // order. Without a store, a local event only counts itself in its shard's
 // `shard_events`; Exclusive folds those counts into `last_seq`.
+// Engine::Impl is private to Engine; the facade's own files and the tests'
+// CheckEngineInvariants reach it through EngineAccess.
+struct EngineAccess {
+  using Impl = Engine::Impl;
+  static const Impl& impl(const Engine& e) { return *e.impl_; }
+};
+using EngineImpl = EngineAccess::Impl;
+
 struct Engine::Impl {
   static constexpr int kShards = engine::Tree::kShards;
   struct alignas(engine::kCacheLine) ShardCount {
@@ -48,6 +56,7 @@ struct Engine::Impl {
   std::unique_ptr<EventLog> log;       // null without a store
   bool closed = false;                 // guarded by rw: Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
+  RecoveryStats recovery;              // set once by Open, then read-only
 
   // Ok when events may be applied: not closed, and the log is healthy.
   Status Writable() const;
@@ -67,18 +76,18 @@ struct Engine::Impl {
 // calling thread into Impl::latency; Done() records accepted calls only.
 class EventTimer {
  public:
-  explicit EventTimer(Engine::Impl& impl);
+  explicit EventTimer(EngineImpl& impl);
   Status Done(Status s);
 
  private:
-  Engine::Impl& impl_;
+  EngineImpl& impl_;
   uint64_t start_ns_ = 0;  // 0: this call is not timed
 };
 
 // The exclusive section of Engine::Impl (see "Thread safety" above).
 class Exclusive {
  public:
-  explicit Exclusive(const Engine::Impl& impl) : impl_(const_cast<Engine::Impl&>(impl)) {
+  explicit Exclusive(const EngineImpl& impl) : impl_(const_cast<EngineImpl&>(impl)) {
     impl_.rw.lock();
     impl_.tree->BeginExclusive();
     for (auto& c : impl_.shard_events) {
@@ -94,8 +103,11 @@ class Exclusive {
   Exclusive& operator=(const Exclusive&) = delete;
 
  private:
-  Engine::Impl& impl_;
+  EngineImpl& impl_;
 };
+
+// Testing aid: a full recompute compared with the incremental state.
+Status CheckEngineInvariants(const Engine& engine);
 
 }  // namespace hdrf
 

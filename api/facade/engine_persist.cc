@@ -433,13 +433,20 @@ StatusOr<Recovered> RecoverEventLog(const EngineOptions& options) {
   if (!store.ok()) return store.status();
   storage::LoadOptions lo;
   lo.overcommit_factor = options.overcommit_factor;
+  lo.expected_resources = options.expected_resources;
+  lo.fold_task_events = options.fold_recovery;
+  const auto t0 = std::chrono::steady_clock::now();
   auto state = storage::LoadState(**store, lo);
   if (!state.ok()) return state.status();
+  Recovered r;
+  r.stats.checkpoint_seq = state->checkpoint_seq;
+  r.stats.events_replayed = state->events_replayed;
+  r.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // kNone writes only at a checkpoint (and reopens then); the others append
   // from now on.
   if (options.durability != Durability::kNone)
     HDRF_RETURN_IF_ERROR((*store)->Reopen(Store::Mode::kReadWrite));
-  Recovered r;
   r.last_seq = state->last_seq;
   r.tree = std::move(state->tree);
   auto log = std::make_unique<PersistentLog>(options, std::move(store).value(),

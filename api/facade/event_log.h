@@ -47,6 +47,7 @@ struct Recovered {
   std::unique_ptr<engine::Tree> tree;
   uint64_t last_seq = 0;
   std::unique_ptr<EventLog> log;  // open for appending after last_seq
+  RecoveryStats stats;
 };
 // Opens the store at options.db_path: latest checkpoint + log tail.
 StatusOr<Recovered> RecoverEventLog(const EngineOptions& options);

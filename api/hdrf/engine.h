@@ -59,6 +59,21 @@ struct EngineOptions {
   // twice costs about 50 ns here, a quarter of an event. A power of two;
   // 1 = every call, 0 = none. Default: 16.
   uint32_t latency_sample_every = 16;
+  // Engine::Open only: when non-empty, the store's resource names must be
+  // these (any order), or Open fails naming both lists. Default: empty (not
+  // checked).
+  std::vector<std::string> expected_resources;
+  // Engine::Open only: fold each job's run of task events before applying
+  // it (docs/storage.md "Recovery"); false applies the log one event at a
+  // time. Both give the same state. Default: true.
+  bool fold_recovery = true;
+};
+
+// What Engine::Open did to rebuild the state (zeros for Create).
+struct RecoveryStats {
+  uint64_t checkpoint_seq = 0;   // the checkpoint it started from (0: none)
+  uint64_t events_replayed = 0;  // log events applied after it
+  double seconds = 0;            // reading and rebuilding, wall clock
 };
 
 // A handle for fast event calls; valid until the job is removed.
@@ -159,12 +174,12 @@ class Engine {
   Status Checkpoint();  // write a checkpoint now
   Status Close();       // flush, checkpoint, close the store
 
-  // Testing aid: full recompute compared with the incremental state.
-  Status CheckInvariants() const;
-
-  struct Impl;
+  // How the state was rebuilt by Open.
+  RecoveryStats recovery_stats() const;
 
  private:
+  struct Impl;
+  friend struct EngineAccess;  // api/facade/engine_impl.h: tests and the C interface
   explicit Engine(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

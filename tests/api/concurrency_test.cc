@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants
 #include "tests/rng.h"
 
 namespace hdrf {
@@ -105,7 +106,7 @@ TEST(ConcurrencyTest, ParallelWritersAndReadersMatchASerialReplay) {
   done = true;
   reader.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_TRUE((*eng)->CheckInvariants().ok()) << (*eng)->CheckInvariants().ToString();
+  EXPECT_TRUE(CheckEngineInvariants(**eng).ok()) << CheckEngineInvariants(**eng).ToString();
 
   auto serial = Engine::Create(w.cluster, w.queues);
   ASSERT_TRUE(serial.ok());
@@ -190,7 +191,7 @@ PressureResult RunUnderPressure(const EngineOptions& opts, bool guarantees, int 
   done = true;
   reader.join();
   EXPECT_EQ(bad_views.load(), 0);
-  Status inv = (*eng)->CheckInvariants();
+  Status inv = CheckEngineInvariants(**eng);
   EXPECT_TRUE(inv.ok()) << inv.ToString();
   for (int j = 0; j < kJobs; ++j) {
     auto info = (*eng)->GetJob(refs[j]);

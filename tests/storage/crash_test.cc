@@ -12,6 +12,7 @@
 #include <string>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants
 #include "tests/storage/storage_util.h"
 
 namespace hdrf {
@@ -100,7 +101,7 @@ TEST_P(Sigkill, OneThreadRecoversAnExactPrefixHoldingEveryAck) {
   auto stream = storage_test::MakeStream(static_cast<uint64_t>(seed), {.events = n});
   EXPECT_EQ(e->DigestHex(), DigestToHex(storage_test::PrefixDigest(stream, n)))
       << "recovered state is not the prefix of " << n << " events";
-  EXPECT_TRUE(e->CheckInvariants().ok());
+  EXPECT_TRUE(CheckEngineInvariants(*e).ok());
   std::printf("[ info ] %s seed %d: killed after %d ms, %llu acks, recovered %llu events\n",
               durability.c_str(), seed, after, static_cast<unsigned long long>(a.count),
               static_cast<unsigned long long>(n));
@@ -128,7 +129,7 @@ TEST(SigkillThreads, SyncKeepsEveryAckAndTheStoreStaysUsable) {
     // Each worker reported durable_seq() after its call returned OK, which
     // is >= the sequence number of its own event.
     EXPECT_GE(e->last_seq(), a.max_durable) << "an acknowledged event was lost";
-    EXPECT_TRUE(e->CheckInvariants().ok());
+    EXPECT_TRUE(CheckEngineInvariants(*e).ok());
     ASSERT_TRUE(e->Close().ok());
     // The recovered store takes new events and recovers them too.
     EngineOptions o;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
@@ -209,7 +210,7 @@ TEST_P(RoundTrip, StateAndSequenceSurviveCloseAndOpen) {
     ASSERT_TRUE(e);
     EXPECT_EQ(e->DigestHex(), DigestToHex(digest));
     EXPECT_EQ(e->last_seq(), last);
-    EXPECT_TRUE(e->CheckInvariants().ok()) << e->CheckInvariants().ToString();
+    EXPECT_TRUE(CheckEngineInvariants(*e).ok()) << CheckEngineInvariants(*e).ToString();
     EXPECT_EQ(e->durable_seq(), last);
     // Keep going on the recovered engine; sequence numbers continue.
     Event s;
@@ -304,7 +305,7 @@ TEST(Store, EnqueueGateStatesSurvive) {
   auto jb = back->Jobs();
   ASSERT_EQ(jb.size(), jobs.size());
   for (size_t i = 0; i < jb.size(); ++i) EXPECT_EQ(jb[i].state, jobs[i].state) << jb[i].name;
-  ASSERT_TRUE(back->CheckInvariants().ok());
+  ASSERT_TRUE(CheckEngineInvariants(*back).ok());
   // Releasing resources admits the same Pending jobs in the recovered
   // engine as in an in-memory twin that applied the same events.
   EngineOptions twin_opts;
@@ -356,7 +357,7 @@ TEST(Store, StatesThatCreationRulesRefuseAreRecovered) {
   auto back = MustOpen(Opts(db));
   ASSERT_TRUE(back) << "UpdateQueue was " << u.ToString();
   EXPECT_EQ(back->Digest(), d);
-  EXPECT_TRUE(back->CheckInvariants().ok());
+  EXPECT_TRUE(CheckEngineInvariants(*back).ok());
 }
 
 TEST(Store, ConcurrentSyncWritersShareWritesAndRecoverExactly) {
@@ -400,7 +401,7 @@ TEST(Store, ConcurrentSyncWritersShareWritesAndRecoverExactly) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->Digest(), d);
   EXPECT_EQ(back->last_seq(), last);
-  EXPECT_TRUE(back->CheckInvariants().ok());
+  EXPECT_TRUE(CheckEngineInvariants(*back).ok());
 }
 
 TEST(Store, CreateRefusesAnExistingStoreAndOpenAMissingOne) {
@@ -480,7 +481,7 @@ TEST(Store, CheckpointPlusLogTailAfterACrash) {
   EXPECT_EQ(e->last_seq(), 1200u);
   auto stream = MakeStream(31, {.events = 1200});
   EXPECT_EQ(e->Digest(), PrefixDigest(stream, 1200));
-  EXPECT_TRUE(e->CheckInvariants().ok());
+  EXPECT_TRUE(CheckEngineInvariants(*e).ok());
   ASSERT_TRUE(e->Close().ok());
   // Looking (durability none, no events) writes nothing.
   EXPECT_EQ(storage_test::Fingerprint(db), before);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants
 
 namespace hdrf {
 namespace {
@@ -466,7 +467,7 @@ void ExpectValid(const TraceGenOptions& o, bool check_invariants) {
   for (size_t r = 0; r < st.used.size(); ++r) EXPECT_LE(st.used[r], st.capacity[r]);
   EXPECT_EQ(st.allocates + st.releases, o.events);
   if (check_invariants) {
-    Status inv = engine->CheckInvariants();
+    Status inv = CheckEngineInvariants(*engine);
     EXPECT_TRUE(inv.ok()) << inv.ToString();
   }
 }
