@@ -198,7 +198,7 @@ std::string SimulateCompareJson(const Workload& w, const SimulateResult& a, cons
 std::string SimulateCompareTable(const SimulateResult& a, const SimulateResult& b) {
   std::string out;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-30s %15s %15s %15s %21s %21s\n", "QUEUE (A -> B)", "JOBS", "SHARE %",
+  std::snprintf(buf, sizeof buf, "%-26s %-22s %-24s %-30s %-30s %-30s\n", "QUEUE (A -> B)", "JOBS", "SHARE %",
                 "WAIT-MEAN s", "WAIT-P50 s", "WAIT-P95 s");
   out += buf;
   auto cell = [&](const QueueReport* x, const QueueReport* y, auto get, const char* fmt) {
@@ -208,7 +208,7 @@ std::string SimulateCompareTable(const SimulateResult& a, const SimulateResult& 
       return std::isfinite(v) ? Fmt(fmt, v) : std::string("-");
     };
     std::string s = one(x) + " -> " + one(y);
-    if (x && y && std::isfinite(get(*x)) && std::isfinite(get(*y))) s += " (" + Fmt("%+g", get(*y) - get(*x)) + ")";
+    if (x && y && std::isfinite(get(*x)) && std::isfinite(get(*y))) s += " (" + Fmt("%+.4g", get(*y) - get(*x)) + ")";
     return s;
   };
   const double nan = std::nan("");
@@ -223,11 +223,11 @@ std::string SimulateCompareTable(const SimulateResult& a, const SimulateResult& 
     const QueueReport* qb = FindQueue(b, path);
     const int depth = qa ? qa->depth : qb->depth;
     const std::string name = std::string(2 * depth, ' ') + path.substr(path.rfind('/') + 1);
-    out += Fmt("%-30s", name) + "  " +
-           cell(qa, qb, [](const QueueReport& q) { return static_cast<double>(q.jobs); }, "%.0f") + "  " +
-           cell(qa, qb, [](const QueueReport& q) { return 100 * q.usage_share_avg; }, "%.1f") + "  " +
-           cell(qa, qb, wait(0), "%.3f") + "  " + cell(qa, qb, wait(1), "%.3f") + "  " + cell(qa, qb, wait(2), "%.3f") +
-           "\n";
+    out += Fmt("%-26s", name) + " " +
+           Fmt("%-22s", cell(qa, qb, [](const QueueReport& q) { return static_cast<double>(q.jobs); }, "%.0f")) + " " +
+           Fmt("%-24s", cell(qa, qb, [](const QueueReport& q) { return 100 * q.usage_share_avg; }, "%.1f")) + " " +
+           Fmt("%-30s", cell(qa, qb, wait(0), "%.3f")) + " " + Fmt("%-30s", cell(qa, qb, wait(1), "%.3f")) + " " +
+           cell(qa, qb, wait(2), "%.3f") + "\n";
   }
   std::snprintf(buf, sizeof buf, "makespan %s -> %s s; never started %lld -> %lld\n", FormatMs(a.makespan_ms).c_str(),
                 FormatMs(b.makespan_ms).c_str(), static_cast<long long>(a.unscheduled),
