@@ -42,6 +42,12 @@ std::string Fmt(const char* f, const std::string& v) {
 
 Json Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
+Json UtilizationJson(const SimulateResult& r) {
+  Json util = Json::object();
+  for (size_t k = 0; k < r.resources.size(); ++k) util[r.resources[k]] = r.utilization[k];
+  return util;
+}
+
 Json WaitJson(const WaitStats& w) {
   Json j;
   j["count"] = w.count;
@@ -89,9 +95,7 @@ Json ReportObject(const Workload& w, const SimulateResult& r) {
   j["unscheduled"] = r.unscheduled;
   j["refused"] = r.refused;
   j["makespan"] = Seconds(r.makespan_ms);
-  Json util = Json::object();
-  for (size_t k = 0; k < r.resources.size(); ++k) util[r.resources[k]] = r.utilization[k];
-  j["utilization"] = util;
+  j["utilization"] = UtilizationJson(r);
   Json queues = Json::array();
   for (const QueueReport& q : r.queues) queues.push_back(QueueJson(q, r));
   j["queues"] = queues;
@@ -175,9 +179,7 @@ std::string SimulateCompareJson(const Workload& w, const SimulateResult& a, cons
   c["started"] = b.started;
   c["unscheduled"] = b.unscheduled;
   c["makespan"] = Seconds(b.makespan_ms);
-  Json util = Json::object();
-  for (size_t k = 0; k < b.resources.size(); ++k) util[b.resources[k]] = b.utilization[k];
-  c["utilization"] = util;
+  c["utilization"] = UtilizationJson(b);
   Json queues = Json::array();
   for (const std::string& path : UnionPaths(a, b)) {
     const QueueReport* qa = FindQueue(a, path);

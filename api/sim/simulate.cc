@@ -177,7 +177,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
   j.unstarted = j.unfinished = wj.spec.tasks;
   shapes_.AddWaiting(j.shape, 1);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
-  if (o_.explain_per_leaf > 0) waiting_[j.leaf].push_back(i);
+  if (o_.explain_per_leaf > 0 && j.leaf != sim::kNoQueue) waiting_[j.leaf].push_back(i);
 }
 
 void Simulator::Start(int64_t t, uint32_t i) {
