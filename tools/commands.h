@@ -13,6 +13,7 @@ int CmdReplay(int argc, char** argv);   // hdrf replay --trace FILE ...
 int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
 int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)
 int CmdExplain(int argc, char** argv);  // hdrf explain --job NAME ...
+int CmdSimulate(int argc, char** argv); // hdrf simulate --config FILE --workload FILE (cmd_simulate.cc)
 
 }  // namespace hdrf::tools
 

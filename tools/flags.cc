@@ -62,4 +62,23 @@ StatusOr<double> Flags::GetDouble(const std::string& name, double def) const {
   return v;
 }
 
+StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
+  ResourceAmounts out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto eq = item.find('=');
+    if (eq == std::string::npos)
+      return Status::InvalidArgument("--cluster: '" + item + "' is not NAME=QUANTITY");
+    std::string name = item.substr(0, eq);
+    if (!IsKnownResourceName(name))
+      return Status::InvalidArgument("--cluster: unknown resource '" + name + "'");
+    HDRF_ASSIGN_OR_RETURN(out[name], ParseQuantity(name, item.substr(eq + 1)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace hdrf::tools

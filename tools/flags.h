@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hdrf/quantity.h"
 #include "hdrf/status.h"
 
 namespace hdrf::tools {
@@ -31,6 +32,10 @@ class Flags {
   std::map<std::string, std::string> values_;
   std::vector<std::string> positional_;
 };
+
+// A --cluster value: "cpu=10,memory=64Gi" -> amounts (SPEC §2 quantities,
+// known resource names only).
+StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text);
 
 }  // namespace hdrf::tools
 

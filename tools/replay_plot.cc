@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -66,25 +67,28 @@ std::string Colour(size_t i) {
 
 void SharePlot::Sample(const Engine& engine) {
   const std::vector<QueueInfo> qs = engine.Queues();
-  const uint64_t x = engine.last_seq();
+  std::vector<std::string> names;
+  std::vector<double> ys;
+  for (const QueueInfo& q : qs)
+    if (q.depth == 1) names.push_back(q.path), ys.push_back(q.share);
+  if (names.empty())
+    for (const QueueInfo& q : qs)
+      if (q.depth == 0) names.push_back(q.path), ys.push_back(q.share);
+  Add(engine.last_seq(), names, ys);
+}
+
+void SharePlot::Add(uint64_t x, const std::vector<std::string>& names, const std::vector<double>& ys) {
   const size_t k = xs_.size();
   xs_.push_back(x);
   for (auto& s : ys_) s.push_back(kNaN);
-  bool any = false;
-  auto put = [&](const QueueInfo& q) {
-    size_t i = std::find(names_.begin(), names_.end(), q.path) - names_.begin();
+  for (size_t n = 0; n < names.size() && n < ys.size(); ++n) {
+    size_t i = std::find(names_.begin(), names_.end(), names[n]) - names_.begin();
     if (i == names_.size()) {
-      names_.push_back(q.path);
+      names_.push_back(names[n]);
       ys_.emplace_back(k + 1, kNaN);
     }
-    ys_[i][k] = q.share;
-    any = true;
-  };
-  for (const QueueInfo& q : qs)
-    if (q.depth == 1) put(q);
-  if (!any)
-    for (const QueueInfo& q : qs)
-      if (q.depth == 0) put(q);
+    ys_[i][k] = ys[n];
+  }
 }
 
 std::string SharePlot::Svg(const std::string& title) const {
@@ -133,9 +137,9 @@ std::string SharePlot::Svg(const std::string& title) const {
   s += "<path d=\"M" + Fmt("%.1f", left) + "," + Fmt("%.1f", top) + " V" + Fmt("%.1f", top + plot_h) + " H" +
        Fmt("%.1f", left + plot_w) + "\" fill=\"none\" stroke=\"black\"/>\n";
   s += "<text x=\"" + Fmt("%.1f", left + plot_w / 2) + "\" y=\"" + Fmt("%.1f", top + plot_h + 40) +
-       "\" text-anchor=\"middle\">event (engine sequence number)</text>\n";
+       "\" text-anchor=\"middle\">" + Xml(x_label_) + "</text>\n";
   s += "<text transform=\"translate(18," + Fmt("%.1f", top + plot_h / 2) +
-       ") rotate(-90)\" text-anchor=\"middle\">dominant share</text>\n";
+       ") rotate(-90)\" text-anchor=\"middle\">" + Xml(y_label_) + "</text>\n";
   // One polyline per queue (a gap where the queue was absent).
   for (size_t i = 0; i < names_.size(); ++i) {
     std::string pts;
@@ -147,7 +151,7 @@ std::string SharePlot::Svg(const std::string& title) const {
     s += "<g><title>" + Xml(names_[i]) + "</title>\n";
     for (size_t k = 0; k < xs_.size(); ++k) {
       if (!std::isfinite(ys_[i][k])) {
-        flush();
+        if (!connect_gaps_) flush();
         continue;
       }
       if (!pts.empty()) pts += ' ';
@@ -168,9 +172,9 @@ std::string SharePlot::Svg(const std::string& title) const {
   return s;
 }
 
-Status SharePlot::Write(const std::string& path, const std::string& title) const {
+namespace {
+Status WriteAtomically(const std::string& path, const std::string& svg) {
   const std::string tmp = path + ".tmp";
-  const std::string svg = Svg(title);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return Status::IoError("plot " + tmp + ": cannot create: " + std::strerror(errno));
   const bool ok = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
@@ -185,6 +189,32 @@ Status SharePlot::Write(const std::string& path, const std::string& title) const
     return Status::IoError("plot " + path + ": cannot rename " + tmp + " into place: " + std::strerror(e));
   }
   return Status::Ok();
+}
+
+// The value of the first `attr="..."` of an SVG document, as a number.
+double Attr(const std::string& svg, const std::string& attr) {
+  const size_t at = svg.find(" " + attr + "=\"");
+  return at == std::string::npos ? 0 : std::atof(svg.c_str() + at + attr.size() + 3);
+}
+}  // namespace
+
+Status SharePlot::Write(const std::string& path, const std::string& title) const {
+  return WriteAtomically(path, Svg(title));
+}
+
+Status WriteStackedSvg(const std::string& path, const std::vector<std::string>& svgs) {
+  double width = 0, height = 0;
+  std::string body;
+  for (const std::string& svg : svgs) {
+    const size_t start = svg.find("<svg");
+    std::string inner = svg.substr(start == std::string::npos ? 0 : start);
+    body += "<svg y=\"" + Fmt("%.0f", height) + "\"" + inner.substr(4);
+    width = std::max(width, Attr(svg, "width"));
+    height += Attr(svg, "height");
+  }
+  return WriteAtomically(path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                                   Fmt("%.0f", width) + "\" height=\"" + Fmt("%.0f", height) + "\">\n" + body +
+                                   "</svg>\n");
 }
 
 Status CheckPlotPath(const std::string& path) {

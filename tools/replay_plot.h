@@ -19,6 +19,16 @@ class SharePlot {
   // directly under root (root itself when it has no children). Takes the
   // engine's lock once (Queues()).
   void Sample(const Engine& engine);
+  // One sample at x (non-decreasing): ys[i] is the value of series
+  // names[i] (NaN: absent); a name not seen before starts a series.
+  void Add(uint64_t x, const std::vector<std::string>& names, const std::vector<double>& ys);
+  // Axis titles (defaults: the replay's event axis and dominant share).
+  void set_labels(std::string x, std::string y) {
+    x_label_ = std::move(x);
+    y_label_ = std::move(y);
+  }
+  // Draw each series through the samples where it is absent (default: a gap).
+  void set_connect_gaps(bool on) { connect_gaps_ = on; }
   size_t samples() const { return xs_.size(); }
   const std::vector<std::string>& names() const { return names_; }
 
@@ -32,7 +42,13 @@ class SharePlot {
   std::vector<std::string> names_;         // series, in order of first appearance
   std::vector<uint64_t> xs_;               // per sample
   std::vector<std::vector<double>> ys_;    // per series, per sample (NaN: absent)
+  std::string x_label_ = "event (engine sequence number)", y_label_ = "dominant share";
+  bool connect_gaps_ = false;
 };
+
+// Writes SVG documents (as SharePlot::Svg returns them) stacked vertically
+// as one document to `path`, through `path`.tmp and a rename.
+Status WriteStackedSvg(const std::string& path, const std::vector<std::string>& svgs);
 
 // Checks before a run that `path` can be written later: a non-empty name
 // whose directory exists. The message says what is wrong.

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "hdrf/engine.h"
+#include "api/formats/text_lines.h"
 
 namespace hdrf {
 namespace {
@@ -407,48 +408,7 @@ class Importer {
 
 // ---- CSV -------------------------------------------------------------------------------
 
-// Splits one line into cells (RFC 4180 quoting; spaces around unquoted
-// cells dropped). On error returns what is wrong.
-std::optional<std::string> SplitCsv(std::string_view line, std::vector<std::string>* cells) {
-  cells->clear();
-  size_t i = 0;
-  for (;;) {
-    std::string cell;
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    if (i < line.size() && line[i] == '"') {
-      const size_t open = i++;
-      for (;;) {
-        if (i >= line.size())
-          return "the quoted field at column " + std::to_string(open + 1) + " has no closing quote";
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            cell += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        cell += line[i++];
-      }
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-      if (i < line.size() && line[i] != ',')
-        return "unexpected text after the quoted field at column " + std::to_string(open + 1);
-    } else {
-      const size_t start = i;
-      while (i < line.size() && line[i] != ',') ++i;
-      std::string_view raw = line.substr(start, i - start);
-      while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t')) raw.remove_suffix(1);
-      if (raw.find('"') != std::string_view::npos)
-        return "a quote inside the unquoted field at column " + std::to_string(start + 1) +
-               " (quote the whole field and double the quote)";
-      cell.assign(raw);
-    }
-    cells->push_back(std::move(cell));
-    if (i >= line.size()) return std::nullopt;
-    ++i;  // the comma
-  }
-}
+using text::SplitCsv;
 
 // ---- JSONL ------------------------------------------------------------------------------
 
@@ -659,24 +619,7 @@ class JsonLine {
   const std::string& name_;
 };
 
-// Calls fn(line_number, text) for each line that is not blank or a comment.
-template <typename Fn>
-Status ForEachLine(std::string_view text, size_t* lines, Fn&& fn) {
-  uint32_t number = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    size_t first = line.find_first_not_of(" \t");
-    if (first == std::string_view::npos || line[first] == '#') continue;
-    HDRF_RETURN_IF_ERROR(fn(number, line));
-  }
-  *lines = number;
-  return Status::Ok();
-}
+using text::ForEachLine;
 
 }  // namespace
 
@@ -753,13 +696,8 @@ StatusOr<Trace> ImportTrace(std::string_view text, TraceImportFormat format, con
 StatusOr<Trace> ImportTraceFile(const std::string& path, const TraceImportOptions& options,
                                 TraceImportStats* stats) {
   HDRF_ASSIGN_OR_RETURN(TraceImportFormat format, TraceImportFormatOf(path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(path + ": cannot read: " + std::strerror(errno));
-  const std::string text = std::move(ss).str();
-  return ImportTrace(text, format, path, options, stats);
+  HDRF_ASSIGN_OR_RETURN(const std::string contents, text::ReadFile(path));
+  return ImportTrace(contents, format, path, options, stats);
 }
 
 }  // namespace hdrf

@@ -1,0 +1,51 @@
+// Line-oriented text records, shared by the CSV/JSONL readers (trace import,
+// api/trace_import.h; workloads, api/hdrf/simulate.h).
+//
+// A record file holds one record a line; blank lines and lines whose first
+// non-blank character is '#' are skipped. Line numbers are 1-based and count
+// every line, so errors can name FILE:LINE. Nothing here throws.
+#ifndef HDRF_API_TEXT_LINES_H_
+#define HDRF_API_TEXT_LINES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hdrf/status.h"
+
+namespace hdrf::text {
+
+// Splits one CSV line into cells (RFC 4180 quoting; spaces around unquoted
+// cells dropped). On error returns what is wrong (with its column).
+std::optional<std::string> SplitCsv(std::string_view line, std::vector<std::string>* cells);
+
+// Calls fn(line_number, text) for each line that is not blank or a comment
+// (a trailing '\r' is dropped); stops at the first error fn returns.
+// `*lines` receives the number of lines read.
+template <typename Fn>
+Status ForEachLine(std::string_view text, size_t* lines, Fn&& fn) {
+  uint32_t number = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    HDRF_RETURN_IF_ERROR(fn(number, line));
+  }
+  *lines = number;
+  return Status::Ok();
+}
+
+// The whole file at `path`; an IoError naming it when it cannot be read.
+StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace hdrf::text
+
+#endif  // HDRF_API_TEXT_LINES_H_

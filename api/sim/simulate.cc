@@ -1,0 +1,361 @@
+// The workload simulator (SPEC §13; api/hdrf/simulate.h, docs/simulate.md).
+//
+// The engine decides everything (admission, fill order); this file keeps the
+// virtual clock, the calendar of task ends and the statistics. Per queue it
+// tracks the plain usage of its subtree (the same sum the engine keeps) and
+// integrates the time-weighted values lazily: a queue's integrals are
+// brought up to t just before anything of it changes at t, so each change
+// costs O(depth * R) and an instant costs nothing for the queues it leaves
+// alone.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <unordered_map>
+
+#include "hdrf/engine.h"
+#include "hdrf/simulate.h"
+#include "api/sim/simulate_stats.h"
+
+namespace hdrf {
+namespace {
+
+constexpr uint32_t kNoJob = UINT32_MAX;
+
+struct JobRec {
+  int64_t first_start = -1, last_start = -1, end = -1;
+  int64_t unstarted = 0;   // tasks not started yet
+  int64_t unfinished = 0;  // tasks not completed yet (running + unstarted)
+  uint32_t leaf = sim::kNoQueue;
+  uint32_t shape = 0;      // into Shapes
+  JobRef ref;
+};
+
+// Task ends: every task of one job started at one instant ends together.
+struct Ending {
+  int64_t end;
+  uint32_t job;
+  int64_t count;
+  bool operator>(const Ending& o) const { return end > o.end || (end == o.end && job > o.job); }
+};
+
+// Distinct task shapes, with the number of waiting jobs of each: a fill can
+// start nothing when no waiting shape fits in the free capacity (fit, SPEC
+// §6, needs task <= free - held back <= free), and then it is skipped.
+class Shapes {
+ public:
+  explicit Shapes(int R) : R_(R) {}
+  uint32_t Intern(const std::vector<int64_t>& v) {
+    auto [it, inserted] = index_.emplace(v, static_cast<uint32_t>(waiting_.size()));
+    if (inserted) {
+      amounts_.insert(amounts_.end(), v.begin(), v.end());
+      waiting_.push_back(0);
+      pos_.push_back(kNoJob);
+    }
+    return it->second;
+  }
+  const int64_t* at(uint32_t s) const { return &amounts_[size_t{s} * R_]; }
+  void AddWaiting(uint32_t s, int64_t d) {
+    const int64_t before = waiting_[s];
+    waiting_[s] += d;
+    if (before == 0 && waiting_[s] > 0) {
+      pos_[s] = static_cast<uint32_t>(active_.size());
+      active_.push_back(s);
+    } else if (before > 0 && waiting_[s] == 0) {
+      const uint32_t last = active_.back();
+      active_[pos_[s]] = last;
+      pos_[last] = pos_[s];
+      active_.pop_back();
+      pos_[s] = kNoJob;
+    }
+  }
+  // False only when certainly no waiting shape fits in `free`.
+  bool AnyMayFit(const int64_t* free) const {
+    if (active_.size() > kMaxScan) return true;
+    for (uint32_t s : active_) {
+      const int64_t* a = at(s);
+      bool fits = true;
+      for (int r = 0; r < R_ && fits; ++r) fits = a[r] <= free[r];
+      if (fits) return true;
+    }
+    return false;
+  }
+
+ private:
+  static constexpr size_t kMaxScan = 64;
+  struct VecHash {
+    size_t operator()(const std::vector<int64_t>& v) const {
+      size_t h = 1469598103934665603ull;
+      for (int64_t x : v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
+      return h;
+    }
+  };
+  int R_;
+  std::vector<int64_t> amounts_;
+  std::vector<int64_t> waiting_;  // waiting jobs per shape
+  std::vector<uint32_t> pos_;     // in active_
+  std::vector<uint32_t> active_;  // shapes with waiting jobs
+  std::unordered_map<std::vector<int64_t>, uint32_t, VecHash> index_;
+};
+
+class Simulator {
+ public:
+  Simulator(Engine& eng, const Workload& w, const SimulateOptions& o)
+      : eng_(eng), w_(w), o_(o), R_(static_cast<int>(eng.ResourceNames().size())),
+        stats_(eng.Queues(), eng.Total(), o), shapes_(R_), free_(eng.Total()) {}
+
+  Status Run(SimulateResult* res);
+
+ private:
+  Status Complete(int64_t t);
+  void Arrive(int64_t t, uint32_t i);
+  Status Fill(int64_t t);
+  void Start(int64_t t, uint32_t i);
+  void Explain();
+
+  Engine& eng_;
+  const Workload& w_;
+  const SimulateOptions& o_;
+  const int R_;
+  sim::QueueStats stats_;
+  Shapes shapes_;
+  std::vector<int64_t> free_;
+  std::vector<JobRec> jobs_;
+  std::vector<uint32_t> job_of_id_;  // engine JobId -> workload index
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> calendar_;
+  std::vector<Engine::TaskOp> ops_;
+  std::vector<std::pair<uint32_t, int64_t>> started_now_;  // job, unstarted before this fill
+  std::vector<std::deque<uint32_t>> waiting_;  // per queue, with explain_per_leaf: jobs in arrival order
+  int64_t steps_ = 0, skipped_ = 0;
+};
+
+Status Simulator::Complete(int64_t t) {
+  ops_.clear();
+  while (!calendar_.empty() && calendar_.top().end == t) {
+    const Ending e = calendar_.top();
+    calendar_.pop();
+    JobRec& j = jobs_[e.job];
+    j.unfinished -= e.count;
+    const int64_t* shape = shapes_.at(j.shape);
+    for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
+    stats_.Change(j.leaf, t, shape, -e.count, 0, 0);
+    Engine::TaskOp op;
+    op.job = j.ref;
+    if (j.unfinished == 0) {  // the last task: the job leaves
+      op.type = Event::Type::kRemove;
+      j.end = t;
+    } else {
+      op.type = Event::Type::kFinish;
+      op.n = e.count;
+    }
+    ops_.push_back(op);
+  }
+  if (ops_.empty()) return Status::Ok();
+  size_t refused = 0;
+  HDRF_RETURN_IF_ERROR(eng_.ApplyTasks(ops_.data(), ops_.size(), nullptr, &refused));
+  if (refused > 0) return Status::Internal("the engine refused " + std::to_string(refused) + " task completions");
+  return Status::Ok();
+}
+
+void Simulator::Arrive(int64_t t, uint32_t i) {
+  const WorkloadJob& wj = w_.jobs[i];
+  JobRec& j = jobs_[i];
+  auto ref = eng_.Submit(wj.spec);
+  if (!ref.ok()) {
+    stats_.Refuse(i, ref.status().message());
+    return;
+  }
+  j.ref = *ref;
+  if (job_of_id_.size() <= ref->id) job_of_id_.resize(ref->id + 1 + job_of_id_.size() / 2, kNoJob);
+  job_of_id_[ref->id] = i;
+  j.leaf = stats_.LeafOf(wj.spec.queue);
+  if (j.leaf == sim::kNoQueue) {  // a parent queue: the engine admitted it to a leaf
+    auto info = eng_.GetJob(*ref);
+    j.leaf = info.ok() ? stats_.LeafOf(info->queue) : sim::kNoQueue;
+  }
+  j.unstarted = j.unfinished = wj.spec.tasks;
+  shapes_.AddWaiting(j.shape, 1);
+  stats_.Submitted(j.leaf, t, wj.spec.tasks);
+  if (o_.explain_per_leaf > 0 && j.leaf != sim::kNoQueue) waiting_[j.leaf].push_back(i);
+}
+
+void Simulator::Start(int64_t t, uint32_t i) {
+  JobRec& j = jobs_[i];
+  if (j.last_start != t) started_now_.emplace_back(i, j.unstarted);
+  if (j.first_start < 0) j.first_start = t;
+  j.last_start = t;
+  --j.unstarted;
+  if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
+  const int64_t* shape = shapes_.at(j.shape);
+  for (int r = 0; r < R_; ++r) free_[r] -= shape[r];
+  stats_.Change(j.leaf, t, shape, 1, -1, j.unstarted == 0 ? -1 : 0);
+  ++steps_;
+}
+
+Status Simulator::Fill(int64_t t) {
+  started_now_.clear();
+  if (!shapes_.AnyMayFit(free_.data())) {
+    ++skipped_;
+    return Status::Ok();
+  }
+  for (;;) {
+    auto s = eng_.Step();
+    if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
+    if (!s->has_value()) break;
+    const uint32_t i = (**s).id < job_of_id_.size() ? job_of_id_[(**s).id] : kNoJob;
+    if (i == kNoJob) return Status::Internal("the engine started a job the simulator does not know");
+    Start(t, i);
+  }
+  for (auto [i, before] : started_now_) {
+    const int64_t end = t + w_.jobs[i].duration_ms;
+    calendar_.push(Ending{end, i, before - jobs_[i].unstarted});
+  }
+  return Status::Ok();
+}
+
+// The word of `s` right after `marker` ("" when there is none).
+std::string WordAfter(const std::string& s, const std::string& marker) {
+  const size_t at = s.find(marker);
+  if (at == std::string::npos) return "";
+  const size_t from = at + marker.size();
+  std::string w = s.substr(from, s.find(' ', from) - from);
+  if (!w.empty() && w.back() == ',') w.pop_back();
+  return w;
+}
+
+// One reason per explained job, from the engine's explanation (the texts
+// of engine/decisions.cc): the first blocked reason (SPEC §4), else the
+// first reason one more task does not fit (SPEC §6), else (a job that could
+// run) a sibling went first.
+std::string Reason(const Explanation& e, const std::vector<std::string>& names, const int64_t* task,
+                   const std::vector<int64_t>& free) {
+  for (const std::string& b : e.blocked_by) {
+    if (b.rfind("resource ", 0) == 0) return "cluster saturated in " + WordAfter(b, "resource ");
+    if (b.rfind("queue ", 0) == 0)
+      return "capability of " + WordAfter(b, "queue ") + " in " + WordAfter(b, "capability in ");
+    if (b.rfind("held back", 0) == 0) return "guarantees held back in " + WordAfter(b, "free ");
+    if (b.rfind("user ", 0) == 0) return "user limit in " + WordAfter(b, "user limit in ");
+  }
+  for (size_t r = 0; r < names.size(); ++r)
+    if (task[r] > free[r]) return "not enough free " + names[r];
+  for (const std::string& u : e.unfit_because) {
+    if (u.rfind("task needs ", 0) == 0) return "guarantees held back in " + WordAfter(u, WordAfter(u, "needs ") + " ");
+    if (u.rfind("queue ", 0) == 0)
+      return "capability of " + WordAfter(u, "queue ") + " in " + WordAfter(u, "capability ");
+    if (u.rfind("user limit", 0) == 0) return "user limit";
+  }
+  return e.schedulable ? "a sibling went first" : "other";
+}
+
+void Simulator::Explain() {
+  const std::vector<std::string> names = eng_.ResourceNames();
+  for (uint32_t q = 0; q < waiting_.size(); ++q) {
+    std::deque<uint32_t>& dq = waiting_[q];
+    while (!dq.empty() && jobs_[dq.front()].unstarted == 0) dq.pop_front();
+    const int64_t total = stats_.waiting_jobs(q);
+    if (dq.empty() || total <= 0) continue;
+    std::vector<uint32_t> sample;
+    for (size_t k = 0; k < dq.size() && sample.size() < static_cast<size_t>(o_.explain_per_leaf); ++k)
+      if (jobs_[dq[k]].unstarted > 0) sample.push_back(dq[k]);
+    for (uint32_t i : sample) {
+      auto e = eng_.Explain(w_.jobs[i].spec.name);
+      if (!e.ok()) continue;
+      stats_.AddWhy(q, Reason(*e, names, shapes_.at(jobs_[i].shape), free_),
+                    static_cast<double>(total) / static_cast<double>(sample.size()));
+    }
+  }
+}
+
+Status Simulator::Run(SimulateResult* res) {
+  const size_t n = w_.jobs.size();
+  jobs_.resize(n);
+  const std::vector<std::string> names = eng_.ResourceNames();
+  std::vector<int64_t> dense(R_);
+  for (size_t i = 0; i < n; ++i) {
+    std::fill(dense.begin(), dense.end(), 0);
+    for (const auto& [r, v] : w_.jobs[i].spec.task) {
+      auto it = std::lower_bound(names.begin(), names.end(), r);
+      if (it == names.end() || *it != r) continue;  // the engine refuses the job at submission
+      dense[it - names.begin()] = v;
+    }
+    jobs_[i].shape = shapes_.Intern(dense);
+  }
+  waiting_.resize(stats_.queue_count());
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return w_.jobs[a].arrival_ms < w_.jobs[b].arrival_ms; });
+  if (n > 0) {
+    int64_t longest = 0;
+    for (const WorkloadJob& j : w_.jobs) longest = std::max(longest, j.duration_ms);
+    stats_.SetSpan(w_.jobs[order.back()].arrival_ms + longest);
+  }
+  size_t next = 0;
+  int64_t t = 0, instants = 0;
+  size_t progress_at = o_.progress_every_jobs;
+  while (next < n || !calendar_.empty()) {
+    t = next < n ? w_.jobs[order[next]].arrival_ms : INT64_MAX;
+    if (!calendar_.empty()) t = std::min(t, calendar_.top().end);
+    ++instants;
+    stats_.BeginInstant(t);
+    HDRF_RETURN_IF_ERROR(Complete(t));
+    while (next < n && w_.jobs[order[next]].arrival_ms == t) Arrive(t, order[next++]);
+    HDRF_RETURN_IF_ERROR(Fill(t));
+    if (!calendar_.empty() && calendar_.top().end < t)
+      return Status::OutOfRange("task end times overflow the clock");
+    if (o_.explain_per_leaf > 0) Explain();
+    stats_.EndInstant(t);
+    if (o_.progress && next >= progress_at) {
+      progress_at = next + std::max<size_t>(1, o_.progress_every_jobs);
+      SimulateProgress p;
+      p.now_ms = t;
+      p.last_arrival_ms = n ? w_.jobs[order[n - 1]].arrival_ms : 0;
+      p.jobs_arrived = next;
+      p.jobs_total = n;
+      o_.progress(p);
+    }
+  }
+  res->makespan_ms = t;
+  res->instants = instants;
+  res->steps = steps_;
+  res->fills_skipped = skipped_;
+  res->jobs.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    JobOutcome& out = res->jobs[i];
+    out.first_start_ms = jobs_[i].first_start;
+    out.last_start_ms = jobs_[i].last_start;
+    out.end_ms = jobs_[i].end;
+  }
+  std::vector<uint32_t> leaf_of_job(n);
+  for (size_t i = 0; i < n; ++i) leaf_of_job[i] = jobs_[i].leaf;
+  stats_.Finish(t, w_, leaf_of_job, res);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<SimulateResult> Simulate(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
+                                  const Workload& workload, const SimulateOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.size_class_names.size() != options.size_class_bounds.size() + 1)
+    return Status::InvalidArgument("size_class_names must have one name more than size_class_bounds");
+  EngineOptions eo;
+  eo.latency_sample_every = 0;
+  auto eng = Engine::Create(cluster, queues, eo);
+  if (!eng.ok()) return eng.status();
+  SimulateResult res;
+  res.resources = (*eng)->ResourceNames();
+  res.total = (*eng)->Total();
+  for (const WorkloadJob& j : workload.jobs)
+    for (const auto& [r, v] : j.spec.task)
+      if (!std::binary_search(res.resources.begin(), res.resources.end(), r))
+        return Status::InvalidArgument(workload.source + ":" + std::to_string(j.spec.line) + ": resource '" + r +
+                                       "' is not a resource of the cluster");
+  Simulator sim(**eng, workload, options);
+  HDRF_RETURN_IF_ERROR(sim.Run(&res));
+  res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace hdrf

@@ -1,0 +1,149 @@
+#include "tests/sim/reference_simulator.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "tests/reference/reference_model.h"
+
+namespace hdrf::testing {
+namespace {
+
+struct RunningTask {
+  size_t job;
+  int64_t end;
+};
+
+bool InSubtree(const std::string& leaf, const std::string& queue) {
+  return leaf == queue || leaf.rfind(queue + "/", 0) == 0;
+}
+
+// The smallest value v of `sorted` such that at least p% of the values are <= v.
+int64_t NearestRank(const std::vector<int64_t>& sorted, int p) {
+  const int64_t n = static_cast<int64_t>(sorted.size());
+  for (int64_t k = 1; k <= n; ++k)
+    if (k * 100 >= p * n) return sorted[k - 1];
+  return sorted.back();
+}
+
+}  // namespace
+
+StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
+                                         const Workload& w) {
+  auto model_or = ref::ReferenceModel::Create(cluster, queues);
+  if (!model_or.ok()) return model_or.status();
+  ref::ReferenceModel& model = **model_or;
+  RefSimResult res;
+  res.jobs.resize(w.jobs.size());
+  for (const auto& q : model.Queues()) res.queue_paths.push_back(q.name);
+  std::vector<bool> arrived(w.jobs.size(), false);
+  std::vector<int64_t> not_completed(w.jobs.size(), 0);
+  std::vector<RunningTask> running;
+  // Intervals: [from, to) with the usage of every queue during it.
+  struct Interval {
+    int64_t from, to;
+    std::map<std::string, std::map<std::string, int64_t>> usage;  // queue -> resource -> amount
+  };
+  std::vector<Interval> intervals;
+  int64_t prev = 0;
+  std::map<std::string, std::map<std::string, int64_t>> usage_now;
+  for (;;) {
+    int64_t t = std::numeric_limits<int64_t>::max();
+    for (size_t i = 0; i < w.jobs.size(); ++i)
+      if (!arrived[i]) t = std::min(t, w.jobs[i].arrival_ms);
+    for (const RunningTask& rt : running) t = std::min(t, rt.end);
+    if (t == std::numeric_limits<int64_t>::max()) break;
+    intervals.push_back({prev, t, usage_now});
+    // 1. Tasks ending at t complete; a job whose last task completes is removed.
+    for (size_t k = 0; k < running.size();) {
+      if (running[k].end != t) {
+        ++k;
+        continue;
+      }
+      const size_t j = running[k].job;
+      running.erase(running.begin() + static_cast<long>(k));
+      HDRF_RETURN_IF_ERROR(model.Finish(w.jobs[j].spec.name, 1));
+      if (--not_completed[j] == 0) {
+        HDRF_RETURN_IF_ERROR(model.Remove(w.jobs[j].spec.name));
+        res.jobs[j].end = t;
+      }
+    }
+    // 2. Arrivals at t, in file order.
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      if (arrived[i] || w.jobs[i].arrival_ms != t) continue;
+      arrived[i] = true;
+      auto leaf = model.Submit(w.jobs[i].spec);
+      if (!leaf.ok()) {
+        res.jobs[i].refused = true;
+        continue;
+      }
+      res.jobs[i].queue = *leaf;
+      not_completed[i] = w.jobs[i].spec.tasks;
+    }
+    // 3. Fill: each step starts one task.
+    while (auto name = model.Step()) {
+      size_t j = 0;
+      while (w.jobs[j].spec.name != *name) ++j;
+      if (res.jobs[j].first_start < 0) res.jobs[j].first_start = t;
+      res.jobs[j].last_start = t;
+      running.push_back({j, t + w.jobs[j].duration_ms});
+    }
+    // The usage of every queue until the next instant, from the running tasks.
+    usage_now.clear();
+    for (const std::string& q : res.queue_paths)
+      for (const RunningTask& rt : running)
+        if (InSubtree(res.jobs[rt.job].queue, q))
+          for (const auto& [r, v] : w.jobs[rt.job].spec.task) usage_now[q][r] += v;
+    prev = t;
+    res.makespan = t;
+  }
+  for (const std::string& q : res.queue_paths) {
+    double integral = 0;
+    for (const Interval& iv : intervals) {
+      double share = 0;
+      auto it = iv.usage.find(q);
+      if (it != iv.usage.end())
+        for (const auto& [r, v] : it->second)
+          if (cluster.at(r) > 0) share = std::max(share, static_cast<double>(v) / static_cast<double>(cluster.at(r)));
+      integral += share * static_cast<double>(iv.to - iv.from);
+    }
+    res.usage_share_avg[q] = res.makespan > 0 ? integral / static_cast<double>(res.makespan) : 0;
+  }
+  for (const auto& [r, total] : cluster) {
+    double integral = 0;
+    for (const Interval& iv : intervals) {
+      auto it = iv.usage.find("root");
+      if (it == iv.usage.end()) continue;
+      auto v = it->second.find(r);
+      if (v != it->second.end()) integral += static_cast<double>(v->second) * static_cast<double>(iv.to - iv.from);
+    }
+    res.utilization[r] = res.makespan > 0 && total > 0
+                             ? integral / (static_cast<double>(total) * static_cast<double>(res.makespan))
+                             : 0;
+  }
+  for (const std::string& q : res.queue_paths) {
+    std::vector<int64_t> waits;
+    int64_t lived = 0;
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      if (res.jobs[i].refused || !InSubtree(res.jobs[i].queue, q)) continue;
+      ++lived;
+      if (res.jobs[i].first_start >= 0) waits.push_back(res.jobs[i].first_start - w.jobs[i].arrival_ms);
+    }
+    res.jobs_in[q] = lived;
+    RefSimWait ws;
+    ws.count = static_cast<int64_t>(waits.size());
+    if (!waits.empty()) {
+      std::sort(waits.begin(), waits.end());
+      double sum = 0;
+      for (int64_t x : waits) sum += static_cast<double>(x);
+      ws.mean = sum / static_cast<double>(waits.size());
+      ws.p50 = NearestRank(waits, 50);
+      ws.p95 = NearestRank(waits, 95);
+      ws.p99 = NearestRank(waits, 99);
+      ws.max = waits.back();
+    }
+    res.wait[q] = ws;
+  }
+  return res;
+}
+
+}  // namespace hdrf::testing

@@ -1,0 +1,144 @@
+// `hdrf simulate` as a user runs it (HDRF_BIN), on the shipped sample
+// (tests/data/simulate): exit codes, the JSON report on the last stdout
+// line, --jobs-out, --compare, --plot, and bad input refused with nothing
+// simulated (no output file written).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+  std::string last_line() const {
+    std::string s = out;
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+  }
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SimulateCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* bin = std::getenv("HDRF_BIN");
+    const char* data = std::getenv("HDRF_TEST_DATA");
+    ASSERT_NE(bin, nullptr) << "HDRF_BIN must name the hdrf binary";
+    ASSERT_NE(data, nullptr) << "HDRF_TEST_DATA must name tests/data";
+    bin_ = bin;
+    data_ = std::string(data) + "/simulate";
+    char tmpl[] = "/tmp/hdrf_simulate_cli_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) (void)std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+  static Result Run(const std::string& args) {
+    static int n = 0;
+    const std::string out = dir_ + "/out" + std::to_string(n), err = dir_ + "/err" + std::to_string(n);
+    ++n;
+    const int status = std::system(("'" + bin_ + "' simulate " + args + " >'" + out + "' 2>'" + err + "' </dev/null").c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    return r;
+  }
+  static std::string Sample() { return "--config " + data_ + "/queues.yaml --workload " + data_ + "/workload.csv"; }
+  static std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+    return dir_ + "/" + name;
+  }
+  static std::string bin_, data_, dir_;
+};
+std::string SimulateCli::bin_, SimulateCli::data_, SimulateCli::dir_;
+
+TEST_F(SimulateCli, SampleJsonAndJobsOut) {
+  Result r = Run(Sample() + " --json --jobs-out " + dir_ + "/jobs.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.last_line());
+  EXPECT_EQ(j["jobs"], 300);
+  EXPECT_EQ(j["unscheduled"], 0);
+  EXPECT_GT(j["makespan"].get<double>(), 0);
+  EXPECT_GT(j["utilization"]["nvidia.com/gpu"].get<double>(), 0.5);
+  ASSERT_EQ(j["queues"].size(), 7u);
+  EXPECT_EQ(j["queues"][0]["path"], "root");
+  EXPECT_TRUE(j["queues"][2]["wait"]["p99"].is_number());
+  const std::string jobs = Slurp(dir_ + "/jobs.csv");
+  EXPECT_THAT(jobs, StartsWith("name,queue,arrival,first_start,last_start,end\njob-000,root/prod/batch,"));
+  EXPECT_EQ(std::count(jobs.begin(), jobs.end(), '\n'), 301);
+}
+
+TEST_F(SimulateCli, TableCompareAndPlot) {
+  Result r = Run(Sample() + " --compare " + data_ + "/queues_flat.yaml --plot " + dir_ + "/p.svg");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("QUEUE"));
+  EXPECT_THAT(r.out, HasSubstr("    nlp"));
+  EXPECT_THAT(r.out, HasSubstr("--compare"));
+  EXPECT_THAT(r.out, HasSubstr(" -> "));
+  const std::string svg = Slurp(dir_ + "/p.svg");
+  EXPECT_THAT(svg, HasSubstr("<svg"));
+  EXPECT_THAT(svg, HasSubstr("root/research/nlp"));
+  EXPECT_THAT(svg, HasSubstr("wait-time CDF"));
+}
+
+TEST_F(SimulateCli, ClusterFlagReplacesTheConfigs) {
+  Result r = Run(Sample() + " --json --cluster cpu=2048,memory=16Ti,nvidia.com/gpu=256");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.last_line());
+  EXPECT_LT(j["utilization"]["nvidia.com/gpu"].get<double>(), 0.5);
+  Result bad = Run(Sample() + " --cluster gpus=1");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("unknown resource 'gpus'"));
+}
+
+TEST_F(SimulateCli, BadWorkloadSimulatesNothing) {
+  const std::string w = Write("bad.csv", "name,queue,arrival,duration,cpu\na,root/prod/batch,1,1,1\nb,root/prod/batch,1.0005,1,1\n");
+  Result r = Run("--config " + data_ + "/queues.yaml --workload " + w + " --jobs-out " + dir_ + "/never.csv --json");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("bad.csv:3: arrival:"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(::access((dir_ + "/never.csv").c_str(), F_OK), 0);
+  const std::string col = Write("col.csv", "name,queue,arrival,duration,gpu\n");
+  EXPECT_THAT(Run("--config " + data_ + "/queues.yaml --workload " + col).err, HasSubstr("unknown field 'gpu'"));
+}
+
+TEST_F(SimulateCli, RefusedJobsAreNamedAndTheRunGoesOn) {
+  const std::string w = Write("ref.csv", "name,queue,arrival,duration,cpu\na,root/nope,0,1,1\nb,root/prod/batch,0,1,1\n");
+  Result r = Run("--config " + data_ + "/queues.yaml --workload " + w + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ref.csv:2: job a refused"));
+  EXPECT_THAT(r.err, HasSubstr("root/nope"));
+  auto j = nlohmann::json::parse(r.last_line());
+  EXPECT_EQ(j["unscheduled"], 1);
+  EXPECT_EQ(j["refused"], 1);
+}
+
+TEST_F(SimulateCli, UsageErrors) {
+  EXPECT_EQ(Run("--config " + data_ + "/queues.yaml").code, 2);
+  EXPECT_EQ(Run(Sample() + " --no-such-flag").code, 2);
+  EXPECT_EQ(Run(Sample() + " --plot /nonexistent/dir/p.svg").code, 2);
+  EXPECT_EQ(Run("--help").code, 0);
+  EXPECT_EQ(Run("--config /nonexistent.yaml --workload " + data_ + "/workload.csv").code, 1);
+}
+
+}  // namespace
