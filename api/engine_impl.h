@@ -13,6 +13,7 @@
 namespace hdrf {
 
 class EventLog;  // api/event_log.h (persistence)
+class Follower;  // api/facade/follower.h (followers)
 
 // Thread safety (docs/concurrency.md):
 //   * `rw` shared + `shard_mu[s]`: a task event (Allocate/Release/Finish) on
@@ -48,6 +49,12 @@ struct Engine::Impl {
   std::unique_ptr<EventLog> log;       // null without a store
   bool closed = false;                 // guarded by rw: Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
+  std::string follows;                 // guarded by rw: a follower's store; "" for a writer
+  // A follower's catch-up machinery (null for an engine that never was
+  // one); kept after Promote(). Declared last: destroyed first, stopping
+  // its thread while the tree is still there.
+  std::unique_ptr<Follower> follower;
+  ~Impl();
 
   // Ok when events may be applied: not closed, and the log is healthy.
   Status Writable() const;
