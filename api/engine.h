@@ -120,6 +120,8 @@ class Engine {
                                // every event the store held (0 if never)
     uint64_t applied_seq = 0;  // last event applied (= last_seq())
     uint64_t writer_seq = 0;   // newest event in the store at the last catch-up
+    uint64_t reloads = 0;      // times it reloaded the newest checkpoint (the log
+                               // it needed was deleted, or a catch-up failed)
   };
   FollowerLag follower_lag() const;  // zeros for a non-follower
   // Warm standby: waits (options.wait_ms) until the writer releases the

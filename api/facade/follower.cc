@@ -113,6 +113,8 @@ void Follower::SwapIn(storage::LoadedState st) {
   }
   replayer_ = std::move(rep);
   applied_ = st.last_seq;
+  std::lock_guard<std::mutex> l(lag_mu_);
+  ++lag_.reloads;
   // `old` (maybe a million jobs) is freed here, outside the engine lock.
 }
 
