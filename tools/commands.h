@@ -13,6 +13,7 @@ int CmdReplay(int argc, char** argv);   // hdrf replay --trace FILE ...
 int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
 int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)
 int CmdExplain(int argc, char** argv);  // hdrf explain --job NAME ...
+int CmdStandby(int argc, char** argv);  // hdrf standby --db DIR (cmd_standby.cc)
 
 }  // namespace hdrf::tools
 
