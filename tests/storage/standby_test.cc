@@ -8,10 +8,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,52 @@ TEST(Standby, TakesOverAfterSigkillWithEveryAckAndAnExactPrefix) {
                 failover_ms, static_cast<unsigned long long>(reloads));
   }
   std::printf("[ info ] worst failover %.1f ms over %d rounds\n", worst_failover_ms, kRounds);
+}
+
+// The tools on a store a live writer holds: `hdrf queues --db` and
+// `hdrf explain --db` follow it; `hdrf standby` takes over when it dies.
+TEST(StandbyTool, QueuesFollowsALiveWriterAndStandbyTakesOverWhenItDies) {
+  const char* bin = std::getenv("HDRF_BIN");
+  ASSERT_TRUE(bin) << "HDRF_BIN is not set";
+  TempDir dir("standby-tool");
+  const std::string db = dir.Sub("db");
+  Child writer({storage_test::ChildPath(), "--db", db, "--durability", "sync", "--seed", "77",
+                "--events", "400000"});
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (ParseAcks(writer.lines()).count < 50 && Clock::now() < deadline)
+    if (!writer.Poll(20)) break;
+  ASSERT_GE(ParseAcks(writer.lines()).count, 50u);
+  Child queues({bin, "queues", "--db", db});
+  EXPECT_EQ(queues.Wait(), 0);
+  ASSERT_FALSE(queues.lines().empty());
+  EXPECT_THAT(queues.lines()[0], ::testing::HasSubstr("Name"));
+  EXPECT_THAT(queues.lines()[1], ::testing::HasSubstr("root"));
+  Child explain({bin, "explain", "--db", db, "--job", "no-such-job"});
+  const int st = explain.Wait();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << "a follower opened, the job is unknown";
+  Child standby({bin, "standby", "--db", db, "--json", "--exit-after-takeover", "--catch-up-ms", "5",
+                 "--durability", "async"});
+  while (standby.lines().empty() && Clock::now() < deadline)
+    if (!standby.Poll(20)) break;
+  ASSERT_FALSE(standby.lines().empty());
+  EXPECT_THAT(standby.lines()[0], ::testing::HasSubstr("\"following\""));
+  writer.Kill(SIGKILL);
+  writer.Wait();
+  EXPECT_EQ(standby.Wait(), 0);
+  const Acks a = ParseAcks(writer.lines());
+  ASSERT_GE(standby.lines().size(), 2u);
+  const std::string& took = standby.lines().back();
+  EXPECT_THAT(took, ::testing::HasSubstr("\"writer\""));
+  EngineOptions o;
+  o.db_path = db;
+  o.durability = Durability::kNone;
+  auto r = Engine::Open(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const uint64_t n = (*r)->last_seq();
+  EXPECT_GE(n, a.max_last);
+  EXPECT_THAT(took, ::testing::HasSubstr("\"last_seq\": " + std::to_string(n) + ","));
+  EXPECT_THAT(took, ::testing::HasSubstr((*r)->DigestHex()));
+  EXPECT_EQ((*r)->Digest(), PrefixDigest(MakeStream(77, {.events = n}), n));
 }
 
 }  // namespace
