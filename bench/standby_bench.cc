@@ -201,11 +201,12 @@ int Run(const std::string& dir, const Args& a, int argc, char** argv) {
   std::printf("{\"mode\": \"%s\", \"jobs\": %zu, \"rate\": %.0f, \"seconds_to_first_event\": %.3f, "
               "\"first_event\": \"%s\", \"last_acked\": %llu, \"took_over_at\": %llu, "
               "\"lag_before_kill_events\": %llu, \"lag_before_kill_seconds\": %.3f, "
-              "\"follower_open_seconds\": %.2f, \"promote_seconds\": %.3f}\n",
+              "\"follower_open_seconds\": %.2f, \"promote_seconds\": %.3f, \"reloads\": %llu}\n",
               a.cold ? "cold" : "standby", standby->job_count(), a.rate, failover,
               s.ok() ? "accepted" : s.ToString().c_str(), static_cast<unsigned long long>(acked),
               static_cast<unsigned long long>(standby->last_seq() - 1),
-              static_cast<unsigned long long>(lag.events), lag.seconds, open_s, promote);
+              static_cast<unsigned long long>(lag.events), lag.seconds, open_s, promote,
+              static_cast<unsigned long long>(lag.reloads));
   (void)standby->Close();
   return s.ok() && standby->last_seq() - 1 >= acked ? 0 : 1;
 }
