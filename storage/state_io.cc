@@ -325,6 +325,54 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   return Status::Ok();
 }
 
+Status ReplayBatch(Replayer& replayer, const EventBatch& batch, size_t begin, size_t end,
+                   const std::string& dir) {
+  for (size_t i = begin; i < end; ++i) {
+    Status a = replayer.Apply(batch, i);
+    if (!a.ok())
+      return Status::Corruption("store " + dir + ": key " + KeyToString(LogKey(batch.first_seq)) +
+                                ": event " + std::to_string(batch.first_seq + i) + " (" +
+                                DescribeOp(batch, i) + ") cannot be replayed: " + a.message());
+  }
+  return Status::Ok();
+}
+
+Status ReadLogAfter(const Store& store, const std::vector<std::string>& names, uint64_t after,
+                    uint64_t stop_at,
+                    const std::function<Status(EventBatch&, size_t, size_t)>& fn,
+                    uint64_t* last, uint64_t* records) {
+  const std::string& dir = store.path();
+  uint64_t expected = after + 1;
+  EventBatch batch;
+  auto read = [&](uint64_t first, std::string_view value) -> Status {
+    const std::string lkey = "store " + dir + ": key " + KeyToString(LogKey(first));
+    if (first > expected)
+      return Status::Corruption("store " + dir + ": log gap: event " + std::to_string(expected) +
+                                " is missing (the next log record, " + KeyToString(LogKey(first)) +
+                                ", starts at event " + std::to_string(first) + ")");
+    Status s = DecodeLogBatch(value, names, first, &batch);
+    if (!s.ok()) return AsCorruption(s, lkey);
+    if (records) ++*records;
+    if (batch.last_seq() < expected) return Status::Ok();  // before `after`
+    const uint64_t end = std::min(batch.last_seq(), stop_at);
+    HDRF_RETURN_IF_ERROR(fn(batch, expected - first, end - first + 1));
+    expected = end + 1;
+    return Status::Ok();
+  };
+  // A record that began at or before `after` and runs past it.
+  HDRF_ASSIGN_OR_RETURN(auto before, store.LogAtOrBefore(after));
+  if (before) HDRF_RETURN_IF_ERROR(read(before->first, before->second));
+  if (expected <= stop_at) {
+    HDRF_RETURN_IF_ERROR(store.ScanLog(after + 1, [&](uint64_t first, std::string_view v) -> StatusOr<bool> {
+      Status s = read(first, v);
+      if (!s.ok()) return s;
+      return expected <= stop_at;
+    }));
+  }
+  *last = expected - 1;
+  return Status::Ok();
+}
+
 namespace {
 StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& options);
 }  // namespace
@@ -420,41 +468,17 @@ StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& optio
 
   // ---- the log after it ----
   const uint64_t stop_at = options.stop_at.value_or(UINT64_MAX);
-  uint64_t expected = S + 1;
-  EventBatch batch;
   Replayer replayer(t, options.fold_task_events);
-  auto replay = [&](uint64_t first, std::string_view value) -> Status {
-    const std::string lkey = "store " + dir + ": key " + KeyToString(LogKey(first));
-    if (first > expected)
-      return Status::Corruption("store " + dir + ": log gap: event " + std::to_string(expected) +
-                                " is missing (the next log record, " + KeyToString(LogKey(first)) +
-                                ", starts at event " + std::to_string(first) + ")");
-    Status s = DecodeLogBatch(value, names, first, &batch);
-    if (!s.ok()) return AsCorruption(s, lkey);
-    ++out.log_records;
-    if (batch.last_seq() < expected) return Status::Ok();  // before the checkpoint
-    const uint64_t last = std::min(batch.last_seq(), stop_at);
-    for (uint64_t seq = expected; seq <= last; ++seq) {
-      const size_t i = seq - first;
-      Status a = replayer.Apply(batch, i);
-      if (!a.ok())
-        return Status::Corruption(lkey + ": event " + std::to_string(seq) + " (" +
-                                  DescribeOp(batch, i) + ") cannot be replayed: " + a.message());
-      ++out.events_replayed;
-    }
-    expected = last + 1;
-    return Status::Ok();
-  };
-  // A record that began at or before the checkpoint and runs past it.
-  HDRF_ASSIGN_OR_RETURN(auto before, store.LogAtOrBefore(S));
-  if (before) HDRF_RETURN_IF_ERROR(replay(before->first, before->second));
-  if (expected <= stop_at) {
-    HDRF_RETURN_IF_ERROR(store.ScanLog(S + 1, [&](uint64_t first, std::string_view v) -> StatusOr<bool> {
-      Status s = replay(first, v);
-      if (!s.ok()) return s;
-      return expected <= stop_at;
-    }));
-  }
+  uint64_t last = S;
+  HDRF_RETURN_IF_ERROR(ReadLogAfter(
+      store, names, S, stop_at,
+      [&](EventBatch& batch, size_t begin, size_t end) -> Status {
+        HDRF_RETURN_IF_ERROR(ReplayBatch(replayer, batch, begin, end, dir));
+        out.events_replayed += end - begin;
+        return Status::Ok();
+      },
+      &last, &out.log_records));
+  const uint64_t expected = last + 1;
   replayer.Flush();
   if (options.stop_at && expected - 1 < stop_at)
     return Status::Corruption("store " + dir + ": the log ends at event " +

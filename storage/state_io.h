@@ -4,6 +4,7 @@
 #define HDRF_STORAGE_STATE_IO_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +125,23 @@ class Replayer {
   std::vector<int64_t> free_;    // the cluster's free amounts as the run left them
   FoldStats stats_;
 };
+
+// Reads the log records after event `after`, in order, up to event
+// `stop_at`: checks that they are contiguous (a hole is Corruption "log gap:
+// event N is missing ..."), decodes each and calls fn(batch, begin, end) for
+// its events [begin, end) after `after` (fn may move from `batch`). *last
+// receives the last event read (`after` if none); *records (optional) is
+// increased by the records read. The log part of LoadState, and what a
+// follower reads after each catch-up.
+Status ReadLogAfter(const Store& store, const std::vector<std::string>& names, uint64_t after,
+                    uint64_t stop_at,
+                    const std::function<Status(EventBatch&, size_t, size_t)>& fn,
+                    uint64_t* last, uint64_t* records = nullptr);
+
+// Applies events [begin, end) of `batch` through `replayer`; a refusal is
+// Corruption naming the store `dir`, the record key and the event.
+Status ReplayBatch(Replayer& replayer, const EventBatch& batch, size_t begin, size_t end,
+                   const std::string& dir);
 
 // Builds a tree holding `queues` over `cluster`, without jobs. Succeeds for
 // every state the engine can reach, also those that Tree::Create's rules

@@ -98,21 +98,21 @@ rocksdb::ReadOptions ReadOpts() {
   return r;
 }
 
+}  // namespace
+
 // Another process holding the store's LOCK (RocksDB uses fcntl locks).
-std::optional<pid_t> LockHolder(const std::string& dir) {
+std::optional<long> StoreLockHolder(const std::string& dir) {
   int fd = ::open((dir + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   struct flock fl;
   std::memset(&fl, 0, sizeof fl);
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
-  std::optional<pid_t> out;
+  std::optional<long> out;
   if (::fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) out = fl.l_pid;
   ::close(fd);
   return out;
 }
-
-}  // namespace
 
 Status Store::FromRocks(const rocksdb::Status& s, const std::string& what) const {
   if (s.ok()) return Status::Ok();
@@ -129,13 +129,19 @@ Status Store::FromRocks(const rocksdb::Status& s, const std::string& what) const
 Status Store::OpenDb(Mode mode, bool create) {
   rocksdb::Options o = MakeOptions(create);
   std::shared_ptr<CapturingLogger> log;
-  if (mode == Mode::kReadOnly) {
+  if (mode != Mode::kReadWrite) {
     log = std::make_shared<CapturingLogger>();
     o.info_log = log;
   }
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = mode == Mode::kReadOnly ? rocksdb::DB::OpenForReadOnly(o, path_, &db)
-                                              : rocksdb::DB::Open(o, path_, &db);
+  rocksdb::Status s;
+  if (mode == Mode::kSecondary) {
+    o.max_open_files = -1;  // RocksDB's requirement for a secondary
+    s = rocksdb::DB::OpenAsSecondary(o, path_, secondary_dir_, &db);
+  } else {
+    s = mode == Mode::kReadOnly ? rocksdb::DB::OpenForReadOnly(o, path_, &db)
+                                : rocksdb::DB::Open(o, path_, &db);
+  }
   if (!s.ok()) {
     delete db;
     Status st = FromRocks(s, create ? "cannot create the database" : "cannot open the database");
@@ -182,7 +188,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, Mode mode)
     return Status::Corruption("store " + path +
                               ": file CURRENT is missing (not a store, or a damaged one)");
   }
-  if (auto pid = LockHolder(path))
+  if (auto pid = StoreLockHolder(path))
     return Status::FailedPrecondition("store " + path + ": in use by process " +
                                       std::to_string(*pid) + " (LOCK held)");
   std::unique_ptr<Store> st(new Store(path, mode));

@@ -31,7 +31,10 @@ namespace hdrf::storage {
 
 class Store {
  public:
-  enum class Mode { kReadOnly, kReadWrite };
+  // kSecondary: a RocksDB secondary instance over a store that another
+  // process (the writer) holds; it reads what the writer wrote up to the
+  // last CatchUpWithPrimary() (docs/storage.md "Followers").
+  enum class Mode { kReadOnly, kReadWrite, kSecondary };
 
   // Creates a new store at `path` (a missing or empty directory) and writes
   // `meta`. Fails with AlreadyExists when a store, or anything else, is
@@ -39,6 +42,11 @@ class Store {
   static StatusOr<std::unique_ptr<Store>> Create(const std::string& path, const MetaRecord& meta);
   // Opens an existing store. NotFound "no store at DIR" when there is none.
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, Mode mode);
+  // Opens a secondary instance of the store at `path` (which a writer may
+  // hold); `secondary_dir` (created if missing) is its own directory.
+  // Nothing in `path` is written. Defined in storage/secondary.cc.
+  static StatusOr<std::unique_ptr<Store>> OpenSecondary(const std::string& path,
+                                                        const std::string& secondary_dir);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -76,6 +84,9 @@ class Store {
   // Writes the memtable to SST files (so the next open replays no WAL).
   Status FlushMemtable();
   Status Close();
+  // kSecondary only: reads what the writer wrote since the last call (its
+  // MANIFEST and WAL tails). Reads in between see a fixed state.
+  Status CatchUpWithPrimary();
 
   rocksdb::DB* db() const { return db_.get(); }
 
@@ -89,7 +100,12 @@ class Store {
   std::string path_;
   Mode mode_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::string secondary_dir_;  // kSecondary
 };
+
+// The process holding the store's LOCK (a live writer), if another process
+// does. The caller's own process never shows (fcntl locks).
+std::optional<long> StoreLockHolder(const std::string& path);
 
 // What a store holds, read without replaying it (tools, the replay tool's
 // checks before reusing a directory).

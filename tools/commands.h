@@ -14,6 +14,7 @@ int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
 int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)
 int CmdExplain(int argc, char** argv);  // hdrf explain --job NAME ...
 int CmdSimulate(int argc, char** argv); // hdrf simulate --config FILE --workload FILE (cmd_simulate.cc)
+int CmdStandby(int argc, char** argv);  // hdrf standby --db DIR (cmd_standby.cc)
 
 }  // namespace hdrf::tools
 

@@ -23,6 +23,7 @@ const char kUsage[] =
     "  explain --job NAME ...   why a job is or is not the next to run\n"
     "  simulate --config FILE --workload FILE\n"
     "                           run a workload on a virtual clock (SPEC §13)\n"
+    "  standby --db DIR         follow a store, take over when its writer dies\n"
     "  demo                     generate, replay, crash and recover (README)\n"
     "\n"
     "hdrf COMMAND --help shows the flags of a command.\n";
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   if (cmd == "demo") return CmdDemo(argc, argv);
   if (cmd == "explain") return CmdExplain(argc, argv);
   if (cmd == "simulate") return CmdSimulate(argc, argv);
+  if (cmd == "standby") return CmdStandby(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

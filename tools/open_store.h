@@ -10,11 +10,21 @@
 namespace hdrf::tools {
 
 // Recovers the engine at `db` with durability none: nothing is written.
+// A store that a live writer holds (its LOCK) is opened as a follower
+// instead (Engine::OpenFollower, catching up only when asked: CatchUp()),
+// so the tools work while the store is being written.
 inline StatusOr<std::unique_ptr<Engine>> OpenStoreForReading(const std::string& db) {
   EngineOptions o;
   o.db_path = db;
   o.durability = Durability::kNone;
-  return Engine::Open(o);
+  auto e = Engine::Open(o);
+  if (e.ok() || e.status().code() != StatusCode::kFailedPrecondition ||
+      e.status().message().find("LOCK held") == std::string::npos)
+    return e;
+  FollowerOptions f;
+  f.db_path = db;
+  f.catch_up_interval_ms = 0;
+  return Engine::OpenFollower(f);
 }
 
 }  // namespace hdrf::tools

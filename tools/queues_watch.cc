@@ -33,10 +33,13 @@ std::string Clock() {
 // One frame's body, or the error. A store being written can change under
 // the open (a compaction removing a file the open was about to read): try
 // a few times.
-StatusOr<std::string> Render(const WatchOptions& o, std::string* head) {
+// A follower (the store is being written) is kept in *kept between frames
+// and only caught up, instead of loading the store again.
+StatusOr<std::string> Render(const WatchOptions& o, std::string* head, std::unique_ptr<Engine>* kept) {
   Status last;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto e = OpenStoreForReading(o.db);
+    if (*kept && !(*kept)->CatchUp().ok()) kept->reset();
+    auto e = *kept ? StatusOr<std::unique_ptr<Engine>>(std::move(*kept)) : OpenStoreForReading(o.db);
     if (!e.ok()) {
       last = e.status();
       // No store there, or a process holds it (its LOCK): no point in retrying now.
@@ -47,8 +50,15 @@ StatusOr<std::string> Render(const WatchOptions& o, std::string* head) {
     Engine& eng = **e;
     *head = "last_seq " + std::to_string(eng.last_seq()) + ", " + std::to_string(eng.queue_count()) + " queues, " +
             std::to_string(eng.job_count()) + " jobs";
-    if (o.metrics) return MetricsText(eng, MetricsOptions{});
-    return FormatTree(eng.Queues(), eng.ResourceNames(), TreeViewOptions{});
+    if (eng.is_follower()) {
+      char lag[64];
+      std::snprintf(lag, sizeof lag, ", following a live writer (lag %.3f s)", eng.follower_lag().seconds);
+      *head += lag;
+    }
+    std::string body = o.metrics ? MetricsText(eng, MetricsOptions{})
+                                 : FormatTree(eng.Queues(), eng.ResourceNames(), TreeViewOptions{});
+    if (eng.is_follower()) *kept = std::move(*e);
+    return body;
   }
   return last;
 }
@@ -73,9 +83,10 @@ int WatchStore(const WatchOptions& o) {
   int rc = 0;
   char every[32];
   std::snprintf(every, sizeof every, "%g", o.seconds);
+  std::unique_ptr<Engine> follower;
   for (int64_t frame = 1; !g_watch_stop.load(); ++frame) {
     std::string head;
-    auto body = Render(o, &head);
+    auto body = Render(o, &head, &follower);
     // A store in use by a writer is waited for; anything else wrong with the
     // first look is an error.
     if (!body.ok() && frame == 1 && body.status().code() != StatusCode::kFailedPrecondition) {

@@ -19,9 +19,8 @@ struct WatchOptions {
 // prints the tree; on a terminal the screen is cleared first (ANSI),
 // otherwise frames follow one another, each after a header line
 // "== hdrf queues ...". Ctrl-C ends it after the current frame with exit
-// code 0. A store that a writer holds (its LOCK; storage::Store refuses to
-// open it, even read-only) is shown as "in use by process N" and looked at
-// again next time, so the tree appears once the writer closes it. Any other
+// code 0. A store that a live writer holds (its LOCK) is followed
+// (Engine::OpenFollower): each frame catches up with the writer. Any other
 // failure of the first refresh is an error (exit 1); a later one is shown in
 // its frame and the watch goes on.
 int WatchStore(const WatchOptions& options);

@@ -6,6 +6,7 @@
 
 #include "api/facade/engine_impl.h"
 #include "api/facade/event_log.h"
+#include "api/facade/follower.h"
 
 namespace hdrf {
 
@@ -81,6 +82,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
 
 Status Engine::Impl::Writable() const {
   if (closed) return Status::FailedPrecondition("engine is closed");
+  if (!follows.empty()) return Status::FailedPrecondition("engine is a read-only follower of " + follows);
   if (log) return log->health();
   return Status::Ok();
 }
@@ -313,6 +315,7 @@ StatusOr<std::optional<JobRef>> Engine::Step() {
   JobRef ref;
   {
     Exclusive lock(*impl_);
+    if (!impl_->follows.empty()) return impl_->Writable();
     std::optional<JobId> j = impl_->tree->PickNext();
     if (!j) return std::optional<JobRef>();
     ref = JobRef{*j, impl_->tree->job_seq(*j)};
@@ -478,6 +481,7 @@ Status Engine::Checkpoint() { return impl_->log ? impl_->log->Checkpoint() : Sta
 // may still be waiting in WaitDurable. Once closed it reports an error from
 // health(), so later events are refused.
 Status Engine::Close() {
+  if (impl_->follower) impl_->follower->Stop();  // outside the lock: it joins a thread that takes it
   Exclusive lock(*impl_);
   if (!impl_->log || impl_->closed) return Status::Ok();
   impl_->closed = true;

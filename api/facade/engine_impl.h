@@ -7,12 +7,14 @@
 #include <mutex>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_access.h"
 #include "engine/shard_lock.h"
 #include "engine/tree.h"
 
 namespace hdrf {
 
 class EventLog;  // api/event_log.h (persistence)
+class Follower;  // api/facade/follower.h (followers)
 
 // Thread safety (docs/concurrency.md):
 //   * `rw` shared + `shard_mu[s]`: a task event (Allocate/Release/Finish) on
@@ -32,14 +34,6 @@ class EventLog;  // api/event_log.h (persistence)
 // only its shard and its shard's lease), so the log order is a valid serial
 // order. Without a store, a local event only counts itself in its shard's
 // `shard_events`; Exclusive folds those counts into `last_seq`.
-// Engine::Impl is private to Engine; the facade's own files and the tests'
-// CheckEngineInvariants reach it through EngineAccess.
-struct EngineAccess {
-  using Impl = Engine::Impl;
-  static const Impl& impl(const Engine& e) { return *e.impl_; }
-};
-using EngineImpl = EngineAccess::Impl;
-
 struct Engine::Impl {
   static constexpr int kShards = engine::Tree::kShards;
   struct alignas(engine::kCacheLine) ShardCount {
@@ -57,6 +51,12 @@ struct Engine::Impl {
   bool closed = false;                 // guarded by rw: Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
+  std::string follows;                 // guarded by rw: a follower's store; "" for a writer
+  // A follower's catch-up machinery (null for an engine that never was
+  // one); kept after Promote(). Declared last: destroyed first, stopping
+  // its thread while the tree is still there.
+  std::unique_ptr<Follower> follower;
+  ~Impl();
 
   // Ok when events may be applied: not closed, and the log is healthy.
   Status Writable() const;

@@ -449,12 +449,20 @@ StatusOr<Recovered> RecoverEventLog(const EngineOptions& options) {
     HDRF_RETURN_IF_ERROR((*store)->Reopen(Store::Mode::kReadWrite));
   r.last_seq = state->last_seq;
   r.tree = std::move(state->tree);
-  auto log = std::make_unique<PersistentLog>(options, std::move(store).value(),
+  HDRF_ASSIGN_OR_RETURN(r.log, AdoptEventLog(options, std::move(store).value(),
                                              state->meta.resource_names, state->last_seq,
-                                             state->checkpoint_seq);
-  log->Start();
-  r.log = std::move(log);
+                                             state->checkpoint_seq));
   return r;
+}
+
+StatusOr<std::unique_ptr<EventLog>> AdoptEventLog(const EngineOptions& options,
+                                                  std::unique_ptr<storage::Store> store,
+                                                  std::vector<std::string> names,
+                                                  uint64_t last_seq, uint64_t checkpoint_seq) {
+  auto log = std::make_unique<PersistentLog>(options, std::move(store), std::move(names), last_seq,
+                                             checkpoint_seq);
+  log->Start();
+  return std::unique_ptr<EventLog>(std::move(log));
 }
 
 }  // namespace hdrf

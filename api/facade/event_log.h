@@ -9,11 +9,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "hdrf/engine.h"
 #include "engine/event.h"
 #include "engine/tree.h"
+
+namespace hdrf::storage {
+class Store;
+}  // namespace hdrf::storage
 
 namespace hdrf {
 
@@ -51,6 +57,14 @@ struct Recovered {
 };
 // Opens the store at options.db_path: latest checkpoint + log tail.
 StatusOr<Recovered> RecoverEventLog(const EngineOptions& options);
+
+// Continues `store` (open read-write; its newest checkpoint is at
+// `checkpoint_seq`, its log ends at `last_seq`) as the log of an engine
+// holding that state: a promoted follower (Engine::Promote), and recovery.
+StatusOr<std::unique_ptr<EventLog>> AdoptEventLog(const EngineOptions& options,
+                                                  std::unique_ptr<storage::Store> store,
+                                                  std::vector<std::string> names,
+                                                  uint64_t last_seq, uint64_t checkpoint_seq);
 
 }  // namespace hdrf
 

@@ -76,6 +76,33 @@ struct RecoveryStats {
   double seconds = 0;            // reading and rebuilding, wall clock
 };
 
+// A follower: an engine over a store that another process is writing,
+// read-only, kept up to date in the background (docs/storage.md
+// "Followers"). Views, decisions, Explain and metrics work; every event
+// (Submit, Allocate, ..., Step, Fill, queue and capacity events) is refused
+// with FailedPrecondition "engine is a read-only follower of DIR".
+struct FollowerOptions {
+  // The writer's store. Required.
+  std::string db_path;
+  // The RocksDB secondary instance's own directory. Default "": a fresh
+  // temporary directory, removed on Close().
+  std::string secondary_path;
+  // Background catch-up period in milliseconds. Default 20. 0 = only on
+  // CatchUp().
+  uint32_t catch_up_interval_ms = 20;
+};
+
+// How a follower becomes the writer (Engine::Promote).
+struct PromoteOptions {
+  // How long to wait for the writer to release the store, in milliseconds.
+  // Default -1: until it does. 0: take over only if it is free now.
+  int64_t wait_ms = -1;
+  // The promoted writer's options (EngineOptions of the same names).
+  Durability durability = Durability::kSync;
+  uint64_t checkpoint_every = 1000000;
+  uint32_t latency_sample_every = 16;
+};
+
 // A handle for fast event calls; valid until the job is removed.
 struct JobRef {
   JobId id = engine::kNone;
@@ -91,7 +118,36 @@ class Engine {
                                                   const EngineOptions& options = {});
   // Recovers the engine from the store at options.db_path (SPEC §9).
   static StatusOr<std::unique_ptr<Engine>> Open(const EngineOptions& options);
+  // A follower of the store at options.db_path, which another process may
+  // hold and write (see FollowerOptions). Loads the newest checkpoint and
+  // the log, then follows the writer.
+  static StatusOr<std::unique_ptr<Engine>> OpenFollower(const FollowerOptions& options);
   ~Engine();
+
+  // ---- followers and takeover (docs/storage.md "Followers") ----
+  bool is_follower() const;
+  // Applies what the writer logged since the last catch-up, now.
+  // FailedPrecondition on an engine that is not a follower.
+  Status CatchUp();
+  struct FollowerLag {
+    uint64_t events = 0;       // writer_seq - applied_seq
+    double seconds = 0;        // time since the follower last had applied
+                               // every event the store held (0 if never)
+    uint64_t applied_seq = 0;  // last event applied (= last_seq())
+    uint64_t writer_seq = 0;   // newest event in the store at the last catch-up
+    uint64_t reloads = 0;      // times it reloaded the newest checkpoint (the log
+                               // it needed was deleted, or a catch-up failed)
+  };
+  FollowerLag follower_lag() const;  // zeros for a non-follower
+  // Warm standby: waits (options.wait_ms) until the writer releases the
+  // store (its process died or closed it), applies the log tail since the
+  // last catch-up and becomes the writer: events are accepted from then on,
+  // continuing the writer's sequence numbers. Nothing the writer
+  // acknowledged is lost; the in-memory state is kept (no recovery from
+  // scratch). FailedPrecondition on a non-follower, and "store DIR: still
+  // held by process N" when the wait runs out (the engine stays a
+  // follower). Must not run concurrently with Close().
+  Status Promote(const PromoteOptions& options = {});
 
   // ---- events ----
   StatusOr<JobRef> Submit(const JobSpec& job);

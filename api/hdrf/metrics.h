@@ -5,6 +5,8 @@
 // Families (docs/metrics.md lists each with its type, labels and unit):
 //   per engine: hdrf_events_total, hdrf_jobs, hdrf_queues,
 //               hdrf_durability_lag_events, hdrf_cluster_capacity{resource},
+//               hdrf_follower_lag_events, hdrf_follower_lag_seconds (only
+//               on a follower, Engine::OpenFollower),
 //               hdrf_event_latency_seconds (histogram, only when a
 //               LatencyHistogram is given: see below);
 //   per queue (label queue="root/eng/dev"): hdrf_queue_allocated{resource},

@@ -156,6 +156,15 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
   w.Family("hdrf_durability_lag_events", "gauge",
            "Events applied but not yet known durable (last_seq - durable_seq).");
   w.Sample({}, Uint(last > durable ? last - durable : 0));
+  if (engine.is_follower()) {
+    const Engine::FollowerLag lag = engine.follower_lag();
+    w.Family("hdrf_follower_lag_events", "gauge",
+             "A follower: events in the store (as of its last catch-up) not yet applied.");
+    w.Sample({}, Uint(lag.events));
+    w.Family("hdrf_follower_lag_seconds", "gauge",
+             "A follower: seconds since it last had applied every event its store held.");
+    w.Sample({}, FormatSampleValue(lag.seconds));
+  }
   w.Family("hdrf_jobs", "gauge", "Jobs present in the engine.");
   w.Sample({}, Uint(jobs));
   w.Family("hdrf_queues", "gauge", "Queues in the tree, root included.");

@@ -19,49 +19,22 @@ namespace hdrf {
 namespace {
 
 using ::testing::HasSubstr;
+using storage_test::Acks;
 using storage_test::Child;
 using storage_test::TempDir;
-
-struct Acks {
-  uint64_t max_durable = 0;  // largest durable_seq() reported after an OK
-  uint64_t max_last = 0;     // largest last_seq() reported after an OK
-  uint64_t count = 0;
-  bool ready = false;
-  std::string error, after_error;
-};
-
-Acks Parse(const std::vector<std::string>& lines) {
-  Acks a;
-  for (const std::string& l : lines) {
-    std::istringstream in(l);
-    std::string word;
-    in >> word;
-    if (word == "ready") a.ready = true;
-    if (word == "acked") {
-      uint64_t d = 0, last = 0;
-      in >> d >> last;
-      a.max_durable = std::max(a.max_durable, d);
-      a.max_last = std::max(a.max_last, last);
-      ++a.count;
-    }
-    if (word == "error") a.error = l;
-    if (word == "refused" || word == "accepted") a.after_error = l;
-  }
-  return a;
-}
 
 // Runs the child until `kill_after_ms` after it is ready, then SIGKILLs it.
 Acks RunAndKill(const std::vector<std::string>& args, int kill_after_ms) {
   Child c(args);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (Parse(c.lines()).ready == false && std::chrono::steady_clock::now() < deadline)
+  while (storage_test::ParseAcks(c.lines()).ready == false && std::chrono::steady_clock::now() < deadline)
     if (!c.Poll(50)) break;
   const auto kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
   while (std::chrono::steady_clock::now() < kill_at)
     if (!c.Poll(5)) break;
   c.Kill(SIGKILL);
   c.Wait();
-  return Parse(c.lines());
+  return storage_test::ParseAcks(c.lines());
 }
 
 std::unique_ptr<Engine> Recover(const std::string& db) {
@@ -157,7 +130,7 @@ TEST(DiskFull, FailingCallReportsLaterCallsAreRefusedAckedEventsSurvive) {
     Child c({storage_test::ChildPath(), "--db", db, "--durability", durability, "--seed", "5",
              "--events", "400000", "--checkpoint-every", "0", "--fsize", "262144"});
     int st = c.Wait();
-    Acks a = Parse(c.lines());
+    Acks a = storage_test::ParseAcks(c.lines());
     ASSERT_TRUE(a.ready) << durability;
     ASSERT_TRUE(WIFEXITED(st)) << st;
     EXPECT_EQ(WEXITSTATUS(st), 3) << "the child should have hit the file size limit";

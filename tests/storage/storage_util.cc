@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 namespace hdrf::storage_test {
@@ -328,6 +329,26 @@ void Child::Kill(int sig) {
 std::string ChildPath() {
   const char* p = std::getenv("HDRF_STORAGE_CHILD");
   return p ? p : "";
+}
+
+Acks ParseAcks(const std::vector<std::string>& lines) {
+  Acks a;
+  for (const std::string& l : lines) {
+    std::istringstream in(l);
+    std::string word;
+    in >> word;
+    if (word == "ready") a.ready = true;
+    if (word == "acked") {
+      uint64_t d = 0, last = 0;
+      in >> d >> last;
+      a.max_durable = std::max(a.max_durable, d);
+      a.max_last = std::max(a.max_last, last);
+      ++a.count;
+    }
+    if (word == "error") a.error = l;
+    if (word == "refused" || word == "accepted") a.after_error = l;
+  }
+  return a;
 }
 
 }  // namespace hdrf::storage_test

@@ -99,6 +99,16 @@ class Child {
   int status_ = 0;
 };
 
+// What a storage_child reported (its lines: see storage_child.cc).
+struct Acks {
+  uint64_t max_durable = 0;  // largest durable_seq() reported after an OK
+  uint64_t max_last = 0;     // largest last_seq() reported after an OK
+  uint64_t count = 0;
+  bool ready = false;
+  std::string error, after_error;
+};
+Acks ParseAcks(const std::vector<std::string>& lines);
+
 // The storage_child helper (its path comes from $HDRF_STORAGE_CHILD).
 std::string ChildPath();
 

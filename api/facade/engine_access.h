@@ -1,0 +1,21 @@
+// Internal: EngineAccess, the facade's way to name the private
+// Engine::Impl (hdrf/engine.h) from its own files without including
+// engine_impl.h (which follower.h cannot: engine_impl.h includes it).
+#ifndef HDRF_API_FACADE_ENGINE_ACCESS_H_
+#define HDRF_API_FACADE_ENGINE_ACCESS_H_
+
+#include "hdrf/engine.h"
+
+namespace hdrf {
+
+// Engine::Impl is private to Engine; the facade's own files and the tests'
+// CheckEngineInvariants reach it through EngineAccess.
+struct EngineAccess {
+  using Impl = Engine::Impl;
+  static const Impl& impl(const Engine& e) { return *e.impl_; }
+};
+using EngineImpl = EngineAccess::Impl;
+
+}  // namespace hdrf
+
+#endif  // HDRF_API_FACADE_ENGINE_ACCESS_H_

@@ -1,0 +1,308 @@
+// Followers and takeover: Engine::OpenFollower, CatchUp, follower_lag and
+// Promote (docs/storage.md "Followers", "Warm standby").
+#include "api/facade/follower.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <shared_mutex>
+
+#include "api/facade/engine_impl.h"
+#include "api/facade/event_log.h"
+
+namespace hdrf {
+namespace {
+
+// Events applied per engine-lock section while catching up (bounds how long
+// readers wait: about 10-30 ms at this size).
+constexpr uint64_t kEventsPerRound = 1 << 16;
+
+StatusOr<std::string> MakeTempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/hdrf-follower-XXXXXX";
+  if (!::mkdtemp(tmpl.data()))
+    return Status::IoError("cannot create a temporary directory for the follower under " +
+                           std::string(base && *base ? base : "/tmp"));
+  return tmpl;
+}
+
+void RemoveDir(const std::string& dir) {
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+}
+
+}  // namespace
+
+Engine::Impl::~Impl() = default;
+
+Follower::Follower(EngineImpl& impl, const FollowerOptions& options,
+                   std::unique_ptr<storage::StoreFollower> store, uint64_t applied,
+                   std::string temp_dir)
+    : impl_(impl),
+      options_(options),
+      temp_dir_(std::move(temp_dir)),
+      store_(std::move(store)),
+      replayer_(std::make_unique<storage::Replayer>(*impl.tree, /*fold=*/true)),
+      applied_(applied) {
+  lag_.applied_seq = lag_.writer_seq = applied;
+  caught_up_at_ = Clock::now();
+}
+
+Follower::~Follower() { Stop(); }
+
+void Follower::Start() {
+  if (options_.catch_up_interval_ms > 0) thread_ = std::thread([this] { Loop(); });
+}
+
+void Follower::Loop() {
+  const auto interval = std::chrono::milliseconds(options_.catch_up_interval_ms);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(stop_mu_);
+      if (stop_cv_.wait_for(l, interval, [&] { return stop_; })) return;
+    }
+    std::lock_guard<std::mutex> g(catch_mu_);
+    if (promoted_ || closed_) return;
+    (void)CatchUpLocked();  // a failure shows as a growing lag; retried
+  }
+}
+
+void Follower::StopThread() {
+  {
+    std::lock_guard<std::mutex> l(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Follower::Stop() {
+  StopThread();
+  std::lock_guard<std::mutex> g(catch_mu_);
+  if (!closed_ && !promoted_ && store_) store_->Close();
+  if (!closed_) RemoveDir(temp_dir_);
+  closed_ = true;
+  std::lock_guard<std::mutex> l(lag_mu_);
+  active_ = false;
+}
+
+Status Follower::CatchUp() {
+  std::lock_guard<std::mutex> g(catch_mu_);
+  return CatchUpLocked();
+}
+
+Engine::FollowerLag Follower::Lag() const {
+  std::lock_guard<std::mutex> l(lag_mu_);
+  if (!active_) return {};
+  Engine::FollowerLag out = lag_;
+  out.events = lag_.writer_seq > lag_.applied_seq ? lag_.writer_seq - lag_.applied_seq : 0;
+  out.seconds = std::chrono::duration<double>(Clock::now() - caught_up_at_).count();
+  return out;
+}
+
+void Follower::SwapIn(storage::LoadedState st) {
+  auto rep = std::make_unique<storage::Replayer>(*st.tree, /*fold=*/true);
+  std::unique_ptr<engine::Tree> old;
+  {
+    Exclusive lock(impl_);
+    old = std::move(impl_.tree);
+    impl_.tree = std::move(st.tree);
+    impl_.last_seq = st.last_seq;
+  }
+  replayer_ = std::move(rep);
+  applied_ = st.last_seq;
+  std::lock_guard<std::mutex> l(lag_mu_);
+  ++lag_.reloads;
+  // `old` (maybe a million jobs) is freed here, outside the engine lock.
+}
+
+Status Follower::ApplyParts(storage::StoreFollower::Update& u) {
+  Exclusive lock(impl_);
+  Status s;
+  for (auto& p : u.parts) {
+    s = storage::ReplayBatch(*replayer_, p.batch, p.begin, p.end, store_->path());
+    if (!s.ok()) break;
+  }
+  replayer_->Flush();
+  if (!s.ok()) return s;
+  impl_.last_seq = applied_ = u.last;
+  return Status::Ok();
+}
+
+Status Follower::CatchUpLocked() {
+  if (promoted_) return Status::FailedPrecondition("the engine was promoted: it is the writer now");
+  if (closed_) return Status::FailedPrecondition("engine is closed");
+  uint64_t target = 0;
+  for (int round = 0;; ++round) {
+    const Clock::time_point start = Clock::now();  // the catch-up below reads the store as of now
+    uint64_t writer_seq;
+    if (need_reload_) {
+      auto st = store_->Reload(reopen_);
+      if (!st.ok()) {
+        reopen_ = true;
+        return st.status();
+      }
+      need_reload_ = reopen_ = false;
+      writer_seq = st->last_seq;
+      SwapIn(std::move(st).value());
+    } else {
+      auto u = store_->Poll(applied_, kEventsPerRound);
+      if (!u.ok()) {
+        // The writer may have deleted a file this instance was about to
+        // read: look afresh next time.
+        need_reload_ = reopen_ = true;
+        return u.status();
+      }
+      writer_seq = u->writer_seq;
+      if (u->reload) {
+        SwapIn(std::move(*u->reload));
+      } else if (!u->parts.empty()) {
+        Status s = ApplyParts(*u);
+        if (!s.ok()) {
+          need_reload_ = true;  // the tree holds part of the round: rebuild it
+          return s;
+        }
+      }
+    }
+    if (round == 0) target = writer_seq;
+    {
+      std::lock_guard<std::mutex> l(lag_mu_);
+      lag_.applied_seq = applied_;
+      lag_.writer_seq = std::max(writer_seq, applied_);
+      if (applied_ >= writer_seq) caught_up_at_ = start;
+    }
+    if (applied_ >= target) return Status::Ok();
+  }
+}
+
+Status Follower::Promote(const PromoteOptions& po) {
+  {
+    std::lock_guard<std::mutex> g(catch_mu_);
+    if (promoted_) return Status::FailedPrecondition("the engine was promoted already: it is the writer");
+    if (closed_) return Status::FailedPrecondition("engine is closed");
+  }
+  const std::string& db = options_.db_path;
+  const auto deadline = po.wait_ms < 0 ? Clock::time_point::max()
+                                       : Clock::now() + std::chrono::milliseconds(po.wait_ms);
+  for (;;) {
+    // The background thread keeps catching up meanwhile, so the tail left
+    // for the takeover is short.
+    std::optional<long> holder = storage::StoreLockHolder(db);
+    if (!holder) {
+      auto rw = storage::Store::Open(db, storage::Store::Mode::kReadWrite);
+      if (rw.ok()) return TakeOver(std::move(rw).value(), po);
+      if (rw.status().code() != StatusCode::kFailedPrecondition) return rw.status();
+    }
+    if (Clock::now() >= deadline)
+      return Status::FailedPrecondition(
+          "store " + db + ": still held by " +
+          (holder ? "process " + std::to_string(*holder) : std::string("a writer in this process")) +
+          "; not promoted");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptions& po) {
+  StopThread();
+  std::lock_guard<std::mutex> g(catch_mu_);
+  if (closed_) return Status::FailedPrecondition("engine is closed");
+  store_->Adopt(std::move(rw));  // from now on the store as the writer left it
+  auto fail = [&](const Status& s) {
+    store_->Close();  // release the store: the engine stays a stopped follower
+    closed_ = true;
+    RemoveDir(temp_dir_);
+    std::lock_guard<std::mutex> l(lag_mu_);
+    active_ = false;
+    return s.WithContext("promoting the follower of " + options_.db_path);
+  };
+  // The tail since the last catch-up. Every event the follower applied is
+  // in the writer's log after a process crash; should it not be (a lost
+  // unsynced tail after a power failure), reload rather than diverge.
+  auto held = store_->Holds(applied_);
+  if (!held.ok()) return fail(held.status());
+  if (!*held) {
+    auto st = store_->Reload(false);
+    if (!st.ok()) return fail(st.status());
+    SwapIn(std::move(st).value());
+  } else {
+    auto u = store_->Poll(applied_, UINT64_MAX);
+    if (!u.ok()) return fail(u.status());
+    if (u->reload) SwapIn(std::move(*u->reload));
+    else if (!u->parts.empty())
+      if (Status s = ApplyParts(*u); !s.ok()) return fail(s);
+  }
+  auto ckpts = store_->store().CheckpointSeqs();
+  if (!ckpts.ok()) return fail(ckpts.status());
+  EngineOptions eo;
+  eo.db_path = options_.db_path;
+  eo.overcommit_factor = store_->meta().overcommit_factor;
+  eo.durability = po.durability;
+  eo.checkpoint_every = po.checkpoint_every;
+  eo.latency_sample_every = po.latency_sample_every;
+  auto log = AdoptEventLog(eo, store_->Release(), store_->meta().resource_names, applied_,
+                           ckpts->empty() ? 0 : ckpts->back());
+  if (!log.ok()) return fail(log.status());
+  {
+    Exclusive lock(impl_);
+    impl_.options = eo;
+    impl_.log = std::move(log).value();
+    impl_.follows.clear();
+  }
+  promoted_ = true;
+  RemoveDir(temp_dir_);
+  std::lock_guard<std::mutex> l(lag_mu_);
+  active_ = false;
+  return Status::Ok();
+}
+
+// ---- the Engine methods ----
+
+StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& options) {
+  if (options.db_path.empty())
+    return Status::InvalidArgument("Engine::OpenFollower needs options.db_path");
+  std::string dir = options.secondary_path, temp;
+  if (dir.empty()) {
+    HDRF_ASSIGN_OR_RETURN(temp, MakeTempDir());
+    dir = temp;
+  }
+  storage::LoadedState initial;
+  auto sf = storage::StoreFollower::Open(options.db_path, dir, &initial);
+  if (!sf.ok()) {
+    RemoveDir(temp);
+    return sf.status();
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options.db_path = options.db_path;
+  impl->options.durability = Durability::kNone;
+  impl->options.overcommit_factor = initial.meta.overcommit_factor;
+  impl->tree = std::move(initial.tree);
+  impl->last_seq = initial.last_seq;
+  impl->follows = options.db_path;
+  impl->follower = std::make_unique<Follower>(*impl, options, std::move(sf).value(),
+                                              initial.last_seq, temp);
+  impl->follower->Start();
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+bool Engine::is_follower() const {
+  std::shared_lock<engine::BigReaderLock> l(impl_->rw);
+  return !impl_->follows.empty();
+}
+
+Status Engine::CatchUp() {
+  if (!impl_->follower) return Status::FailedPrecondition("CatchUp: the engine is not a follower");
+  return impl_->follower->CatchUp();
+}
+
+Engine::FollowerLag Engine::follower_lag() const {
+  return impl_->follower ? impl_->follower->Lag() : FollowerLag{};
+}
+
+Status Engine::Promote(const PromoteOptions& options) {
+  if (!impl_->follower) return Status::FailedPrecondition("Promote: the engine is not a follower");
+  return impl_->follower->Promote(options);
+}
+
+}  // namespace hdrf

@@ -1,0 +1,90 @@
+// Internal: Follower, the catch-up machinery of an engine opened with
+// Engine::OpenFollower, and its promotion to the writer (Engine::Promote).
+// docs/storage.md "Followers" and "Warm standby".
+//
+// Thread safety:
+//   * catch_mu_ serializes catch-ups (the background thread's and
+//     CatchUp()'s), Promote() and Stop(); it guards store_, replayer_,
+//     applied_, need_reload_ and promoted_. It is taken before the engine's
+//     lock, never inside it.
+//   * The engine's tree changes only inside an engine exclusive section
+//     (class Exclusive), where readers (views, Explain, metrics) cannot be:
+//     a catch-up decodes outside the lock and applies under it. A reload
+//     builds the new tree outside the lock and swaps it in under it.
+//   * lag_mu_ guards lag_ and caught_up_at_ (read by follower_lag() from any
+//     thread, without the engine lock).
+//   * stop_mu_ guards stop_; the background thread waits on stop_cv_.
+#ifndef HDRF_API_FACADE_FOLLOWER_H_
+#define HDRF_API_FACADE_FOLLOWER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "hdrf/engine.h"
+#include "api/facade/engine_access.h"
+#include "storage/secondary.h"
+
+namespace hdrf {
+
+class Follower {
+ public:
+  // `temp_dir`: the secondary directory to remove at Stop() ("" = keep).
+  Follower(EngineImpl& impl, const FollowerOptions& options,
+           std::unique_ptr<storage::StoreFollower> store, uint64_t applied, std::string temp_dir);
+  ~Follower();
+  Follower(const Follower&) = delete;
+  Follower& operator=(const Follower&) = delete;
+
+  // Starts the background catch-up (when the interval is not 0).
+  void Start();
+  // One catch-up now, until the events the store held at its start are
+  // applied.
+  Status CatchUp();
+  Engine::FollowerLag Lag() const;
+  Status Promote(const PromoteOptions& options);
+  // Stops the background thread and closes the secondary instance
+  // (idempotent; a promoted follower only stops its thread).
+  void Stop();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Status CatchUpLocked();  // holds catch_mu_
+  // Replaces the engine's tree by `st`'s (reload) under the engine lock.
+  void SwapIn(storage::LoadedState st);
+  Status ApplyParts(storage::StoreFollower::Update& u);  // under the engine lock
+  void Loop();
+  void StopThread();
+  Status TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptions& options);
+
+  EngineImpl& impl_;
+  const FollowerOptions options_;
+  const std::string temp_dir_;
+
+  std::mutex catch_mu_;
+  std::unique_ptr<storage::StoreFollower> store_;  // guarded by catch_mu_
+  std::unique_ptr<storage::Replayer> replayer_;    // guarded by catch_mu_; over impl_.tree
+  uint64_t applied_;                               // guarded by catch_mu_
+  bool need_reload_ = false;                       // guarded by catch_mu_
+  bool reopen_ = false;                            // guarded by catch_mu_
+  bool promoted_ = false;                          // guarded by catch_mu_
+  bool closed_ = false;                            // guarded by catch_mu_
+
+  mutable std::mutex lag_mu_;
+  Engine::FollowerLag lag_;                 // guarded by lag_mu_
+  Clock::time_point caught_up_at_{};        // guarded by lag_mu_; {} = never
+  bool active_ = true;                      // guarded by lag_mu_: false once promoted or stopped
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;  // guarded by stop_mu_
+  std::thread thread_;
+};
+
+}  // namespace hdrf
+
+#endif  // HDRF_API_FACADE_FOLLOWER_H_

@@ -1,0 +1,120 @@
+#include "storage/secondary.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "rocksdb/db.h"
+
+namespace hdrf::storage {
+
+StatusOr<std::unique_ptr<Store>> Store::OpenSecondary(const std::string& path,
+                                                      const std::string& secondary_dir) {
+  if (path.empty()) return Status::InvalidArgument("store: empty directory name");
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec))
+    return Status::NotFound("no store at " + path);
+  std::filesystem::create_directories(secondary_dir, ec);
+  if (ec)
+    return Status::IoError("store " + path + ": cannot create the follower's directory " +
+                           secondary_dir + ": " + ec.message());
+  std::unique_ptr<Store> st(new Store(path, Mode::kSecondary));
+  st->secondary_dir_ = secondary_dir;
+  HDRF_RETURN_IF_ERROR(st->OpenDb(Mode::kSecondary, /*create=*/false));
+  return st;
+}
+
+Status Store::CatchUpWithPrimary() {
+  if (!db_ || mode_ != Mode::kSecondary)
+    return Status::FailedPrecondition("store " + path_ + ": not a secondary instance");
+  return FromRocks(db_->TryCatchUpWithPrimary(), "catching up with the writer");
+}
+
+namespace {
+LoadOptions FollowerLoadOptions() {
+  LoadOptions lo;
+  lo.verify_files = false;  // a live store: its files change under us
+  return lo;
+}
+}  // namespace
+
+StatusOr<std::unique_ptr<StoreFollower>> StoreFollower::Open(const std::string& db,
+                                                             const std::string& secondary_dir,
+                                                             LoadedState* initial) {
+  HDRF_ASSIGN_OR_RETURN(auto store, Store::OpenSecondary(db, secondary_dir));
+  HDRF_ASSIGN_OR_RETURN(*initial, LoadState(*store, FollowerLoadOptions()));
+  MetaRecord meta = initial->meta;
+  return std::unique_ptr<StoreFollower>(
+      new StoreFollower(db, secondary_dir, std::move(store), std::move(meta)));
+}
+
+StatusOr<LoadedState> StoreFollower::Reload(bool reopen) {
+  if (reopen) {
+    (void)store_->Close();
+    HDRF_ASSIGN_OR_RETURN(store_, Store::OpenSecondary(db_, secondary_dir_));
+  } else if (store_->mode() == Store::Mode::kSecondary) {
+    HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
+  }
+  return LoadState(*store_, FollowerLoadOptions());
+}
+
+void StoreFollower::Adopt(std::unique_ptr<Store> writer) {
+  (void)store_->Close();
+  store_ = std::move(writer);
+}
+
+StatusOr<uint64_t> StoreFollower::NewestEvent(uint64_t newest_checkpoint) const {
+  HDRF_ASSIGN_OR_RETURN(auto rec, store_->LogAtOrBefore(UINT64_MAX));
+  if (!rec) return newest_checkpoint;
+  EventBatch b;
+  Status s = DecodeLogBatch(rec->second, meta_.resource_names, rec->first, &b);
+  if (!s.ok())
+    return s.WithContext("store " + db_ + ": key " + KeyToString(LogKey(rec->first)));
+  return std::max(newest_checkpoint, b.last_seq());
+}
+
+StatusOr<bool> StoreFollower::Holds(uint64_t seq) const {
+  HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store_->CheckpointSeqs());
+  const uint64_t newest = ckpts.empty() ? 0 : ckpts.back();
+  if (seq == newest) return true;
+  if (seq < newest) return false;  // its log may be gone: the caller reloads
+  HDRF_ASSIGN_OR_RETURN(auto rec, store_->LogAtOrBefore(seq));
+  if (!rec) return false;
+  EventBatch b;
+  Status s = DecodeLogBatch(rec->second, meta_.resource_names, rec->first, &b);
+  if (!s.ok())
+    return s.WithContext("store " + db_ + ": key " + KeyToString(LogKey(rec->first)));
+  return b.last_seq() >= seq;
+}
+
+StatusOr<StoreFollower::Update> StoreFollower::Poll(uint64_t applied, uint64_t max_events) {
+  if (store_->mode() == Store::Mode::kSecondary) HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
+  HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store_->CheckpointSeqs());
+  const uint64_t newest = ckpts.empty() ? 0 : ckpts.back();
+  Update u;
+  const uint64_t stop_at = max_events >= UINT64_MAX - applied ? UINT64_MAX : applied + max_events;
+  Status s = ReadLogAfter(
+      *store_, meta_.resource_names, applied, stop_at,
+      [&](EventBatch& b, size_t begin, size_t end) -> Status {
+        u.parts.push_back(Update::Part{std::move(b), begin, end});
+        return Status::Ok();
+      },
+      &u.last);
+  if (u.parts.empty() && newest > applied) {
+    // The writer took a checkpoint past `applied` and deleted the log up to
+    // it (or is about to): continue from that checkpoint.
+    HDRF_ASSIGN_OR_RETURN(LoadedState st, LoadState(*store_, FollowerLoadOptions()));
+    u.last = st.last_seq;
+    u.writer_seq = st.last_seq;
+    u.reload = std::move(st);
+    return u;
+  }
+  HDRF_RETURN_IF_ERROR(s);
+  if (u.last < stop_at) {
+    u.writer_seq = std::max(u.last, newest);  // read to the end
+  } else {
+    HDRF_ASSIGN_OR_RETURN(u.writer_seq, NewestEvent(newest));
+  }
+  return u;
+}
+
+}  // namespace hdrf::storage

@@ -1,0 +1,100 @@
+// StoreFollower: reads a store that another process is writing, through a
+// RocksDB secondary instance (docs/storage.md "Followers").
+//
+//   auto f = StoreFollower::Open(db, secondary_dir, &initial);  // LoadState
+//   auto u = f->Poll(applied, max_events);  // new events, or a reload
+//
+// Poll() catches the secondary up with the writer (TryCatchUpWithPrimary,
+// which reads the writer's MANIFEST and WAL tails) and reads the log after
+// the event the caller has applied, with the recovery code's reader
+// (ReadLogAfter). When the writer has taken a checkpoint past that event and
+// deleted the log up to it, Poll() reloads the newest checkpoint plus its log
+// instead (LoadState), never skipping events.
+//
+// Thread safety: none. One thread at a time calls every method (the engine's
+// follower serializes them under its catch-up mutex).
+#ifndef HDRF_STORAGE_SECONDARY_H_
+#define HDRF_STORAGE_SECONDARY_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hdrf/status.h"
+#include "storage/codec.h"
+#include "storage/state_io.h"
+#include "storage/store.h"
+
+namespace hdrf::storage {
+
+class StoreFollower {
+ public:
+  // Opens a secondary instance of the store at `db` with its own directory
+  // `secondary_dir` (created if missing) and loads the state (newest
+  // checkpoint + log) into *initial.
+  static StatusOr<std::unique_ptr<StoreFollower>> Open(const std::string& db,
+                                                       const std::string& secondary_dir,
+                                                       LoadedState* initial);
+
+  struct Update {
+    // Events applied+1 .. applied+n in order, as whole or partial records
+    // (events [begin, end) of each batch).
+    struct Part {
+      EventBatch batch;
+      size_t begin = 0, end = 0;
+    };
+    std::vector<Part> parts;
+    uint64_t last = 0;  // the last event in `parts` (or in `reload`)
+    // Set when the log after `applied` was deleted by a checkpoint: the
+    // state to continue from (then `parts` is empty).
+    std::optional<LoadedState> reload;
+    // The newest event in the store as of this catch-up.
+    uint64_t writer_seq = 0;
+  };
+  // Catches up with the writer and reads at most about `max_events` events
+  // after `applied` (whole records; at least one record).
+  StatusOr<Update> Poll(uint64_t applied, uint64_t max_events);
+
+  // Loads the state afresh (newest checkpoint + log), after reopening the
+  // secondary instance when `reopen` (a catch-up that failed, e.g. on a
+  // file the writer deleted meanwhile).
+  StatusOr<LoadedState> Reload(bool reopen);
+  // Whether event `seq` is in the store's history as this instance sees it:
+  // it is the newest checkpoint, or a log record after that holds it.
+  StatusOr<bool> Holds(uint64_t seq) const;
+  // Closes the secondary instance (its directory is the caller's).
+  void Close() {
+    if (store_) (void)store_->Close();
+  }
+  // Promotion: reads from now on through `writer` (the same store, opened
+  // read-write once the writer released it); the secondary is closed.
+  void Adopt(std::unique_ptr<Store> writer);
+  // Hands the store over (the follower is unusable afterwards).
+  std::unique_ptr<Store> Release() { return std::move(store_); }
+
+  const MetaRecord& meta() const { return meta_; }
+  Store& store() { return *store_; }
+  const std::string& path() const { return db_; }
+
+ private:
+  StoreFollower(std::string db, std::string secondary_dir, std::unique_ptr<Store> store,
+                MetaRecord meta)
+      : db_(std::move(db)),
+        secondary_dir_(std::move(secondary_dir)),
+        store_(std::move(store)),
+        meta_(std::move(meta)) {}
+  // The newest event the store holds: the end of its last log record, or its
+  // newest checkpoint.
+  StatusOr<uint64_t> NewestEvent(uint64_t newest_checkpoint) const;
+
+  std::string db_;
+  std::string secondary_dir_;
+  std::unique_ptr<Store> store_;
+  MetaRecord meta_;
+};
+
+}  // namespace hdrf::storage
+
+#endif  // HDRF_STORAGE_SECONDARY_H_
