@@ -13,6 +13,7 @@ int CmdReplay(int argc, char** argv);   // hdrf replay --trace FILE ...
 int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
 int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)
 int CmdExplain(int argc, char** argv);  // hdrf explain --job NAME ...
+int CmdWorkload(int argc, char** argv); // hdrf workload gen|import ... (cmd_workload.cc)
 
 }  // namespace hdrf::tools
 

@@ -22,6 +22,8 @@ const char kUsage[] =
     "  recover --db DIR         rebuild the state from a store\n"
     "  explain --job NAME ...   why a job is or is not the next to run\n"
     "  demo                     generate, replay, crash and recover (README)\n"
+    "  workload gen ...         write a synthetic workload for simulate (SPEC §13)\n"
+    "  workload import ...      convert a Volcano simulator event file to a workload\n"
     "\n"
     "hdrf COMMAND --help shows the flags of a command.\n";
 
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   if (cmd == "recover") return CmdRecover(argc, argv);
   if (cmd == "demo") return CmdDemo(argc, argv);
   if (cmd == "explain") return CmdExplain(argc, argv);
+  if (cmd == "workload") return CmdWorkload(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }
