@@ -320,13 +320,13 @@ StatusOr<std::optional<JobRef>> StepWith(Engine::Impl& impl, const PlacementFn* 
   {
     Exclusive lock(impl);
     engine::Tree& t = *impl.tree;
+    if (can_place) HDRF_RETURN_IF_ERROR(impl.Writable());  // before the host reserves anything
     std::optional<JobId> j;
     for (;;) {
       j = t.PickNext(skip);
       if (!j) return std::optional<JobRef>();
       ref = JobRef{*j, t.job_seq(*j)};
       if (!can_place) break;
-      HDRF_RETURN_IF_ERROR(impl.Writable());  // before the host reserves anything
       const PlacementQuery q{ref, t.job_name(*j), t.job_queue_path(*j),
                              std::span<const int64_t>(t.job_task(*j), t.resource_names().size())};
       bool ok;

@@ -165,7 +165,10 @@ class Engine {
   // candidates (their allocations still count in every share). nullopt when
   // every schedulable job is refused or skipped. Shares are those of the
   // state before the step; a refusal changes nothing in the engine.
-  // Cost: a normal step plus one pick per refused job.
+  // Cost: a normal step plus one pick per job refused in this call; a pick
+  // walks past the skipped jobs ahead of its choice in the leaves it visits
+  // (skipped jobs stay in the shares), so many refusals in one leaf make
+  // later steps dearer (figures in bench/README.md).
   //
   // Contract of `can_place`: it runs on the calling thread while the engine
   // holds its exclusive lock (no other event or view of this engine runs
