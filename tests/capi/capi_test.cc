@@ -724,7 +724,9 @@ TEST(CApiPlacement, StepWhereAsksTheStepChoiceFirst) {
   EXPECT_EQ(h.asked[0].substr(0, h.asked[0].find('@')), next);  // the step's own choice, refused
   EXPECT_NE(std::string(chosen), std::string(next));
   EXPECT_EQ(h.asked.back().substr(0, h.asked.back().find('@')), chosen);
-  if (std::string(next) == "sci") EXPECT_EQ(h.shapes[0], "cpu=1000,nvidia.com/gpu=1000");
+  EXPECT_EQ(std::string(next), "dev");  // all keys 0: eng before sci, dev before prod
+  EXPECT_EQ(h.asked[0], "dev@root/eng/dev");
+  EXPECT_EQ(h.shapes[0], "cpu=1000,nvidia.com/gpu=0");
   hdrf_free(next);
   hdrf_free(chosen);
   hdrf_engine_destroy(e, &err);
