@@ -138,6 +138,16 @@ int RunImport(const std::string& from, const std::string& file, const std::strin
   return 0;
 }
 
+// --shape/--cluster values: a resource list.
+CLI::Validator ShapeCheck() {
+  return CLI::Validator(
+      [](std::string& v) {
+        auto s = ParseWorkloadShape(v);
+        return s.ok() ? std::string() : s.status().message();
+      },
+      "LIST");
+}
+
 }  // namespace
 
 int CmdWorkload(int argc, char** argv) {
@@ -160,7 +170,7 @@ int CmdWorkload(int argc, char** argv) {
   gen->add_option("--max-tasks", o.max_tasks, "cap on tasks per job")->capture_default_str()->check(CLI::PositiveNumber);
   gen->add_option("--duration", duration, "task run time in seconds (a distribution)")->capture_default_str()->check(DistCheck());
   gen->add_option("--max-duration", o.max_duration, "cap on a task's run time, seconds")->capture_default_str()->check(CLI::Range(0.001, 1e9));
-  gen->add_option("--shape", shapes, "a task shape 'cpu=1,memory=4Gi[@WEIGHT]' (repeat for a mix; default: a CPU/GPU mix)");
+  gen->add_option("--shape", shapes, "a task shape 'cpu=1,memory=4Gi[@WEIGHT]' (repeat for a mix; default: a CPU/GPU mix)")->check(ShapeCheck());
   gen->add_option("--queues", o.queues, "number of leaf queues")->capture_default_str()->check(CLI::Range(1, 1000000));
   gen->add_option("--fanout", o.fanout, "children per parent queue")->capture_default_str()->check(CLI::Range(2, 1000000));
   gen->add_option("--queue-skew", o.queue_skew, "Zipf exponent of the jobs over the leaves (0 = uniform)")->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -168,7 +178,7 @@ int CmdWorkload(int argc, char** argv) {
   gen->add_option("--users", o.users, "users u0..u<N-1>")->capture_default_str()->check(CLI::Range(1, 100000000));
   gen->add_option("--out", out, "the CSV file ('-' = stdout)")->capture_default_str();
   gen->add_option("--config-out", config_out, "also write the queue tree and a cluster (SPEC §10 form)");
-  gen->add_option("--cluster", cluster, "the cluster for --config-out, 'cpu=100,memory=1Ti' (default: sized by --load)");
+  gen->add_option("--cluster", cluster, "the cluster for --config-out, 'cpu=100,memory=1Ti' (default: sized by --load)")->check(ShapeCheck());
   gen->add_option("--load", load, "default cluster: offered load / cluster = this")->capture_default_str()->check(CLI::PositiveNumber);
 
   std::string from, file, import_out, import_config;
