@@ -8,6 +8,7 @@
 //   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
 //                            a resource, every allocate fills it again
 //   BM_ScheduleLoop/jobs     Engine::Step (pick next + allocate)
+//   BM_StepWhere/jobs/refuse_pct  Engine::StepWhere, a test refusing some jobs
 //   BM_ReferenceIngest/jobs  the same events through the full-recompute
 //                            reference of tests/reference (shares recomputed
 //                            after every event)
@@ -120,19 +121,20 @@ void BM_FullUseChurn(benchmark::State& state) {
 }
 BENCHMARK(BM_FullUseChurn)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
 
-void BM_ScheduleLoop(benchmark::State& state) {
-  WorldOptions o;
-  o.jobs = state.range(0);
-  World w = MakeWorld(o, 0, /*preallocate=*/false);
+// Steps (`step` returns Engine::Step's result) until nothing can run, then
+// releases everything and starts over (`reset` runs then too).
+template <typename StepFn, typename ResetFn>
+void ScheduleLoop(benchmark::State& state, World& w, StepFn step, ResetFn reset) {
   int64_t steps = 0;
   for (auto _ : state) {
-    auto s = w.engine->Step();
+    auto s = step();
     if (!s.ok() || !s->has_value()) {
       state.PauseTiming();  // everything placed: start over
       for (const JobRef& j : w.jobs) {
         auto info = w.engine->GetJob(j);
         if (info.ok() && info->allocated > 0) (void)w.engine->Release(j, info->allocated);
       }
+      reset();
       state.ResumeTiming();
       continue;
     }
@@ -140,7 +142,32 @@ void BM_ScheduleLoop(benchmark::State& state) {
   }
   state.SetItemsProcessed(steps);
 }
+
+void BM_ScheduleLoop(benchmark::State& state) {
+  WorldOptions o;
+  o.jobs = state.range(0);
+  World w = MakeWorld(o, 0, /*preallocate=*/false);
+  ScheduleLoop(state, w, [&] { return w.engine->Step(); }, [] {});
+}
 BENCHMARK(BM_ScheduleLoop)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
+
+// Engine::StepWhere with a placement test that refuses `refuse_pct`% of the
+// jobs (by job id), with one skip set for each round of the loop (as a
+// simulator keeps one per instant): the cost of a step in fair order with a
+// host's veto, against BM_ScheduleLoop.
+void BM_StepWhere(benchmark::State& state) {
+  WorldOptions o;
+  o.jobs = state.range(0);
+  const uint64_t pct = static_cast<uint64_t>(state.range(1));
+  World w = MakeWorld(o, 0, /*preallocate=*/false);
+  PlacementSkips skips;
+  const PlacementFn test = [pct](const PlacementQuery& q) {
+    return (q.job.id * 0x9e3779b97f4a7c15ull >> 32) % 100 >= pct;
+  };
+  ScheduleLoop(state, w, [&] { return w.engine->StepWhere(test, &skips); }, [&] { skips.Clear(); });
+}
+BENCHMARK(BM_StepWhere)->ArgNames({"jobs", "refuse_pct"})->Args({100000, 0})->Args({100000, 1})
+    ->Args({100000, 10})->UseRealTime()->MinTime(1.0);
 
 // The full-recompute reference on the same events; every event is followed
 // by the share computation the incremental engine does as part of it.

@@ -45,6 +45,13 @@ bool Tree::Schedulable(JobId id) const {
   return j.state != JobState::kPending && j.allocated < j.tasks && Fits(id);
 }
 
+bool Tree::Pickable(JobId id, const SkipSet* skip) const {
+  if (!Schedulable(id)) return false;
+  if (!skip || skip->empty()) return true;
+  auto it = skip->find(id);
+  return it == skip->end() || it->second != jobs_[id].seq;
+}
+
 // The job a step would pick inside q's subtree (SPEC §5 with the tie rule of
 // docs/semantics.md §6). Schedulable jobs are never blocked, so only the
 // non-blocked heap is searched, in two passes: children in key order up to
@@ -52,13 +59,15 @@ bool Tree::Schedulable(JobId id) const {
 // kKeyEpsilon of m that comes after it in that order, in heap order (no
 // sorting: ties are common, e.g. every job without tasks has key 0), for
 // the earliest submitted job / the first queue by name.
-std::optional<JobId> Tree::PickIn(QueueId qid) const {
+// With `skip`, the jobs in it are passed over as if not schedulable, so a
+// queue whose every schedulable job is skipped has no pick (StepWhere).
+std::optional<JobId> Tree::PickIn(QueueId qid, const SkipSet* skip) const {
   const Queue& q = queues_[qid];
   const QueueView& v = QV(qid);
   HeapEntry first{0, kNone};
   if (q.children.empty()) {
     v.nb.VisitInOrder([&](const HeapEntry& e) {
-      if (!Schedulable(e.id)) return true;
+      if (!Pickable(e.id, skip)) return true;
       first = e;
       return false;
     });
@@ -66,13 +75,13 @@ std::optional<JobId> Tree::PickIn(QueueId qid) const {
     JobId best = first.id;
     v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
       if (e < first || e.id == first.id) return;  // visited by the first pass
-      if (jobs_[e.id].seq < jobs_[best].seq && Schedulable(e.id)) best = e.id;
+      if (jobs_[e.id].seq < jobs_[best].seq && Pickable(e.id, skip)) best = e.id;
     });
     return best;
   }
   JobId best_job = kNone;
   v.nb.VisitInOrder([&](const HeapEntry& e) {
-    auto j = PickIn(e.id);
+    auto j = PickIn(e.id, skip);
     if (!j) return true;
     first = e;
     best_job = *j;
@@ -83,7 +92,7 @@ std::optional<JobId> Tree::PickIn(QueueId qid) const {
   v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
     if (e < first || e.id == first.id) return;
     if (queues_[e.id].name < queues_[best].name)
-      if (auto j = PickIn(e.id)) {
+      if (auto j = PickIn(e.id, skip)) {
         best = e.id;
         best_job = *j;
       }
@@ -91,7 +100,9 @@ std::optional<JobId> Tree::PickIn(QueueId qid) const {
   return best_job;
 }
 
-std::optional<JobId> Tree::PickNext() const { return PickIn(0); }
+std::optional<JobId> Tree::PickNext() const { return PickIn(0, nullptr); }
+
+std::optional<JobId> Tree::PickNext(const SkipSet* skip) const { return PickIn(0, skip); }
 
 std::optional<JobId> Tree::Step() {
   std::optional<JobId> j = PickNext();

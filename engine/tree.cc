@@ -702,6 +702,8 @@ int64_t Tree::job_tasks(JobId j) const { return jobs_[j].tasks; }
 int64_t Tree::job_allocated(JobId j) const { return jobs_[j].allocated; }
 JobState Tree::job_state(JobId j) const { return jobs_[j].state; }
 const int64_t* Tree::job_task(JobId j) const { return &task_[size_t{j} * R_]; }
+std::string_view Tree::job_name(JobId j) const { return jobs_[j].name; }
+std::string_view Tree::job_queue_path(JobId j) const { return queues_[jobs_[j].queue].path; }
 size_t Tree::job_id_limit() const { return jobs_.size(); }
 
 std::vector<QueueSpec> Tree::QueueSpecs() const {

@@ -95,6 +95,14 @@ class Tree {
 
   // ---- scheduling (SPEC §5) ----
   std::optional<JobId> PickNext() const;
+  // Jobs a step passes over (Engine::StepWhere): JobId -> submission
+  // sequence number; an entry counts only for the live job with that number
+  // (ids are reused after a removal).
+  using SkipSet = std::unordered_map<JobId, uint64_t>;
+  // The job a step would pick if the jobs in `skip` were not candidates:
+  // the order of §5 with them left out (their allocations still count in
+  // every share and blocked flag). Null `skip` = PickNext().
+  std::optional<JobId> PickNext(const SkipSet* skip) const;
   std::optional<JobId> Step();
   int64_t Fill();
   // The leaf a job submitted to `queue` would be placed in (admission).
@@ -150,6 +158,8 @@ class Tree {
   int64_t job_allocated(JobId j) const;
   JobState job_state(JobId j) const;
   const int64_t* job_task(JobId j) const;  // R amounts
+  std::string_view job_name(JobId j) const;
+  std::string_view job_queue_path(JobId j) const;  // its leaf
   // One past the largest JobId in use.
   size_t job_id_limit() const;
   // Restores the next submission sequence number.
@@ -281,7 +291,9 @@ class Tree {
   // schedule.cc
   bool Fits(JobId j) const;
   bool Schedulable(JobId j) const;
-  std::optional<JobId> PickIn(QueueId q) const;
+  // Schedulable and not in `skip` (null: Schedulable).
+  bool Pickable(JobId j, const SkipSet* skip) const;
+  std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
   void AdmitPending();
   bool GateAdmits(JobId j) const;
   void SetJobState(JobId j, JobState s, Scratch& sc);

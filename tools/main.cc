@@ -25,6 +25,8 @@ const char kUsage[] =
     "                           run a workload on a virtual clock (SPEC §13)\n"
     "  standby --db DIR         follow a store, take over when its writer dies\n"
     "  demo                     generate, replay, crash and recover (README)\n"
+    "  workload gen ...         write a synthetic workload for simulate (SPEC §13)\n"
+    "  workload import ...      convert a Volcano simulator event file to a workload\n"
     "\n"
     "hdrf COMMAND --help shows the flags of a command.\n";
 
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   if (cmd == "explain") return CmdExplain(argc, argv);
   if (cmd == "simulate") return CmdSimulate(argc, argv);
   if (cmd == "standby") return CmdStandby(argc, argv);
+  if (cmd == "workload") return CmdWorkload(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <shared_mutex>  // std::shared_lock
 #include <string>
@@ -269,6 +270,19 @@ Status Timed(const Use& u, F&& event) {
     u.latency().Observe(static_cast<uint64_t>(ns < 0 ? 0 : ns));
   }
   return s;
+}
+
+// The outputs of hdrf_step and hdrf_step_where.
+Status StepResult(const Use& u, const std::optional<hdrf::JobRef>& ref, int* stepped,
+                  char** job_name) {
+  if (stepped) *stepped = ref.has_value() ? 1 : 0;
+  if (ref && job_name) {
+    auto info = u.engine().GetJob(*ref);
+    char* name = CopyString(info.ok() ? info->name : std::string());
+    if (!name) return Status::Internal("out of memory (the step was made)");
+    *job_name = name;
+  }
+  return Status::Ok();
 }
 
 Status MakeHandle(std::unique_ptr<hdrf::Engine> engine, hdrf_engine_t** out) {
@@ -761,14 +775,7 @@ hdrf_code hdrf_step(hdrf_engine_t* engine, int* stepped, char** job_name, char**
       HDRF_ASSIGN_OR_RETURN(ref, u.engine().Step());
       return Status::Ok();
     }));
-    if (stepped) *stepped = ref.has_value() ? 1 : 0;
-    if (ref && job_name) {
-      auto info = u.engine().GetJob(*ref);
-      char* name = CopyString(info.ok() ? info->name : std::string());
-      if (!name) return Status::Internal("out of memory (the step was made)");
-      *job_name = name;
-    }
-    return Status::Ok();
+    return StepResult(u, ref, stepped, job_name);
   });
 }
 
@@ -794,6 +801,74 @@ hdrf_code hdrf_pick_next(hdrf_engine_t* engine, char** job_name, char** errptr) 
       *job_name = CopyString(next->name);
       if (!*job_name) return Status::Internal("out of memory");
     }
+    return Status::Ok();
+  });
+}
+
+// ---- host placement ----
+
+struct hdrf_skips {
+  hdrf::PlacementSkips set;
+};
+
+hdrf_skips_t* hdrf_skips_create(void) { return new (std::nothrow) hdrf_skips; }
+void hdrf_skips_destroy(hdrf_skips_t* skips) { delete skips; }
+void hdrf_skips_clear(hdrf_skips_t* skips) {
+  if (skips) skips->set.Clear();
+}
+size_t hdrf_skips_size(const hdrf_skips_t* skips) { return skips ? skips->set.size() : 0; }
+
+namespace {
+
+// The C test as an hdrf::PlacementFn; resource names are read once.
+class CPlacement {
+ public:
+  CPlacement(hdrf::Engine& engine, hdrf_placement_fn fn, void* user)
+      : names_(engine.ResourceNames()) {
+    for (const auto& n : names_) ptrs_.push_back(n.c_str());
+    fn_ = [this, fn, user](const hdrf::PlacementQuery& q) {
+      const std::string name(q.name), queue(q.queue);
+      return fn(user, name.c_str(), queue.c_str(), ptrs_.data(), q.task.data(), q.task.size()) != 0;
+    };
+  }
+  CPlacement(const CPlacement&) = delete;
+  CPlacement& operator=(const CPlacement&) = delete;
+  const hdrf::PlacementFn& fn() const { return fn_; }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<const char*> ptrs_;
+  hdrf::PlacementFn fn_;
+};
+
+}  // namespace
+
+hdrf_code hdrf_step_where(hdrf_engine_t* engine, hdrf_placement_fn can_place, void* user,
+                          hdrf_skips_t* skips, int* stepped, char** job_name, char** errptr) {
+  SetNull(job_name);
+  return Guard(errptr, [&]() -> Status {
+    Use u(engine, true);
+    HDRF_RETURN_IF_ERROR(u.status());
+    if (!can_place) return NullArg("can_place");
+    const CPlacement test(u.engine(), can_place, user);
+    std::optional<hdrf::JobRef> ref;
+    HDRF_RETURN_IF_ERROR(Timed(u, [&]() -> Status {
+      HDRF_ASSIGN_OR_RETURN(ref, u.engine().StepWhere(test.fn(), skips ? &skips->set : nullptr));
+      return Status::Ok();
+    }));
+    return StepResult(u, ref, stepped, job_name);
+  });
+}
+
+hdrf_code hdrf_fill_where(hdrf_engine_t* engine, hdrf_placement_fn can_place, void* user,
+                          hdrf_skips_t* skips, int64_t* steps, char** errptr) {
+  return Guard(errptr, [&]() -> Status {
+    Use u(engine, true);
+    HDRF_RETURN_IF_ERROR(u.status());
+    if (!can_place) return NullArg("can_place");
+    const CPlacement test(u.engine(), can_place, user);
+    HDRF_ASSIGN_OR_RETURN(int64_t n, u.engine().FillWhere(test.fn(), skips ? &skips->set : nullptr));
+    if (steps) *steps = n;
     return Status::Ok();
   });
 }

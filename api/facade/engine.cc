@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <shared_mutex>
+#include <span>
 
 #include "api/facade/engine_impl.h"
 #include "api/facade/event_log.h"
@@ -309,29 +311,56 @@ Status Engine::SetCapacity(const ResourceAmounts& cluster) {
 
 Status Engine::Apply(const Event& e) { return ApplyAndWait(*impl_, e, nullptr); }
 
-StatusOr<std::optional<JobRef>> Engine::Step() {
-  EventTimer timer(*impl_);
+namespace {
+
+// One step (SPEC §5): with `can_place`, the first job in step order that it
+// accepts; the ones it refuses go into `skip` (Engine::StepWhere).
+StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* can_place,
+                                         engine::Tree::SkipSet* skip) {
+  EventTimer timer(impl);
   uint64_t seq;
   JobRef ref;
   {
-    Exclusive lock(*impl_);
-    if (!impl_->follows.empty()) return impl_->Writable();
-    std::optional<JobId> j = impl_->tree->PickNext();
-    if (!j) return std::optional<JobRef>();
-    ref = JobRef{*j, impl_->tree->job_seq(*j)};
-    HDRF_RETURN_IF_ERROR(impl_->Writable());
-    HDRF_RETURN_IF_ERROR(impl_->tree->Allocate(*j, 1));
-    if (impl_->log) {
+    Exclusive lock(impl);
+    if (!impl.follows.empty()) return impl.Writable();  // a follower picks nothing
+    engine::Tree& t = *impl.tree;
+    if (can_place) HDRF_RETURN_IF_ERROR(impl.Writable());  // before the host reserves anything
+    std::optional<JobId> j;
+    for (;;) {
+      j = t.PickNext(skip);
+      if (!j) return std::optional<JobRef>();
+      ref = JobRef{*j, t.job_seq(*j)};
+      if (!can_place) break;
+      const PlacementQuery q{ref, t.job_name(*j), t.job_queue_path(*j),
+                             std::span<const int64_t>(t.job_task(*j), t.resource_names().size())};
+      bool ok;
+      try {
+        ok = (*can_place)(q);
+      } catch (const std::exception& e) {
+        return Status::Internal(std::string("placement test threw: ") + e.what());
+      } catch (...) {
+        return Status::Internal("placement test threw");
+      }
+      if (ok) break;
+      (*skip)[*j] = ref.seq;
+    }
+    HDRF_RETURN_IF_ERROR(impl.Writable());
+    HDRF_RETURN_IF_ERROR(t.Allocate(*j, 1));
+    if (impl.log) {
       const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
-      seq = impl_->RecordLocked(&e);
+      seq = impl.RecordLocked(&e);
     } else {
-      seq = impl_->RecordLocked(nullptr);
+      seq = impl.RecordLocked(nullptr);
     }
   }
-  if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
+  if (impl.log) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));
   (void)timer.Done(Status::Ok());
   return std::optional<JobRef>(ref);
 }
+
+}  // namespace
+
+StatusOr<std::optional<JobRef>> Engine::Step() { return StepWith(*impl_, nullptr, nullptr); }
 
 StatusOr<int64_t> Engine::Fill() {
   int64_t steps = 0;
@@ -342,6 +371,32 @@ StatusOr<int64_t> Engine::Fill() {
     ++steps;
   }
 }
+
+StatusOr<std::optional<JobRef>> Engine::StepWhere(const PlacementFn& can_place,
+                                                  PlacementSkips* skips) {
+  if (!can_place) return Status::InvalidArgument("StepWhere: the placement test is empty");
+  PlacementSkips local;
+  return StepWith(*impl_, &can_place, &(skips ? skips : &local)->jobs_);
+}
+
+StatusOr<int64_t> Engine::FillWhere(const PlacementFn& can_place, PlacementSkips* skips) {
+  PlacementSkips local;
+  if (!skips) skips = &local;
+  int64_t steps = 0;
+  for (;;) {
+    auto s = StepWhere(can_place, skips);
+    if (!s.ok()) return s.status();
+    if (!s->has_value()) return steps;
+    ++steps;
+  }
+}
+
+bool PlacementSkips::Contains(JobRef job) const {
+  auto it = jobs_.find(job.id);
+  return it != jobs_.end() && it->second == job.seq;
+}
+
+void PlacementSkips::Add(JobRef job) { jobs_[job.id] = job.seq; }
 
 std::optional<JobInfo> Engine::PickNext() const {
   Exclusive lock(*impl_);

@@ -282,6 +282,43 @@ HDRF_EXPORT hdrf_code hdrf_fill(hdrf_engine_t* engine, int64_t* steps, char** er
    name (malloc'd) or NULL when none could run. */
 HDRF_EXPORT hdrf_code hdrf_pick_next(hdrf_engine_t* engine, char** job_name, char** errptr);
 
+/* ---- host placement: fair order with a host's veto --------------------- */
+
+/* A host's placement test (node affinity, GPU type, fragmentation): return
+   nonzero when one more task of the job can be placed now. `task` holds one
+   task's amounts (canonical units) for the resources named in `resources`,
+   `n_resources` of each, in the engine's resource order. Every pointer is
+   valid only during the call. It runs on the calling thread while the
+   engine holds its exclusive lock: it must not call any hdrf_* function on
+   the same engine (that would deadlock), and it should be quick. */
+typedef int (*hdrf_placement_fn)(void* user, const char* job_name, const char* queue_path,
+                                 const char* const* resources, const int64_t* task,
+                                 size_t n_resources);
+
+/* The jobs a placement test refused (hdrf::PlacementSkips): pass the same
+   set to several calls to skip them without asking again, e.g. for one
+   instant of a simulation; clear it when refusals may have become stale.
+   Not thread-safe: one thread uses a set at a time. */
+typedef struct hdrf_skips hdrf_skips_t;
+HDRF_EXPORT hdrf_skips_t* hdrf_skips_create(void); /* NULL when out of memory */
+HDRF_EXPORT void hdrf_skips_destroy(hdrf_skips_t* skips); /* NULL is ignored */
+HDRF_EXPORT void hdrf_skips_clear(hdrf_skips_t* skips);
+HDRF_EXPORT size_t hdrf_skips_size(const hdrf_skips_t* skips);
+
+/* One step in fair order that skips the jobs `can_place` refuses
+   (Engine::StepWhere): candidates are asked in the order a step would
+   choose them until one is accepted; that job gets one task. Refused jobs
+   are added to `skips` (NULL: a set for this call only). *stepped and
+   *job_name as in hdrf_step. */
+HDRF_EXPORT hdrf_code hdrf_step_where(hdrf_engine_t* engine, hdrf_placement_fn can_place,
+                                      void* user, hdrf_skips_t* skips, int* stepped,
+                                      char** job_name, char** errptr);
+/* hdrf_step_where until none is possible, one skip set for the whole fill
+   (NULL: one for this call); *steps (optional) receives their number. */
+HDRF_EXPORT hdrf_code hdrf_fill_where(hdrf_engine_t* engine, hdrf_placement_fn can_place,
+                                      void* user, hdrf_skips_t* skips, int64_t* steps,
+                                      char** errptr);
+
 /* ---- views ------------------------------------------------------------- */
 
 typedef struct hdrf_job_info {

@@ -21,10 +21,13 @@
 #define HDRF_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "hdrf/latency_histogram.h"
@@ -109,6 +112,39 @@ struct JobRef {
   uint64_t seq = 0;  // the job's submission sequence number
 };
 
+// ---- host placement (Engine::StepWhere) ----
+// What a host's placement test is asked: may one more task of `job` be
+// placed now? The views point into the engine and are valid only during
+// the call.
+struct PlacementQuery {
+  JobRef job;
+  std::string_view name;          // the job's name
+  std::string_view queue;         // the path of its leaf queue
+  std::span<const int64_t> task;  // one task: ResourceNames() order, SPEC §2 units
+};
+// true: the host can place the task (StepWhere then allocates it).
+using PlacementFn = std::function<bool(const PlacementQuery& query)>;
+
+// The jobs a placement test refused. StepWhere and FillWhere add every job
+// they see refused and pass over the jobs in the set without asking again.
+// Keep one set across calls for as long as the host's refusals stay valid
+// (e.g. one instant of a simulation, where placing tasks only fills nodes)
+// and Clear() it when they may not (tasks ended, nodes freed). An entry
+// names one job (id and submission number): a removed job's entry matches
+// no later job. Not thread-safe: one thread uses a set at a time.
+class PlacementSkips {
+ public:
+  bool Contains(JobRef job) const;
+  void Add(JobRef job);  // a host may also add jobs it knows cannot be placed
+  size_t size() const { return jobs_.size(); }
+  bool empty() const { return jobs_.empty(); }
+  void Clear() { jobs_.clear(); }
+
+ private:
+  friend class Engine;
+  std::unordered_map<JobId, uint64_t> jobs_;  // JobId -> submission sequence number
+};
+
 class Engine {
  public:
   // A new engine over `cluster` and `queues` (SPEC §3 rules). With
@@ -188,6 +224,38 @@ class Engine {
   StatusOr<int64_t> Fill();
   // The job a step would pick, without allocating.
   std::optional<JobInfo> PickNext() const;
+
+  // ---- host placement: fair order with a host's veto ----
+  // A step that also asks the host: candidates are taken in the order a
+  // step would choose them (SPEC §5: the first schedulable job; were it not
+  // a candidate, the next one; ...) and `can_place` is called on each in
+  // turn until one is accepted; that job gets one task and is returned.
+  // Every refused job is added to `skips` (a set local to the call when
+  // null) and, like the jobs already in it, is passed over: the job chosen
+  // is the one a step picks on the same state with those jobs not
+  // candidates (their allocations still count in every share). nullopt when
+  // every schedulable job is refused or skipped. Shares are those of the
+  // state before the step; a refusal changes nothing in the engine.
+  // Cost: a normal step plus one pick per job refused in this call; a pick
+  // walks past the skipped jobs ahead of its choice in the leaves it visits
+  // (skipped jobs stay in the shares), so many refusals in one leaf make
+  // later steps dearer (figures in bench/README.md).
+  //
+  // Contract of `can_place`: it runs on the calling thread while the engine
+  // holds its exclusive lock (no other event or view of this engine runs
+  // meanwhile, so it sees the engine as of the step); it must not call this
+  // engine (the lock is not re-entrant: it would deadlock); it should be
+  // quick (other threads wait); it must not throw (an exception is returned
+  // as an Internal error, nothing allocated). When it returns true the task
+  // is allocated before the call returns, unless the store fails (an error
+  // is returned): a host that reserves room inside can_place (e.g. picks a
+  // node) commits that reservation for the returned job.
+  StatusOr<std::optional<JobRef>> StepWhere(const PlacementFn& can_place,
+                                            PlacementSkips* skips = nullptr);
+  // StepWhere until none is possible, with one skip set for the whole fill
+  // (a job refused once is not asked again in this fill); returns the
+  // number of steps. Each step is an event of its own, as in Fill().
+  StatusOr<int64_t> FillWhere(const PlacementFn& can_place, PlacementSkips* skips = nullptr);
 
   // ---- decisions (SPEC §5, §8) ----
   // Queue order of two leaf queues: <0 a first, 0 equal, >0 b first.

@@ -691,4 +691,82 @@ TEST(CApi, Persistence) {
   (void)std::system(("rm -rf '" + std::string(tmpl) + "'").c_str());
 }
 
+// ---- host placement: hdrf_step_where, hdrf_fill_where, hdrf_skips_* ----
+
+struct Host {
+  std::string refuse;               // job name refused
+  std::vector<std::string> asked;   // "name@queue"
+  std::vector<std::string> shapes;  // "cpu=..,nvidia.com/gpu=.."
+};
+
+int Place(void* user, const char* job, const char* queue, const char* const* resources,
+          const int64_t* task, size_t n) {
+  Host* h = static_cast<Host*>(user);
+  h->asked.push_back(std::string(job) + "@" + queue);
+  std::string shape;
+  for (size_t i = 0; i < n; ++i) shape += std::string(i ? "," : "") + resources[i] + "=" + std::to_string(task[i]);
+  h->shapes.push_back(shape);
+  return h->refuse != job;
+}
+
+TEST(CApiPlacement, StepWhereAsksTheStepChoiceFirst) {
+  Err err;
+  hdrf_engine_t* e = WorkedExample(err);
+  char* next = nullptr;
+  ASSERT_EQ(hdrf_pick_next(e, &next, &err), HDRF_OK);
+  Host h;
+  h.refuse = next;
+  int stepped = 0;
+  char* chosen = nullptr;
+  ASSERT_EQ(hdrf_step_where(e, Place, &h, nullptr, &stepped, &chosen, &err), HDRF_OK) << err.str();
+  EXPECT_EQ(stepped, 1);
+  ASSERT_GE(h.asked.size(), 2u);
+  EXPECT_EQ(h.asked[0].substr(0, h.asked[0].find('@')), next);  // the step's own choice, refused
+  EXPECT_NE(std::string(chosen), std::string(next));
+  EXPECT_EQ(h.asked.back().substr(0, h.asked.back().find('@')), chosen);
+  EXPECT_EQ(std::string(next), "dev");  // all keys 0: eng before sci, dev before prod
+  EXPECT_EQ(h.asked[0], "dev@root/eng/dev");
+  EXPECT_EQ(h.shapes[0], "cpu=1000,nvidia.com/gpu=0");
+  hdrf_free(next);
+  hdrf_free(chosen);
+  hdrf_engine_destroy(e, &err);
+}
+
+TEST(CApiPlacement, FillWhereWithAPersistentSkipSet) {
+  Err err;
+  hdrf_engine_t* e = WorkedExample(err);
+  hdrf_skips_t* skips = hdrf_skips_create();
+  ASSERT_NE(skips, nullptr);
+  Host h;
+  h.refuse = "sci";
+  int64_t steps = -1;
+  ASSERT_EQ(hdrf_fill_where(e, Place, &h, skips, &steps, &err), HDRF_OK) << err.str();
+  // Without sci, dev and prod take the whole cluster.
+  EXPECT_EQ(steps, 20);
+  EXPECT_EQ(Allocated(e, "sci"), 0);
+  EXPECT_EQ(Allocated(e, "dev"), 10);
+  EXPECT_EQ(Allocated(e, "prod"), 10);
+  EXPECT_EQ(hdrf_skips_size(skips), 1u);
+  int sci_asked = 0;
+  for (auto& a : h.asked) sci_asked += a == "sci@root/sci";
+  EXPECT_EQ(sci_asked, 1);  // asked once, then skipped for the whole fill
+  hdrf_skips_clear(skips);
+  EXPECT_EQ(hdrf_skips_size(skips), 0u);
+  hdrf_skips_destroy(skips);
+  hdrf_skips_destroy(nullptr);
+  hdrf_engine_destroy(e, &err);
+}
+
+TEST(CApiPlacement, BadInput) {
+  Err err;
+  hdrf_engine_t* e = WorkedExample(err);
+  int stepped = -1;
+  EXPECT_EQ(hdrf_step_where(e, nullptr, nullptr, nullptr, &stepped, nullptr, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_NE(err.str().find("can_place"), std::string::npos);
+  EXPECT_EQ(stepped, -1);
+  EXPECT_EQ(hdrf_fill_where(nullptr, Place, nullptr, nullptr, nullptr, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(Allocated(e, "sci") + Allocated(e, "dev") + Allocated(e, "prod"), 0);
+  hdrf_engine_destroy(e, &err);
+}
+
 }  // namespace

@@ -300,9 +300,10 @@ class View {
 
   const NodeValue& QueueValue(const std::string& q) const { return queue_value_.at(q); }
 
-  bool SubtreeHasSchedulable(const std::string& q) const {
+  // Jobs named in `excluded` count as not schedulable (PickNext(excluded)).
+  bool SubtreeHasSchedulable(const std::string& q, const std::set<std::string>& excluded = {}) const {
     for (const auto& j : m_.jobs)
-      if (InSubtree(j.queue, q) && JobSchedulable(j)) return true;
+      if (InSubtree(j.queue, q) && JobSchedulable(j) && !excluded.count(j.name)) return true;
     return false;
   }
 
@@ -1010,17 +1011,19 @@ Status ReferenceModel::SetCapacity(const ResourceAmounts& cluster) {
   return Status::Ok();
 }
 
-std::optional<std::string> ReferenceModel::PickNext() const {
+std::optional<std::string> ReferenceModel::PickNext() const { return PickNext({}); }
+
+std::optional<std::string> ReferenceModel::PickNext(const std::set<std::string>& excluded) const {
   const Model& m = s_->m;
   const View v(m);
   std::string q = detail::kRoot;
-  if (!v.SubtreeHasSchedulable(q)) return std::nullopt;
+  if (!v.SubtreeHasSchedulable(q, excluded)) return std::nullopt;
   // 1. Descend from root by the smallest key among the children that have a
   //    schedulable job in their subtree.
   while (!m.IsLeaf(q)) {
     std::vector<std::string> cands;
     for (const auto& c : m.ChildQueues(q))
-      if (v.SubtreeHasSchedulable(c)) cands.push_back(c);
+      if (v.SubtreeHasSchedulable(c, excluded)) cands.push_back(c);
     auto pick = detail::PickMin(
         cands, [&](const std::string& c) { return v.QueueValue(c).key; },
         [](const std::string& a, const std::string& b) { return detail::NameOf(a) < detail::NameOf(b); });
@@ -1031,7 +1034,8 @@ std::optional<std::string> ReferenceModel::PickNext() const {
   //    earlier submitted (candidates are in submission order).
   std::vector<size_t> cands;
   for (size_t i = 0; i < m.jobs.size(); ++i)
-    if (m.jobs[i].queue == q && v.JobSchedulable(m.jobs[i])) cands.push_back(i);
+    if (m.jobs[i].queue == q && v.JobSchedulable(m.jobs[i]) && !excluded.count(m.jobs[i].name))
+      cands.push_back(i);
   auto pick = detail::PickMin(
       cands, [&](size_t i) { return v.JobValue(m.jobs[i]).key; },
       [](size_t a, size_t b) { return a < b; });

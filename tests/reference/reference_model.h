@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,9 @@ class ReferenceModel {
   // ---- scheduling (§5) ----
   // The job one step would allocate a task to, or nullopt when none can.
   std::optional<std::string> PickNext() const;
+  // The same with the jobs named in `excluded` not candidates (a host's
+  // placement test refused them): their allocations still count.
+  std::optional<std::string> PickNext(const std::set<std::string>& excluded) const;
   // One step; returns the job name, or nullopt when nothing is schedulable.
   std::optional<std::string> Step();
   // Repeats Step until none is possible; returns the number of steps.

@@ -540,4 +540,34 @@ TEST_F(Cli, QueuesWatchRefreshesAndStopsOnCtrlC) {
   }
 }
 
+// hdrf workload gen / import: determinism, the config it writes, exit codes,
+// and nothing written on an error.
+TEST_F(Cli, WorkloadGenAndImport) {
+  const std::string gen = "workload gen --jobs 2000 --queues 5 --tasks pareto:1.5,1 --out " + dir_;
+  ASSERT_EQ(Run(gen + "/w1.csv --seed 3 --config-out " + dir_ + "/w.yaml").code, 0);
+  ASSERT_EQ(Run(gen + "/w2.csv --seed 3").code, 0);
+  ASSERT_EQ(Run(gen + "/w3.csv --seed 4").code, 0);
+  EXPECT_EQ(Slurp(dir_ + "/w1.csv"), Slurp(dir_ + "/w2.csv"));
+  EXPECT_NE(Slurp(dir_ + "/w1.csv"), Slurp(dir_ + "/w3.csv"));
+  EXPECT_THAT(Slurp(dir_ + "/w1.csv"), StartsWith("name,queue,arrival,duration,user,tasks,weight,cpu,memory,nvidia.com/gpu\n"));
+  Result q = Run("queues --config " + dir_ + "/w.yaml");
+  EXPECT_EQ(q.code, 0) << q.err;
+  EXPECT_THAT(q.out, HasSubstr("q1-0"));
+  for (const auto& [args, code] : std::vector<std::pair<std::string, int>>{
+           {"workload gen --tasks normal:1,2", 2}, {"workload gen --bogus", 2}, {"workload", 2},
+           {"workload gen --shape cpus=1 --out " + dir_ + "/bad_workload.csv", 2},
+           {"workload gen --out /nonexistent-dir/w.csv", 1},
+           {"workload import --from kueue x --out " + dir_ + "/bad_workload.csv", 2},
+           {"workload import --from volcano " + dir_ + "/none.json --out " + dir_ + "/bad_workload.csv", 1}}) {
+    Result r = Run(args);
+    EXPECT_EQ(r.code, code) << args << ": " << r.err;
+  }
+  std::ofstream(dir_ + "/ev.json") << "[\n{\"type\": \"PodCreated\", \"timestamp\": \"soon\", \"groupName\": \"a\"}]\n";
+  Result bad = Run("workload import --from volcano " + dir_ + "/ev.json --out " + dir_ + "/bad_workload.csv");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, HasSubstr(dir_ + "/ev.json:2: event 1: timestamp: 'soon'"));
+  EXPECT_EQ(Slurp(dir_ + "/bad_workload.csv"), "");  // nothing written
+  EXPECT_NE(::access((dir_ + "/bad_workload.csv").c_str(), F_OK), 0);
+}
+
 }  // namespace
