@@ -223,12 +223,11 @@ int CmdDemo(int argc, char** argv) {
 
   std::fflush(stdout);
   // 6. The recovered tree, two levels.
-  std::vector<QueueInfo> top;
-  for (QueueInfo& q : (*rec)->Queues())
-    if (q.depth <= 1) top.push_back(std::move(q));
+  TreeSnapshot tree = TakeTreeSnapshot(**rec);
+  std::erase_if(tree.queues, [](const QueueInfo& q) { return q.depth > 1; });
   std::printf("[6/6] the recovered tree (root and its %zu children; hdrf queues --db %s shows all):\n",
-              top.size() - 1, store.c_str());
-  std::fputs(FormatTree(top, (*rec)->ResourceNames()).c_str(), stdout);
+              tree.queues.size() - 1, store.c_str());
+  std::fputs(FormatTree(tree).c_str(), stdout);
   std::printf("\nsummary: %" PRIu64 " events durable at %.0f events/s (sync), recovery %.2f s, digest %s\n", acked,
               static_cast<double>(acked) / replay_secs, recover_secs, match && all_acked ? "matches" : "DIFFERS");
   return match && all_acked ? 0 : 1;

@@ -48,7 +48,7 @@ StatusOr<std::string> Render(const WatchOptions& o, std::string* head) {
     *head = "last_seq " + std::to_string(eng.last_seq()) + ", " + std::to_string(eng.queue_count()) + " queues, " +
             std::to_string(eng.job_count()) + " jobs";
     if (o.metrics) return MetricsText(eng, MetricsOptions{});
-    return FormatTree(eng.Queues(), eng.ResourceNames(), TreeViewOptions{});
+    return FormatTree(TakeTreeSnapshot(eng), o.view);
   }
   return last;
 }
