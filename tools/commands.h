@@ -13,6 +13,7 @@ int CmdReplay(int argc, char** argv);   // hdrf replay --trace FILE ...
 int CmdRecover(int argc, char** argv);  // hdrf recover --db DIR
 int CmdDemo(int argc, char** argv);     // hdrf demo (README command one)
 int CmdExplain(int argc, char** argv);  // hdrf explain --job NAME ...
+int CmdServe(int argc, char** argv);    // hdrf serve --db DIR (cmd_serve.cc)
 
 }  // namespace hdrf::tools
 

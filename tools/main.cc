@@ -21,6 +21,7 @@ const char kUsage[] =
     "  replay --from-db DIR     replay a store's own log as a load test\n"
     "  recover --db DIR         rebuild the state from a store\n"
     "  explain --job NAME ...   why a job is or is not the next to run\n"
+    "  serve --db DIR           /metrics, JSON and a live web page of a store\n"
     "  demo                     generate, replay, crash and recover (README)\n"
     "\n"
     "hdrf COMMAND --help shows the flags of a command.\n";
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   if (cmd == "recover") return CmdRecover(argc, argv);
   if (cmd == "demo") return CmdDemo(argc, argv);
   if (cmd == "explain") return CmdExplain(argc, argv);
+  if (cmd == "serve") return CmdServe(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -1,0 +1,162 @@
+// hdrf serve --db DIR [--listen 127.0.0.1:9464]: Prometheus /metrics, the
+// tree and Explain as JSON, and a live web page of the tree (docs/tools.md).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/commands.h"
+#include "tools/serve_http.h"
+#include "tools/serve_source.h"
+#include "tools/serve_state.h"
+
+namespace hdrf::tools {
+namespace {
+
+const char kDescription[] =
+    "Serves the store at DIR over HTTP while it lives: Prometheus text metrics at\n"
+    "/metrics (docs/metrics.md), the queue tree as JSON at /api/queues, the\n"
+    "top-level queues' shares over time at /api/history, why a job is or is not\n"
+    "next at /api/jobs/NAME/explain, and at / a page that shows the tree live.\n"
+    "Prints \"listening on http://HOST:PORT/\" on stdout once it accepts\n"
+    "connections. Ctrl-C or SIGTERM stops it (exit 0).";
+
+struct Flags {
+  std::string db;
+  std::string listen = "127.0.0.1:9464";
+  double refresh = 1;
+  size_t history = 600;
+};
+
+// Stops `server` on SIGINT or SIGTERM (blocked in every thread, taken here
+// with sigtimedwait) and wakes the refresher; returns once `done` is set.
+void WaitForSignals(httplib::Server& server, std::atomic<bool>& stopping, std::atomic<bool>& done,
+                    std::condition_variable& wake) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  const timespec tick{0, 50 * 1000 * 1000};
+  while (!done.load()) {
+    if (!stopping.load() && sigtimedwait(&set, nullptr, &tick) > 0) {
+      stopping.store(true);
+      wake.notify_all();
+    }
+    // The server may not be listening yet when the signal comes: stop it
+    // until listen returns.
+    if (stopping.load()) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+}
+
+std::string UrlHost(const ListenAddress& a) {
+  return a.host.find(':') != std::string::npos ? "[" + a.host + "]" : a.host;
+}
+
+}  // namespace
+
+int CmdServe(int argc, char** argv) {
+  CLI::App app(kDescription, "hdrf serve");
+  Flags f;
+  app.add_option("--db", f.db, "the store (written by an engine with a db_path, e.g. hdrf replay --db)")
+      ->required();
+  app.add_option("--listen", f.listen, "HOST:PORT to listen on; port 0 takes a free one")
+      ->capture_default_str();
+  app.add_option("--refresh", f.refresh, "seconds between refreshes and history samples")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+  app.add_option("--history", f.history, "history samples kept per top-level queue")
+      ->check(CLI::Range(size_t{2}, size_t{100000}))
+      ->capture_default_str();
+  try {
+    app.parse(argc - 1, argv + 1);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "hdrf serve: %s\n", e.what());
+    return 2;
+  }
+  auto listen = ParseListen(f.listen);
+  if (!listen.ok()) {
+    std::fprintf(stderr, "hdrf serve: %s\n", listen.status().message().c_str());
+    return 2;
+  }
+  // SIGINT and SIGTERM go to WaitForSignals only: block them before any
+  // thread starts (threads inherit the mask).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto source = ServeSource::Open(f.db);
+  if (!source.ok()) {
+    std::fprintf(stderr, "hdrf serve: %s\n", source.status().message().c_str());
+    return 1;
+  }
+  ServeState state(std::move(source).value(), f.db, f.history);
+  state.Tick();
+
+  httplib::Server server;
+  InstallRoutes(server, state);
+  server.set_keep_alive_timeout(1);  // a stop waits at most this for idle connections
+  int port = listen->port;
+  errno = 0;
+  const bool bound = port == 0 ? (port = server.bind_to_any_port(listen->host)) > 0
+                               : server.bind_to_port(listen->host, port);
+  if (!bound) {
+    std::fprintf(stderr, "hdrf serve: cannot listen on %s: %s\n", f.listen.c_str(),
+                 errno ? std::strerror(errno) : "bind failed");
+    return 1;
+  }
+  if (!listen->loopback)
+    std::fprintf(stderr,
+                 "hdrf serve: listening on %s, not a loopback address: whoever reaches it sees the tree and "
+                 "job names\n",
+                 f.listen.c_str());
+  std::printf("listening on http://%s:%d/\n", UrlHost(*listen).c_str(), port);
+  std::fflush(stdout);
+
+  std::atomic<bool> stopping{false}, done{false};
+  std::mutex mu;
+  std::condition_variable wake;
+  std::thread refresher([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping.load()) {
+      wake.wait_for(lock, std::chrono::duration<double>(f.refresh), [&] { return stopping.load(); });
+      if (stopping.load()) break;
+      lock.unlock();
+      state.Tick();
+      lock.lock();
+    }
+  });
+  std::thread signals([&] { WaitForSignals(server, stopping, done, wake); });
+  const bool listened = server.listen_after_bind();
+  done.store(true);
+  stopping.store(true);
+  wake.notify_all();
+  signals.join();
+  refresher.join();
+  if (!listened) {
+    std::fprintf(stderr, "hdrf serve: the listening socket failed\n");
+    return 1;
+  }
+  std::fprintf(stderr, "hdrf serve: stopped\n");
+  return 0;
+}
+
+}  // namespace hdrf::tools
