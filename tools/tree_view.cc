@@ -57,8 +57,12 @@ std::vector<std::string> ResourceHeads(const std::vector<std::string>& res) {
 }
 
 std::vector<Column> Columns(const TreeSnapshot& t, const TreeViewOptions& o) {
-  std::vector<Column> cols = {{"Name", false}, {"Weight"}, {"State", false}, {"Inqueue"},
-                              {"Pending"},     {"Running"}, {"Unknown"}};
+  // Unknown jobs are rare (a recovered job whose queue is gone): the
+  // column shows when there are some, or with `wide`.
+  bool unknown = o.wide;
+  for (const QueueInfo& q : t.queues) unknown |= q.jobs_by_state[static_cast<int>(JobState::kUnknown)] > 0;
+  std::vector<Column> cols = {{"Name", false}, {"Weight"}, {"State", false}, {"Inqueue"}, {"Pending"}, {"Running"}};
+  if (unknown) cols.push_back({"Unknown"});
   const std::vector<std::string> heads = ResourceHeads(t.resources);
   for (const auto& h : heads) cols.push_back({h, true, {}, true});
   const bool usage = !t.total.empty();
@@ -71,6 +75,7 @@ std::vector<Column> Columns(const TreeSnapshot& t, const TreeViewOptions& o) {
   }
   static constexpr JobState kStates[] = {JobState::kInqueue, JobState::kPending, JobState::kRunning,
                                          JobState::kUnknown};
+  const size_t states = unknown ? 4 : 3;
   for (const QueueInfo& q : t.queues) {
     size_t c = 0;
     char w[32];
@@ -78,7 +83,8 @@ std::vector<Column> Columns(const TreeSnapshot& t, const TreeViewOptions& o) {
     cols[c++].cells.push_back(std::string(2 * static_cast<size_t>(q.depth), ' ') + q.name);
     cols[c++].cells.push_back(w);
     cols[c++].cells.push_back(QueueStateName(q.state));
-    for (JobState s : kStates) cols[c++].cells.push_back(std::to_string(q.jobs_by_state[static_cast<int>(s)]));
+    for (size_t s = 0; s < states; ++s)
+      cols[c++].cells.push_back(std::to_string(q.jobs_by_state[static_cast<int>(kStates[s])]));
     for (size_t r = 0; r < t.resources.size(); ++r)
       cols[c++].cells.push_back(r < q.usage.size() ? Amount(t.resources[r], q.usage[r], o.exact) : "-");
     if (usage) {
@@ -110,7 +116,8 @@ std::string FitWidth(std::vector<Column>* cols, size_t max_width) {
   size_t width = LineWidth(*cols);
   Column& name = (*cols)[0];
   if (width > max_width && name.Width() > kMinName) {
-    const size_t keep = std::max(kMinName, name.Width() - (width - max_width));
+    const size_t excess = width - max_width;
+    const size_t keep = name.Width() > kMinName + excess ? name.Width() - excess : kMinName;
     for (auto& cell : name.cells)
       if (cell.size() > keep) cell = cell.substr(0, keep - 1) + "~";
     width = LineWidth(*cols);

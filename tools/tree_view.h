@@ -42,7 +42,8 @@ struct TreeViewOptions {
 };
 
 // One line per queue, name indented by depth: weight, state, job counts by
-// state, allocation (one column per resource), usage share (when the
+// state (Inqueue, Pending, Running, and Unknown when a queue has some or
+// with `wide`), allocation (one column per resource), usage share (when the
 // cluster is known), H-DRF share and key, blocked; with `wide` capability,
 // guarantee and real capability.
 std::string FormatTree(const TreeSnapshot& tree, const TreeViewOptions& options = {});
