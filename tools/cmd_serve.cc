@@ -2,6 +2,7 @@
 // tree and Explain as JSON, and a live web page of the tree (docs/tools.md).
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cerrno>
@@ -114,6 +115,13 @@ int CmdServe(int argc, char** argv) {
   httplib::Server server;
   InstallRoutes(server, state);
   server.set_keep_alive_timeout(1);  // a stop waits at most this for idle connections
+  // httplib's default is SO_REUSEPORT, which lets a second server bind a
+  // port in use and share its connections: take SO_REUSEADDR only (a port
+  // in use is refused; one in TIME_WAIT after a restart is not).
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   int port = listen->port;
   errno = 0;
   const bool bound = port == 0 ? (port = server.bind_to_any_port(listen->host)) > 0

@@ -38,6 +38,9 @@ h2 .note { text-transform: none; letter-spacing: 0; font-weight: 400; margin-lef
 .card .nm { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .card .v { margin-left: auto; font-variant-numeric: tabular-nums; font-weight: 600; }
 .card .sub { color: var(--muted); font-size: 11px; }
+.card .foot { display: flex; gap: 8px; color: var(--muted); font-size: 11px; white-space: nowrap; }
+.card .foot span:first-child { overflow: hidden; text-overflow: ellipsis; }
+.card .foot span:last-child { margin-left: auto; }
 .card svg { display: block; width: 100%; height: 40px; margin-top: 5px; }
 .tablewrap { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: auto; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
@@ -104,6 +107,20 @@ function num3(x) {
   const a = Math.abs(x);
   return a >= 1e-3 && a < 1e4 ? String(Number(x.toPrecision(3))) : x.toExponential(2);
 }
+const byName = (a, b) => a.name.localeCompare(b.name, "en", { numeric: true });
+// The queues in tree order with siblings in natural order (q2 before q10).
+function treeOrder(queues) {
+  const kids = new Map();
+  for (const q of queues) {
+    if (q.parent === null) continue;
+    if (!kids.has(q.parent)) kids.set(q.parent, []);
+    kids.get(q.parent).push(q);
+  }
+  const out = [];
+  const walk = (q) => { out.push(q); for (const c of (kids.get(q.path) || []).sort(byName)) walk(c); };
+  for (const q of queues) if (q.parent === null) walk(q);
+  return out;
+}
 function shortName(r) { const i = r.lastIndexOf("/"); return i < 0 ? r : r.slice(i + 1); }
 function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
 function clock(ms) { return new Date(ms).toLocaleTimeString("en-GB"); }
@@ -146,7 +163,7 @@ function sparkline(points, key, color, ymax) {
   base.setAttribute("x1", 0); base.setAttribute("x2", W); base.setAttribute("y1", H - 0.5); base.setAttribute("y2", H - 0.5);
   base.setAttribute("stroke", "#243040");
   svg.appendChild(base);
-  const line = (field, dash, width) => {
+  const line = (field, dash, width, area) => {
     const pts = [];
     const n = points.length;
     points.forEach((p, i) => {
@@ -163,15 +180,22 @@ function sparkline(points, key, color, ymax) {
     pl.setAttribute("stroke-width", width);
     pl.setAttribute("vector-effect", "non-scaling-stroke");
     if (dash) { pl.setAttribute("stroke-dasharray", "3 3"); pl.setAttribute("opacity", "0.7"); }
+    if (area && pts.length) {
+      const fill = document.createElementNS(NS, "polygon");
+      fill.setAttribute("points", "0," + H + " " + pts.join(" ") + " " + pts[pts.length - 1].split(",")[0] + "," + H);
+      fill.setAttribute("fill", color);
+      fill.setAttribute("opacity", "0.12");
+      svg.appendChild(fill);
+    }
     svg.appendChild(pl);
   };
-  line("usage_share", false, 1.6);
-  line("share", true, 1.2);
+  line("usage_share", false, 1.6, true);
+  line("share", true, 1.2, false);
   return svg;
 }
 
 function drawCards(d, h) {
-  const tops = d.queues.filter((q) => q.depth === 1);
+  const tops = d.queues.filter((q) => q.depth === 1).sort(byName);
   const samples = h ? h.samples : [];
   let ymax = 0.01;
   for (const s of samples) for (const k in s.queues) ymax = Math.max(ymax, s.queues[k].usage_share, s.queues[k].share);
@@ -187,8 +211,12 @@ function drawCards(d, h) {
     const pts = samples.map((s) => s.queues[q.path] || null);
     c.appendChild(sparkline(pts, q.path, COLORS[i % COLORS.length], ymax));
     const running = q.jobs.Running, waiting = q.jobs.Inqueue + q.jobs.Pending;
-    c.appendChild(el("div", "sub", fmtInt(running) + " running \u00b7 " + fmtInt(waiting) + " waiting \u00b7 share " +
-        num3(q.share) + (q.blocked ? " \u00b7 blocked" : "")));
+    const foot = el("div", "foot");
+    foot.appendChild(el("span", "", fmtInt(running) + " run \u00b7 " + fmtInt(waiting) + " wait" +
+        (q.blocked ? " \u00b7 blocked" : "")));
+    foot.appendChild(el("span", "", "share " + num3(q.share)));
+    c.appendChild(foot);
+    c.title = q.path + ": usage share " + pct(q.usage_share) + ", H-DRF share " + num3(q.share) + ", key " + num3(q.key);
     cards.appendChild(c);
   });
   if (!tops.length) cards.appendChild(el("div", "dim", "no queues under root"));
@@ -206,12 +234,21 @@ function drawTree(d) {
   hr.appendChild(el("th", "l", "Queue"));
   for (const h of ["Weight", "State"]) hr.appendChild(el("th", h === "State" ? "l" : "", h));
   for (const r of res) { const th = el("th", "", shortName(r)); th.title = r + " allocated"; hr.appendChild(th); }
-  for (const h of ["Usage", "Share", "Key", "Blocked", "Waiting", "Running"]) hr.appendChild(el("th", h === "Usage" || h === "Blocked" ? "l" : "", h));
+  const tips = {
+    Usage: "largest share of the cluster the subtree holds in any resource (allocated / capacity)",
+    Share: "H-DRF dominant share s(U) of the queue (SPEC \u00a74): 0 while a sibling is unallocated",
+    Key: "share / weight: among siblings the smallest is served first",
+    Blocked: "every child blocked (SPEC \u00a74)", Waiting: "Inqueue + Pending jobs", Running: "jobs with a task allocated" };
+  for (const h of ["Usage", "Share", "Key", "Blocked", "Waiting", "Running"]) {
+    const th = el("th", h === "Usage" || h === "Blocked" ? "l" : "", h);
+    th.title = tips[h];
+    hr.appendChild(th);
+  }
   thead.appendChild(hr);
   const body = document.createElement("tbody");
   const hiddenUnder = [];  // depth -> collapsed ancestor?
   let shown = 0;
-  for (const q of d.queues) {
+  for (const q of treeOrder(d.queues)) {
     hiddenUnder.length = q.depth;
     const hidden = hiddenUnder.some((x) => x);
     hiddenUnder[q.depth] = hidden || (!q.leaf && !expanded.has(q.path));
