@@ -24,13 +24,23 @@
 namespace hdrf::tools {
 namespace {
 
-const char kDescription[] =
-    "Serves the store at DIR over HTTP while it lives: Prometheus text metrics at\n"
-    "/metrics (docs/metrics.md), the queue tree as JSON at /api/queues, the\n"
-    "top-level queues' shares over time at /api/history, why a job is or is not\n"
-    "next at /api/jobs/NAME/explain, and at / a page that shows the tree live.\n"
-    "Prints \"listening on http://HOST:PORT/\" on stdout once it accepts\n"
-    "connections. Ctrl-C or SIGTERM stops it (exit 0).";
+const char kHelp[] =
+    "usage: hdrf serve --db DIR [--listen HOST:PORT] [--refresh SECONDS] [--history N]\n"
+    "\n"
+    "Serves the store at DIR over HTTP: Prometheus text metrics at /metrics\n"
+    "(docs/metrics.md), the queue tree as JSON at /api/queues, the top-level\n"
+    "queues' shares over time at /api/history, why a job is or is not next at\n"
+    "/api/jobs/NAME/explain, and at / a page that shows the tree live. Prints\n"
+    "\"listening on http://HOST:PORT/\" on stdout once it accepts connections.\n"
+    "Ctrl-C or SIGTERM stops it (exit 0).\n"
+    "  --db DIR          the store (written by an engine with a db_path, e.g.\n"
+    "                    hdrf replay --db)\n"
+    "  --listen H:P      where to listen (default 127.0.0.1:9464, loopback);\n"
+    "                    an IPv4 or [IPv6] address or localhost; port 0 takes\n"
+    "                    a free one\n"
+    "  --refresh S       seconds between looks at the store and history samples\n"
+    "                    (default 1; 0.05..3600)\n"
+    "  --history N       samples kept for /api/history (default 600; 2..100000)\n";
 
 struct Flags {
   std::string db;
@@ -69,23 +79,22 @@ std::string UrlHost(const ListenAddress& a) {
 }  // namespace
 
 int CmdServe(int argc, char** argv) {
-  CLI::App app(kDescription, "hdrf serve");
+  CLI::App app("hdrf serve", "hdrf serve");
+  app.set_help_flag();  // --help prints kHelp, in the tools' form
   Flags f;
-  app.add_option("--db", f.db, "the store (written by an engine with a db_path, e.g. hdrf replay --db)")
-      ->required();
-  app.add_option("--listen", f.listen, "HOST:PORT to listen on; port 0 takes a free one")
-      ->capture_default_str();
-  app.add_option("--refresh", f.refresh, "seconds between refreshes and history samples")
-      ->check(CLI::Range(0.05, 3600.0))
-      ->capture_default_str();
-  app.add_option("--history", f.history, "history samples kept per top-level queue")
-      ->check(CLI::Range(size_t{2}, size_t{100000}))
-      ->capture_default_str();
+  bool help = false;
+  app.add_flag("-h,--help", help);
+  app.add_option("--db", f.db);
+  app.add_option("--listen", f.listen);
+  app.add_option("--refresh", f.refresh)->check(CLI::Range(0.05, 3600.0));
+  app.add_option("--history", f.history)->check(CLI::Range(size_t{2}, size_t{100000}));
   try {
     app.parse(argc - 1, argv + 1);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
+    if (help) {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    if (f.db.empty()) throw CLI::RequiredError("--db");
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "hdrf serve: %s\n", e.what());
     return 2;

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/metrics.h"
+#include "tests/run_shell.h"
 #include "tests/tools/sample_tree.h"
 #include "tools/explain_json.h"
 #include "tools/tree_json.h"
@@ -76,22 +77,24 @@ class Serve {
   // Starts HDRF_BIN serve ARGS and waits (at most 20 s) for its
   // "listening on http://HOST:PORT/" line. port() is 0 when it did not come.
   Serve(const std::vector<std::string>& args, const std::string& err_path) : err_path_(err_path) {
+    // Everything the child needs is made before fork: the test process has
+    // threads (RocksDB's), so the child only calls async-signal-safe functions.
+    std::vector<std::string> all = {std::getenv("HDRF_BIN"), "serve"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int out[2];
-    if (::pipe(out) != 0) return;
+    if (err < 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
     pid_ = ::fork();
     if (pid_ == 0) {
-      ::dup2(out[1], 1);
-      int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(out[1], 1);  // dup2 clears O_CLOEXEC on the copies
       ::dup2(err, 2);
-      ::close(out[0]);
-      std::vector<std::string> all = {std::getenv("HDRF_BIN"), "serve"};
-      all.insert(all.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (auto& a : all) argv.push_back(a.data());
-      argv.push_back(nullptr);
       ::execv(argv[0], argv.data());
       _exit(127);
     }
+    ::close(err);
     ::close(out[1]);
     out_ = out[0];
     const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -268,15 +271,19 @@ TEST_F(ServeTest, UnknownPathsAre404AndOtherMethods405) {
   EXPECT_EQ(post->status, 405);
   EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
   EXPECT_EQ(json::parse(post->body)["error"], "method POST not allowed on /metrics (GET, HEAD)");
-  auto with_body = c->Post("/api/queues", "{\"x\": 1}", "application/json");
-  ASSERT_TRUE(with_body);
-  EXPECT_EQ(with_body->status, 405);
-  auto del = c->Delete("/api/jobs/resnet-50/explain");
-  ASSERT_TRUE(del);
-  EXPECT_EQ(del->status, 405);
-  auto put_unknown = c->Put("/nope", "x", "text/plain");
-  ASSERT_TRUE(put_unknown);
-  EXPECT_EQ(put_unknown->status, 404);
+  struct Case {
+    httplib::Result result;
+    int status;
+  };
+  std::vector<Case> cases;  // httplib::Result moves only: no initializer list
+  cases.push_back({c->Post("/api/queues", "{\"x\": 1}", "application/json"), 405});  // a body, read first
+  cases.push_back({c->Delete("/api/jobs/resnet-50/explain"), 405});
+  cases.push_back({c->Options("/"), 405});
+  cases.push_back({c->Put("/nope", "x", "text/plain"), 404});
+  for (Case& k : cases) {
+    ASSERT_TRUE(k.result);
+    EXPECT_EQ(k.result->status, k.status) << k.result->body;
+  }
   auto head = c->Head("/api/queues");
   ASSERT_TRUE(head);
   EXPECT_EQ(head->status, 200);
@@ -322,16 +329,9 @@ TEST_F(ServeTest, HistoryKeepsTheLastSamplesOfEachTopLevelQueue) {
 
 std::string FindChromium() {
   for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    std::string cmd = std::string("command -v ") + name + " 2>/dev/null";
-    FILE* f = ::popen(cmd.c_str(), "r");
-    char buf[512] = {0};
-    const bool got = std::fgets(buf, sizeof buf, f) != nullptr;
-    ::pclose(f);
-    if (got) {
-      std::string path = buf;
-      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-      return path;
-    }
+    std::string path = testing::RunShell(std::string("command -v ") + name + " 2>/dev/null").out;
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+    if (!path.empty()) return path;
   }
   return "";
 }
@@ -340,15 +340,11 @@ std::string FindChromium() {
 // --screenshot=FILE); returns its stdout.
 std::string Chromium(const std::string& chromium, const std::string& profile, const std::string& url,
                      const std::string& what) {
-  const std::string cmd = "timeout 90 '" + chromium + "' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage " +
-                          "--no-first-run --user-data-dir='" + profile + "' --window-size=1280,900 " +
-                          "--virtual-time-budget=3000 " + what + " '" + url + "' 2>/dev/null";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[65536];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
-  ::pclose(f);
-  return out;
+  return testing::RunShell("timeout 90 '" + chromium + "' --headless --no-sandbox --disable-gpu " +
+                           "--disable-dev-shm-usage --no-first-run --user-data-dir='" + profile +
+                           "' --window-size=1280,900 --virtual-time-budget=3000 " + what + " '" + url +
+                           "' 2>/dev/null")
+      .out;
 }
 
 TEST_F(ServeTest, PageInHeadlessChromiumShowsTheQueueTree) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/quantity.h"
+#include "tests/run_shell.h"
 #include "tests/tools/sample_tree.h"
 #include "tools/human_quantity.h"
 #include "tools/tree_json.h"
@@ -203,21 +204,10 @@ TEST(TreeJson, MatchesTheEngineViews) {
 
 // ---- hdrf queues --json / --exact / --wide ----
 
-struct CmdResult {
-  int code = -1;
-  std::string out;
-};
+using CmdResult = testing::ShellResult;
 
 CmdResult RunHdrf(const std::string& args) {
-  const char* bin = std::getenv("HDRF_BIN");
-  CmdResult r;
-  if (!bin) return r;
-  FILE* f = ::popen(("'" + std::string(bin) + "' " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) r.out.append(buf, n);
-  const int st = ::pclose(f);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::RunShell("'" + std::string(std::getenv("HDRF_BIN")) + "' " + args + " 2>&1");
 }
 
 TEST(QueuesCommand, JsonExactAndWideOnAStore) {
