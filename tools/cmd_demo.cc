@@ -18,6 +18,7 @@
 #include "hdrf/trace.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
+#include "tools/human_quantity.h"
 #include "tools/tree_view.h"
 
 namespace hdrf::tools {
@@ -25,10 +26,14 @@ namespace {
 
 const char kHelp[] =
     "usage: hdrf demo [--dir DIR] [--jobs N] [--depth D] [--fanout F] [--events E]\n"
-    "                 [--seed S] [--batch B] [--kill-at FRACTION]\n"
+    "                 [--seed S] [--batch B] [--kill-at FRACTION] [--nodes K]\n"
     "\n"
     "The main job of README command one, on an embedded default store:\n"
-    "  1. generates a trace: F^D leaf queues, N jobs, E task events\n"
+    "  1. generates a trace: F^D leaf queues, N jobs, E task events, on a\n"
+    "     cluster of K nodes of 64 cores, 256Gi and 110 pods, one in 8 of\n"
+    "     them with 8 GPUs, plus half a task granule of each resource, so\n"
+    "     that none is ever exactly used up (K = 0: a cluster sized to 0.6 x\n"
+    "     the jobs' demand)\n"
     "  2. replays it with sync durability into a RocksDB store under DIR, in a\n"
     "     child process that reports every acknowledged (durable) sequence\n"
     "  3. kills the child with SIGKILL once FRACTION of the events are acked\n"
@@ -36,7 +41,17 @@ const char kHelp[] =
     "  5. replays the recovered prefix in memory and compares the digests\n"
     "  6. shows the recovered tree (two levels) and the figures\n"
     "defaults: --dir ./hdrf-data --jobs 100000 --depth 3 --fanout 15\n"
-    "          --events 10000000 --seed 1 --batch 4096 --kill-at 0.5\n";
+    "          --events 10000000 --seed 1 --batch 4096 --kill-at 0.5 --nodes 2000\n";
+
+// The demo cluster: `nodes` nodes of 64 cores, 256Gi and 110 pods; one in
+// eight (at least one) also has 8 GPUs.
+ResourceAmounts NodesCluster(int64_t nodes, int64_t* gpu_nodes) {
+  *gpu_nodes = std::max<int64_t>(1, nodes / 8);
+  return {{"cpu", nodes * 64 * 1000},
+          {"memory", nodes * 256 * (int64_t{1} << 30)},
+          {"pods", nodes * 110 * 1000},
+          {"nvidia.com/gpu", *gpu_nodes * 8 * 1000}};
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -83,7 +98,7 @@ int Fail(const std::string& what) {
 }  // namespace
 
 int CmdDemo(int argc, char** argv) {
-  Flags flags({"dir", "jobs", "depth", "fanout", "events", "seed", "batch", "kill-at"}, {"help"});
+  Flags flags({"dir", "jobs", "depth", "fanout", "events", "seed", "batch", "kill-at", "nodes"}, {"help"});
   Status ps = flags.Parse(argc, argv, 2);
   if (flags.Has("help")) {
     std::fputs(kHelp, stdout);
@@ -101,16 +116,19 @@ int CmdDemo(int argc, char** argv) {
   auto seed = flags.GetInt("seed", 1);
   auto batch = flags.GetInt("batch", 4096);
   auto kill_at = flags.GetDouble("kill-at", 0.5);
+  auto nodes = flags.GetInt("nodes", 2000);
   for (const Status& s : {jobs.status(), depth.status(), fanout.status(), events.status(), seed.status(),
-                          batch.status(), kill_at.status()})
+                          batch.status(), kill_at.status(), nodes.status()})
     if (!s.ok()) {
       std::fprintf(stderr, "hdrf demo: %s\n", s.message().c_str());
       return 2;
     }
-  if (*batch < 1 || *kill_at <= 0 || *kill_at >= 1) {
-    std::fprintf(stderr, "hdrf demo: --batch must be >= 1 and --kill-at within (0, 1)\n");
+  if (*batch < 1 || *kill_at <= 0 || *kill_at >= 1 || *nodes < 0 || *nodes > 10000000) {
+    std::fprintf(stderr, "hdrf demo: --batch must be >= 1, --kill-at within (0, 1), --nodes in 0..10^7\n");
     return 2;
   }
+  int64_t gpu_nodes = 0;
+  if (*nodes > 0) g.cluster = NodesCluster(*nodes, &gpu_nodes);
   g.jobs = *jobs;
   g.depth = static_cast<int>(*depth);
   g.fanout = static_cast<int>(*fanout);
@@ -129,6 +147,15 @@ int CmdDemo(int argc, char** argv) {
   const size_t total = tr->events.size();
   std::printf("      %zu queues, %zu jobs, %zu trace events in %.1f s\n", tr->queues.size() + 1, tr->jobs.size(),
               total, Since(t0));
+  std::string capacity;
+  for (const auto& [r, v] : tr->cluster) capacity += " " + ShortResourceName(r) + " " + HumanQuantity(r, v);
+  if (*nodes > 0)
+    std::printf("      cluster: %" PRId64 " nodes of 64 cores, 256Gi and 110 pods, %" PRId64
+                " of them with 8 GPUs, and half a task\n      granule more of each resource so that none is ever"
+                " exactly used up:%s\n",
+                *nodes, gpu_nodes, capacity.c_str());
+  else
+    std::printf("      cluster (0.6 x the jobs' demand):%s\n", capacity.c_str());
 
   // 2-3. Durable replay in a child, killed mid-way.
   std::error_code ec;
@@ -223,12 +250,11 @@ int CmdDemo(int argc, char** argv) {
 
   std::fflush(stdout);
   // 6. The recovered tree, two levels.
-  std::vector<QueueInfo> top;
-  for (QueueInfo& q : (*rec)->Queues())
-    if (q.depth <= 1) top.push_back(std::move(q));
+  TreeSnapshot tree = TakeTreeSnapshot(**rec);
+  std::erase_if(tree.queues, [](const QueueInfo& q) { return q.depth > 1; });
   std::printf("[6/6] the recovered tree (root and its %zu children; hdrf queues --db %s shows all):\n",
-              top.size() - 1, store.c_str());
-  std::fputs(FormatTree(top, (*rec)->ResourceNames()).c_str(), stdout);
+              tree.queues.size() - 1, store.c_str());
+  std::fputs(FormatTree(tree).c_str(), stdout);
   std::printf("\nsummary: %" PRIu64 " events durable at %.0f events/s (sync), recovery %.2f s, digest %s\n", acked,
               static_cast<double>(acked) / replay_secs, recover_secs, match && all_acked ? "matches" : "DIFFERS");
   return match && all_acked ? 0 : 1;

@@ -2,9 +2,9 @@
 
 #include "hdrf/config.h"
 #include "hdrf/engine.h"
-#include "api/formats/json.h"
 #include "hdrf/sim.h"
 #include "tools/commands.h"
+#include "tools/explain_json.h"
 #include "tools/flags.h"
 #include "tools/open_store.h"
 
@@ -33,31 +33,6 @@ void PrintText(const Explanation& e) {
       std::printf("    %s %-30s key %.6f%s\n", s.is_path ? "*" : " ", s.name.c_str(), s.key,
                   s.blocked ? " (blocked)" : "");
   }
-}
-
-std::string ToJson(const Explanation& e) {
-  auto strings = [](const std::vector<std::string>& v) {
-    std::string o = "[";
-    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + json::Quote(v[i]);
-    return o + "]";
-  };
-  std::string o = "{\"job\": " + json::Quote(e.job) + ", \"queue\": " + json::Quote(e.queue) +
-                  ", \"key\": " + json::Number(e.key) + ", \"blocked\": " + (e.blocked ? "true" : "false") +
-                  ", \"schedulable\": " + (e.schedulable ? "true" : "false") +
-                  ", \"next\": " + (e.is_next ? "true" : "false") + ", \"blocked_by\": " +
-                  strings(e.blocked_by) + ", \"unfit_because\": " + strings(e.unfit_because) +
-                  ", \"levels\": [";
-  for (size_t i = 0; i < e.levels.size(); ++i) {
-    o += (i ? ", " : "") + std::string("{\"parent\": ") + json::Quote(e.levels[i].parent) + ", \"siblings\": [";
-    for (size_t k = 0; k < e.levels[i].siblings.size(); ++k) {
-      const auto& s = e.levels[i].siblings[k];
-      o += (k ? ", " : "") + std::string("{\"name\": ") + json::Quote(s.name) + ", \"key\": " +
-           json::Number(s.key) + ", \"blocked\": " + (s.blocked ? "true" : "false") +
-           ", \"on_path\": " + (s.is_path ? "true" : "false") + "}";
-    }
-    o += "]}";
-  }
-  return o + "]}";
 }
 
 }  // namespace
@@ -103,7 +78,7 @@ int CmdExplain(int argc, char** argv) {
     return 1;
   }
   if (flags.Has("json")) {
-    std::printf("%s\n", ToJson(*ex).c_str());
+    std::printf("%s\n", ExplanationJson(*ex).c_str());
   } else {
     PrintText(*ex);
   }

@@ -12,27 +12,35 @@
 #include "tools/flags.h"
 #include "tools/open_store.h"
 #include "tools/queues_watch.h"
+#include "tools/tree_json.h"
 #include "tools/tree_view.h"
 
 namespace hdrf::tools {
 namespace {
 
 const char kHelp[] =
-    "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...] [--metrics]\n"
-    "                   [--watch [SECONDS] [--count N]]\n"
+    "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...]\n"
+    "                   [--exact] [--wide] [--json | --metrics] [--watch [SECONDS] [--count N]]\n"
     "\n"
     "Prints the queue tree like vqueues: name indented by depth, weight, state,\n"
-    "job counts by state (Inqueue, Pending, Running, Unknown), allocation,\n"
-    "dominant share, key, blocked, capability, guarantee, real capability.\n"
+    "job counts by state (Inqueue, Pending, Running; Unknown when a queue has\n"
+    "some), allocation (one column per resource), usage share (max over\n"
+    "resources of usage / cluster capacity), H-DRF dominant share and key,\n"
+    "blocked; with --wide also capability, guarantee and real capability.\n"
+    "Amounts are rounded to three significant digits in the largest unit (cpu\n"
+    "in cores, memory in bytes: 48.9Ti, others in units: gpu 1.32M); lines fit\n"
+    "120 columns.\n"
     "  --config FILE   a queue configuration (SPEC §3 forms 1-4)\n"
     "  --db DIR        a store written by hdrf replay --db (recovered read-only)\n"
     "  --cluster LIST  cluster capacity for a config that has none\n"
+    "  --exact         exact amounts (Kubernetes form, 5911137500m) and shares\n"
+    "  --wide          every column, however wide\n"
+    "  --json          the tree as one JSON object, exact amounts and human ones\n"
     "  --metrics       print Prometheus text metrics (docs/metrics.md) instead\n"
     "  --watch [S]     with --db: recover the store read-only again every S\n"
     "                  seconds (default 2) and redraw in place (ANSI clear on a\n"
     "                  terminal; otherwise frames follow one another, each after\n"
-    "                  a line starting \"== hdrf queues\"). Works on a live store:\n"
-    "                  a read-only open takes no lock. Ctrl-C stops (exit 0)\n"
+    "                  a line starting \"== hdrf queues\"). Ctrl-C stops (exit 0)\n"
     "  --count N       with --watch: stop after N refreshes\n";
 
 // Takes `--watch [SECONDS]` (the value is optional) out of argv.
@@ -73,7 +81,7 @@ int CmdQueues(int argc, char** argv) {
   }
   argc = static_cast<int>(args.size());
   argv = args.data();
-  Flags flags({"config", "db", "cluster", "count"}, {"help", "metrics"});
+  Flags flags({"config", "db", "cluster", "count"}, {"help", "metrics", "json", "exact", "wide"});
   Status s = flags.Parse(argc, argv, 2);
   if (flags.Has("help")) {
     std::fputs(kHelp, stdout);
@@ -86,6 +94,13 @@ int CmdQueues(int argc, char** argv) {
                                                : "give exactly one of --config FILE or --db DIR");
     return 2;
   }
+  if (flags.Has("json") && (flags.Has("metrics") || watch)) {
+    std::fprintf(stderr, "hdrf queues: --json does not go with %s\n", watch ? "--watch" : "--metrics");
+    return 2;
+  }
+  TreeViewOptions tv;
+  tv.exact = flags.Has("exact");
+  tv.wide = flags.Has("wide");
   if (watch || flags.Has("count")) {
     auto count = flags.GetInt("count", 0);
     const char* bad = !watch                   ? "--count needs --watch"
@@ -104,6 +119,7 @@ int CmdQueues(int argc, char** argv) {
     wo.seconds = seconds;
     wo.count = *count;
     wo.metrics = flags.Has("metrics");
+    wo.view = tv;
     return WatchStore(wo);
   }
   std::unique_ptr<Engine> eng;
@@ -153,9 +169,12 @@ int CmdQueues(int argc, char** argv) {
     std::fputs(MetricsText(*eng, mo).c_str(), stdout);
     return 0;
   }
-  TreeViewOptions tv;
-  tv.real_capability = have_cluster;
-  std::fputs(FormatTree(eng->Queues(), eng->ResourceNames(), tv).c_str(), stdout);
+  const TreeSnapshot tree = TakeTreeSnapshot(*eng, have_cluster);
+  if (flags.Has("json")) {
+    std::printf("%s\n", DumpJson(TreeJson(tree)).c_str());
+    return 0;
+  }
+  std::fputs(FormatTree(tree, tv).c_str(), stdout);
   return 0;
 }
 

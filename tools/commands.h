@@ -16,6 +16,7 @@ int CmdExplain(int argc, char** argv);  // hdrf explain --job NAME ...
 int CmdSimulate(int argc, char** argv); // hdrf simulate --config FILE --workload FILE (cmd_simulate.cc)
 int CmdStandby(int argc, char** argv);  // hdrf standby --db DIR (cmd_standby.cc)
 int CmdWorkload(int argc, char** argv); // hdrf workload gen|import ... (cmd_workload.cc)
+int CmdServe(int argc, char** argv);    // hdrf serve --db DIR (cmd_serve.cc)
 
 }  // namespace hdrf::tools
 

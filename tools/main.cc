@@ -24,6 +24,7 @@ const char kUsage[] =
     "  simulate --config FILE --workload FILE\n"
     "                           run a workload on a virtual clock (SPEC §13)\n"
     "  standby --db DIR         follow a store, take over when its writer dies\n"
+    "  serve --db DIR           /metrics, JSON and a live web page of a store\n"
     "  demo                     generate, replay, crash and recover (README)\n"
     "  workload gen ...         write a synthetic workload for simulate (SPEC §13)\n"
     "  workload import ...      convert a Volcano simulator event file to a workload\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   if (cmd == "simulate") return CmdSimulate(argc, argv);
   if (cmd == "standby") return CmdStandby(argc, argv);
   if (cmd == "workload") return CmdWorkload(argc, argv);
+  if (cmd == "serve") return CmdServe(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -55,8 +55,7 @@ StatusOr<std::string> Render(const WatchOptions& o, std::string* head, std::uniq
       std::snprintf(lag, sizeof lag, ", following a live writer (lag %.3f s)", eng.follower_lag().seconds);
       *head += lag;
     }
-    std::string body = o.metrics ? MetricsText(eng, MetricsOptions{})
-                                 : FormatTree(eng.Queues(), eng.ResourceNames(), TreeViewOptions{});
+    std::string body = o.metrics ? MetricsText(eng, MetricsOptions{}) : FormatTree(TakeTreeSnapshot(eng), o.view);
     if (eng.is_follower()) *kept = std::move(*e);
     return body;
   }

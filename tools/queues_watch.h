@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tools/tree_view.h"
+
 namespace hdrf::tools {
 
 struct WatchOptions {
@@ -13,6 +15,7 @@ struct WatchOptions {
   double seconds = 2;   // between refreshes
   int64_t count = 0;    // refreshes, 0 = until Ctrl-C
   bool metrics = false; // Prometheus text instead of the tree
+  TreeViewOptions view;  // --exact, --wide
 };
 
 // Every `seconds`: recovers the store read-only (tools/open_store.h) and

@@ -667,6 +667,12 @@ StatusOr<Trace> GenerateTrace(const TraceGenOptions& o, TraceGenState* state) {
     return Status::InvalidArgument("trace gen: --alloc-percent must be in 0..100");
   if (o.users < 0) return Status::InvalidArgument("trace gen: --users must be >= 0");
   if (!(o.load >= 0) || o.load > 100) return Status::InvalidArgument("trace gen: --load must be in (0, 100]");
+  for (const auto& [name, amount] : o.cluster) {
+    if (std::find(kResourceNames, kResourceNames + kR, name) == kResourceNames + kR)
+      return Status::InvalidArgument("trace gen: cluster resource '" + name +
+                                     "' is not one the generator uses (cpu, memory, nvidia.com/gpu, pods)");
+    if (amount <= 0) return Status::InvalidArgument("trace gen: cluster " + name + " must be > 0");
+  }
   uint64_t leaves = 1, queues = 0;
   for (int d = 0; d < o.depth; ++d) {
     leaves *= static_cast<uint64_t>(o.fanout);
@@ -768,6 +774,15 @@ StatusOr<Trace> GenerateTrace(const TraceGenOptions& o, TraceGenState* state) {
     c -= c % kGranule[r];
     if (c > INT64_MAX / 4) c = INT64_MAX / 4 - (INT64_MAX / 4) % kGranule[r];
     if (!o.saturate && r != kPods) c += kGranule[r] / 2;
+    if (auto given = o.cluster.find(kResourceNames[r]); given != o.cluster.end()) {
+      if (given->second < max_task[r])
+        return Status::InvalidArgument("trace gen: cluster " + given->first + " " + std::to_string(given->second) +
+                                       " is smaller than the largest task (" + std::to_string(max_task[r]) + ")");
+      // As above: half a granule more keeps every resource from being
+      // exactly used up (nothing saturates) unless `saturate`.
+      c = given->second;
+      if (!o.saturate && given->second <= INT64_MAX / 2) c += kGranule[r] / 2;
+    }
     cap[r] = static_cast<int64_t>(c);
     t.cluster[kResourceNames[r]] = cap[r];
   }

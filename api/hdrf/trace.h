@@ -107,6 +107,12 @@ struct TraceGenOptions {
   int alloc_percent = 0;
   int users = 0;           // distinct users; 0 = clamp(N/100, 4, 1000)
   int64_t max_tasks = 64;  // tasks per job are uniform in 1..max_tasks
+  // The cluster capacity (canonical units) of the resources it names (cpu,
+  // memory, nvidia.com/gpu, pods), instead of the one `load` gives; each
+  // must hold the largest task. Without `saturate` half a granule is added,
+  // as to the derived capacity, so that no resource is ever exactly used
+  // up. Default: empty (every resource from `load`).
+  ResourceAmounts cluster;
 };
 
 // What the generator tracked while writing the events.

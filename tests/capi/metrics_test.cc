@@ -20,6 +20,7 @@
 
 #include "hdrf/engine.h"
 #include "hdrf/metrics.h"
+#include "tests/run_shell.h"
 
 namespace hdrf {
 namespace {
@@ -390,26 +391,15 @@ TEST(Metrics, LatencyHistogram) {
 
 // ---- hdrf queues --metrics ----
 
-struct CmdResult {
-  int code = -1;
-  std::string out;
-};
+using CmdResult = testing::ShellResult;
 
 CmdResult RunHdrf(const std::string& args) {
   const char* bin = std::getenv("HDRF_BIN");
-  CmdResult r;
   if (!bin) {
     ADD_FAILURE() << "HDRF_BIN must name the hdrf binary";
-    return r;
+    return {};
   }
-  FILE* f = ::popen(("'" + std::string(bin) + "' " + args + " 2>/dev/null").c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
-  int st = ::pclose(f);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return testing::RunShell("'" + std::string(bin) + "' " + args + " 2>/dev/null");
 }
 
 TEST(QueuesMetricsCommand, ConfigWithCluster) {

@@ -511,5 +511,50 @@ TEST(TraceGen, LoadedClusterHitsItsLimits) {
   EXPECT_GT(full.saturated, st.saturated);
 }
 
+TEST(TraceGen, AGivenClusterIsKeptAndFilledWithoutSaturating) {
+  // 20 nodes of 64 cores, 256Gi and 110 pods, 8 GPUs: far less than 2000
+  // jobs of up to 64 tasks ask, so it runs full.
+  TraceGenOptions o;
+  o.jobs = 2000;
+  o.events = 100000;
+  o.cluster = {{"cpu", 20 * 64000}, {"memory", 20 * 256 * (int64_t{1} << 30)}, {"pods", 20 * 110000},
+               {"nvidia.com/gpu", 8000}};
+  TraceGenState st;
+  auto t = GenerateTrace(o, &st);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  // The given capacity plus half a granule (250m, 512Mi, 1 unit).
+  EXPECT_EQ(t->cluster.at("cpu"), 20 * 64000 + 125);
+  EXPECT_EQ(t->cluster.at("memory"), 20 * 256 * (int64_t{1} << 30) + 256 * (int64_t{1} << 20));
+  EXPECT_EQ(t->cluster.at("pods"), 20 * 110000 + 500);
+  EXPECT_EQ(t->cluster.at("nvidia.com/gpu"), 8000 + 500);
+  EXPECT_GT(st.refits, o.events / 10);  // full: many allocations do not fit
+  EXPECT_EQ(st.saturated, 0);           // yet nothing is ever exactly used up
+  ExpectValid(o, true);
+  o.saturate = true;  // with saturate: exactly the given capacity
+  auto s = GenerateTrace(o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->cluster.at("nvidia.com/gpu"), 8000);
+  // Resources it does not name keep the derived capacity.
+  o = {};
+  o.jobs = 200;
+  o.events = 1000;
+  auto derived = GenerateTrace(o);
+  o.cluster = {{"cpu", 1000000}};
+  auto partial = GenerateTrace(o);
+  ASSERT_TRUE(derived.ok() && partial.ok());
+  EXPECT_EQ(partial->cluster.at("cpu"), 1000125);
+  EXPECT_EQ(partial->cluster.at("memory"), derived->cluster.at("memory"));
+  for (const auto& [bad, message] : std::vector<std::pair<ResourceAmounts, std::string>>{
+           {{{"gpu", 8000}}, "cluster resource 'gpu' is not one the generator uses"},
+           {{{"cpu", 0}}, "cluster cpu must be > 0"},
+           {{{"nvidia.com/gpu", 1000}}, "cluster nvidia.com/gpu 1000 is smaller than the largest task (8000)"},
+       }) {
+    o.cluster = bad;
+    auto r = GenerateTrace(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.status().message(), HasSubstr(message));
+  }
+}
+
 }  // namespace
 }  // namespace hdrf

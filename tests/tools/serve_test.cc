@@ -1,0 +1,499 @@
+// hdrf serve as a user runs it: the real binary (HDRF_BIN) on a loopback
+// port it picks (--listen 127.0.0.1:0), queried with cpp-httplib's client,
+// every wait bounded. The answers are checked against the engine recovered
+// from the same store in this process; the page is rendered by Debian's
+// headless Chromium and its DOM checked for the queue names.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "hdrf/metrics.h"
+#include "tests/run_shell.h"
+#include "tests/tools/sample_tree.h"
+#include "tools/explain_json.h"
+#include "tools/tree_json.h"
+#include "tools/tree_view.h"
+
+namespace hdrf::tools {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/hdrf_serve_test_XXXXXX";
+  return ::mkdtemp(tmpl) ? tmpl : "";
+}
+
+// Writes the sample tree into a new store at `db`.
+void MakeStore(const std::string& db) {
+  EngineOptions o;
+  o.db_path = db;
+  auto eng = Engine::Create(testing::SampleCluster(), testing::SampleQueues(), o);
+  ASSERT_TRUE(eng.ok()) << eng.status().message();
+  ASSERT_TRUE(testing::FillSample(**eng).ok());
+  ASSERT_TRUE((*eng)->Close().ok());
+}
+
+std::unique_ptr<Engine> Recover(const std::string& db) {
+  EngineOptions o;
+  o.db_path = db;
+  o.durability = Durability::kNone;
+  auto eng = Engine::Open(o);
+  EXPECT_TRUE(eng.ok()) << eng.status().message();
+  return eng.ok() ? std::move(eng).value() : nullptr;
+}
+
+// A running `hdrf serve`: started with a pipe on stdout, stopped by signal.
+class Serve {
+ public:
+  // Starts HDRF_BIN serve ARGS and waits (at most 20 s) for its
+  // "listening on http://HOST:PORT/" line. port() is 0 when it did not come.
+  Serve(const std::vector<std::string>& args, const std::string& err_path) : err_path_(err_path) {
+    // Everything the child needs is made before fork: the test process has
+    // threads (RocksDB's), so the child only calls async-signal-safe functions.
+    std::vector<std::string> all = {std::getenv("HDRF_BIN"), "serve"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int out[2];
+    if (err < 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);  // dup2 clears O_CLOEXEC on the copies
+      ::dup2(err, 2);
+      ::execv(argv[0], argv.data());
+      _exit(127);
+    }
+    ::close(err);
+    ::close(out[1]);
+    out_ = out[0];
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (line_.find('\n') == std::string::npos && Clock::now() < deadline) {
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[256];
+      ssize_t n = ::read(out_, buf, sizeof buf);
+      if (n <= 0) break;
+      line_.append(buf, static_cast<size_t>(n));
+    }
+    const std::string prefix = "listening on http://127.0.0.1:";
+    if (line_.rfind(prefix, 0) == 0) port_ = std::atoi(line_.c_str() + prefix.size());
+  }
+  ~Serve() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) ::close(out_);
+  }
+  int port() const { return port_; }
+  const std::string& first_line() const { return line_; }
+  std::string err() const { return Slurp(err_path_); }
+  // Sends `sig` and waits at most `seconds` for the exit; returns the exit
+  // code, or -1 (then it is killed).
+  int Stop(int sig, double seconds = 10) {
+    ::kill(pid_, sig);
+    return Wait(seconds);
+  }
+  int Wait(double seconds) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    int status = 0;
+    while (Clock::now() < deadline) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        reaped_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
+ private:
+  std::string err_path_;
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+  bool reaped_ = false;
+  std::string line_;
+};
+
+std::unique_ptr<httplib::Client> ClientFor(int port) {
+  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
+  c->set_connection_timeout(2);
+  c->set_read_timeout(10);
+  c->set_write_timeout(10);
+  return c;
+}
+
+// Polls `done` every 20 ms for at most `seconds`.
+template <typename F>
+bool WaitFor(F done, double seconds = 15) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// One server on the sample store for the read-only tests.
+class ServeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_NE(std::getenv("HDRF_BIN"), nullptr) << "HDRF_BIN must name the hdrf binary";
+    dir_ = TempDir();
+    db_ = dir_ + "/store";
+    MakeStore(db_);
+    server_ = new Serve({"--db", db_, "--listen", "127.0.0.1:0", "--refresh", "0.05", "--history", "5"},
+                        dir_ + "/serve.err");
+    ASSERT_GT(server_->port(), 0) << server_->first_line() << server_->err();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    (void)std::system(("rm -rf '" + dir_ + "'").c_str());
+  }
+  httplib::Result Get(const std::string& path) { return ClientFor(server_->port())->Get(path.c_str()); }
+
+  static std::string dir_, db_;
+  static Serve* server_;
+};
+std::string ServeTest::dir_, ServeTest::db_;
+Serve* ServeTest::server_ = nullptr;
+
+TEST_F(ServeTest, PrintsTheLoopbackUrl) {
+  EXPECT_EQ(server_->first_line(), "listening on http://127.0.0.1:" + std::to_string(server_->port()) + "/\n");
+}
+
+TEST_F(ServeTest, MetricsAreTheEngineMetricsInTheTextFormat) {
+  auto r = Get("/metrics");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  auto eng = Recover(db_);
+  ASSERT_TRUE(eng);
+  // The server is a follower: its text is a recovered engine's plus the two
+  // follower lag families (after hdrf_durability_lag_events).
+  std::string body = r->body;
+  for (const char* family : {"hdrf_follower_lag_events", "hdrf_follower_lag_seconds"}) {
+    const size_t at = body.find(std::string("# HELP ") + family + " ");
+    ASSERT_NE(at, std::string::npos) << family;
+    const size_t sample = body.find(std::string("\n") + family + " ", at);
+    ASSERT_NE(sample, std::string::npos) << family;
+    body.erase(at, body.find('\n', sample + 1) + 1 - at);
+  }
+  EXPECT_THAT(body, StartsWith(MetricsText(*eng)));
+  EXPECT_THAT(r->body, HasSubstr("\n# TYPE hdrf_serve_state_age_seconds gauge\nhdrf_serve_state_age_seconds "));
+  EXPECT_THAT(r->body, HasSubstr("hdrf_queue_weight{queue=\"root/training\"} 4\n"));
+  EXPECT_EQ(r->body.back(), '\n');
+}
+
+TEST_F(ServeTest, QueuesAreTheTreeWithExactAndHumanAmounts) {
+  auto r = Get("/api/queues");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  const json j = json::parse(r->body);
+  auto eng = Recover(db_);
+  ASSERT_TRUE(eng);
+  const json want = TreeJson(TakeTreeSnapshot(*eng));
+  for (const char* k : {"resources", "units", "cluster", "cluster_human", "queues"}) EXPECT_EQ(j[k], want[k]) << k;
+  EXPECT_EQ(j["last_seq"], eng->last_seq());
+  EXPECT_EQ(j["job_count"], 6);
+  EXPECT_EQ(j["queue_count"], 8);
+  EXPECT_EQ(j["db"], db_);
+  EXPECT_TRUE(j["refresh_error"].is_null());
+  EXPECT_EQ(j["queues"][0]["allocated_human"]["memory"], "5.72Ti");
+}
+
+TEST_F(ServeTest, ExplainAnswersForKnownJobsAndRefusesBadNames) {
+  auto eng = Recover(db_);
+  ASSERT_TRUE(eng);
+  auto r = Get("/api/jobs/resnet-50/explain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  auto ex = eng->Explain("resnet-50");
+  ASSERT_TRUE(ex.ok());
+  EXPECT_EQ(json::parse(r->body), json::parse(ExplanationJson(*ex)));
+  EXPECT_EQ(json::parse(r->body)["queue"], "root/training/vision");
+
+  struct Case {
+    std::string path;
+    int status;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"/api/jobs/no-such-job/explain", 404, "job no-such-job: unknown job"},
+           {"/api/jobs/a%2Fb/explain", 404, "job a/b: unknown job"},  // a name with '/' is looked up
+           {"/api/jobs//explain", 400, "empty job name"},
+           {"/api/jobs/bad%01name/explain", 400, "job name with a control character"},
+           {"/api/jobs/" + std::string(1100, 'x') + "/explain", 400, "job name longer than 1024 bytes"},
+       }) {
+    auto b = Get(c.path);
+    ASSERT_TRUE(b) << c.path;
+    EXPECT_EQ(b->status, c.status) << c.path;
+    EXPECT_EQ(b->get_header_value("Content-Type"), "application/json") << c.path;
+    EXPECT_EQ(json::parse(b->body)["error"], c.error) << c.path;
+  }
+}
+
+TEST_F(ServeTest, UnknownPathsAre404AndOtherMethods405) {
+  for (const char* path : {"/nope", "/api/queues/x", "/metrics/", "/api/jobs/x"}) {
+    auto r = Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+    EXPECT_EQ(json::parse(r->body)["error"], std::string("no such path: ") + path);
+  }
+  auto c = ClientFor(server_->port());
+  auto post = c->Post("/metrics");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  EXPECT_EQ(json::parse(post->body)["error"], "method POST not allowed on /metrics (GET, HEAD)");
+  struct Case {
+    httplib::Result result;
+    int status;
+  };
+  std::vector<Case> cases;  // httplib::Result moves only: no initializer list
+  cases.push_back({c->Post("/api/queues", "{\"x\": 1}", "application/json"), 405});  // a body, read first
+  cases.push_back({c->Delete("/api/jobs/resnet-50/explain"), 405});
+  cases.push_back({c->Options("/"), 405});
+  cases.push_back({c->Put("/nope", "x", "text/plain"), 404});
+  for (Case& k : cases) {
+    ASSERT_TRUE(k.result);
+    EXPECT_EQ(k.result->status, k.status) << k.result->body;
+  }
+  auto head = c->Head("/api/queues");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+  // The connection stays usable after a refused request.
+  auto again = c->Get("/metrics");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+}
+
+TEST_F(ServeTest, HistoryKeepsTheLastSamplesOfEachTopLevelQueue) {
+  json h;
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = Get("/api/history");
+    if (!r || r->status != 200) return false;
+    h = json::parse(r->body);
+    return h["samples"].size() == 5;  // --history 5, a sample every 0.05 s
+  })) << h.dump();
+  EXPECT_EQ(h["capacity"], 5);
+  auto eng = Recover(db_);
+  ASSERT_TRUE(eng);
+  const TreeSnapshot t = TakeTreeSnapshot(*eng);
+  int64_t prev = 0;
+  for (const json& s : h["samples"]) {
+    EXPECT_GE(s["time_ms"].get<int64_t>(), prev);
+    prev = s["time_ms"];
+    EXPECT_EQ(s["last_seq"], eng->last_seq());
+    ASSERT_EQ(s["queues"].size(), 3u);  // analytics, serving, training
+    for (const QueueInfo& q : t.queues) {
+      if (q.depth != 1) continue;
+      EXPECT_EQ(s["queues"][q.path]["usage_share"], UsageShare(q, t.total)) << q.path;
+      EXPECT_EQ(s["queues"][q.path]["share"], q.share) << q.path;
+    }
+  }
+  // Held for a while, the ring stays at its capacity.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto r = Get("/api/history");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(json::parse(r->body)["samples"].size(), 5u);
+}
+
+// ---- the page, in headless Chromium ----
+
+std::string FindChromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    std::string path = testing::RunShell(std::string("command -v ") + name + " 2>/dev/null").out;
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+    if (!path.empty()) return path;
+  }
+  return "";
+}
+
+// Runs headless Chromium on `url` with `what` (--dump-dom or
+// --screenshot=FILE); returns its stdout.
+std::string Chromium(const std::string& chromium, const std::string& profile, const std::string& url,
+                     const std::string& what) {
+  return testing::RunShell("timeout 90 '" + chromium + "' --headless --no-sandbox --disable-gpu " +
+                           "--disable-dev-shm-usage --no-first-run --user-data-dir='" + profile +
+                           "' --window-size=1280,900 --virtual-time-budget=3000 " + what + " '" + url +
+                           "' 2>/dev/null")
+      .out;
+}
+
+TEST_F(ServeTest, PageInHeadlessChromiumShowsTheQueueTree) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; .ci/setup installs it)";
+  auto page = Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  // Self-contained: nothing loaded from elsewhere (the SVG namespace URI is
+  // a name, not a fetch).
+  for (const char* ref : {"src=", "href=", "url(", "@import", "<link"})
+    EXPECT_EQ(page->body.find(ref), std::string::npos) << ref;
+  const std::string url = "http://127.0.0.1:" + std::to_string(server_->port()) + "/";
+  const std::string dom = Chromium(chromium, dir_ + "/profile", url, "--dump-dom");
+  ASSERT_THAT(dom, HasSubstr("<table id=\"tree\">")) << dom.substr(0, 2000);
+  // Every queue's row, the top-level queues' cards, the store and live status.
+  for (const char* name : {"analytics", "adhoc", "reports", "training", "vision", "language", "serving"})
+    EXPECT_THAT(dom, HasSubstr("</span>" + std::string(name) + "</td>")) << name;
+  for (const char* name : {"analytics", "training", "serving"})
+    EXPECT_THAT(dom, HasSubstr("<span class=\"nm\">" + std::string(name) + "</span>")) << name;
+  EXPECT_THAT(dom, HasSubstr(db_));
+  EXPECT_THAT(dom, HasSubstr("5.72Ti"));
+  EXPECT_THAT(dom, HasSubstr("<div id=\"status\" class=\"live\">"));
+  EXPECT_THAT(dom, HasSubstr("<polyline"));  // the sparklines
+  // A screenshot of the same page (HDRF_SERVE_SCREENSHOT keeps a copy).
+  const char* keep = std::getenv("HDRF_SERVE_SCREENSHOT");
+  const std::string png = keep ? keep : dir_ + "/page.png";
+  Chromium(chromium, dir_ + "/profile", url, "--screenshot='" + png + "'");
+  const std::string bytes = Slurp(png);
+  EXPECT_THAT(bytes, StartsWith("\x89PNG\r\n\x1a\n"));
+  EXPECT_GT(bytes.size(), 20000u);
+}
+
+// ---- lifecycle and flags ----
+
+TEST(ServeCommand, FollowsTheStoreWhileAWriterWritesIt) {
+  const std::string dir = TempDir();
+  const std::string db = dir + "/store";
+  MakeStore(db);
+  Serve s({"--db", db, "--listen", "127.0.0.1:0", "--refresh", "0.05"}, dir + "/serve.err");
+  ASSERT_GT(s.port(), 0) << s.err();
+  auto queues = [&] {
+    auto r = ClientFor(s.port())->Get("/api/queues");
+    return r && r->status == 200 ? json::parse(r->body) : json();
+  };
+  const uint64_t before = queues()["last_seq"];
+  {
+    // A writer opens the store and adds a job: while it holds the store,
+    // the server (a follower) shows the new job.
+    EngineOptions o;
+    o.db_path = db;
+    auto w = Engine::Open(o);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    JobSpec late;
+    late.name = "late-job";
+    late.queue = "root/serving";
+    late.tasks = 2;
+    late.task = {{"cpu", 1000}};
+    auto ref = (*w)->Submit(late);
+    ASSERT_TRUE(ref.ok());
+    ASSERT_TRUE((*w)->Allocate(*ref, 2).ok());
+    json j;
+    EXPECT_TRUE(WaitFor([&] {
+      j = queues();
+      return j.is_object() && j["job_count"] == 7 && j["last_seq"] == before + 2;
+    })) << j.dump();
+    EXPECT_TRUE(j["refresh_error"].is_null()) << j.dump();
+    auto live = ClientFor(s.port())->Get("/api/jobs/late-job/explain");
+    ASSERT_TRUE(live);
+    EXPECT_EQ(live->status, 200);
+    auto metrics = ClientFor(s.port())->Get("/metrics");
+    ASSERT_TRUE(metrics);
+    EXPECT_THAT(metrics->body, HasSubstr("hdrf_follower_lag_events"));
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  json j;
+  EXPECT_TRUE(WaitFor([&] {
+    j = queues();
+    return j.is_object() && j["refresh_error"].is_null() && j["job_count"] == 7;
+  })) << j.dump();
+  EXPECT_EQ(j["last_seq"], before + 2);
+  auto explain = ClientFor(s.port())->Get("/api/jobs/late-job/explain");
+  ASSERT_TRUE(explain);
+  EXPECT_EQ(explain->status, 200);
+  EXPECT_EQ(s.Stop(SIGTERM), 0) << s.err();
+  (void)std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST(ServeCommand, SigintAndSigtermStopItCleanly) {
+  const std::string dir = TempDir();
+  MakeStore(dir + "/store");
+  for (int sig : {SIGINT, SIGTERM}) {
+    Serve s({"--db", dir + "/store", "--listen", "127.0.0.1:0"}, dir + "/serve.err");
+    ASSERT_GT(s.port(), 0) << s.err();
+    // A client holding a keep-alive connection does not keep it running.
+    auto c = ClientFor(s.port());
+    c->set_keep_alive(true);
+    auto r = c->Get("/api/queues");
+    ASSERT_TRUE(r);
+    const auto t0 = Clock::now();
+    EXPECT_EQ(s.Stop(sig), 0) << sig;
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5.0);
+    EXPECT_THAT(s.err(), HasSubstr("hdrf serve: stopped"));
+  }
+  (void)std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST(ServeCommand, BadFlagsExitTwoAndAMissingStoreOne) {
+  ASSERT_NE(std::getenv("HDRF_BIN"), nullptr);
+  const std::string dir = TempDir();
+  MakeStore(dir + "/store");
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string message;
+  };
+  Serve busy({"--db", dir + "/store", "--listen", "127.0.0.1:0"}, dir + "/busy.err");
+  ASSERT_GT(busy.port(), 0);
+  const std::string db = dir + "/store";
+  for (const Case& c : std::vector<Case>{
+           {{"--listen", "127.0.0.1:0"}, 2, "--db is required"},
+           {{"--db", db, "--listen", "localhost"}, 2, "--listen 'localhost': expected HOST:PORT"},
+           {{"--db", db, "--listen", "127.0.0.1:65536"}, 2, "port '65536' is not a number in 0..65535"},
+           {{"--db", db, "--listen", "127.0.0.1:-1"}, 2, "port '-1' is not a number in 0..65535"},
+           {{"--db", db, "--listen", "example.com:80"}, 2, "host 'example.com' is not an IPv4 or IPv6 address"},
+           {{"--db", db, "--listen", "[::1:80"}, 2, "an IPv6 host goes in brackets"},
+           {{"--db", db, "--refresh", "0"}, 2, "--refresh"},
+           {{"--db", db, "--bogus"}, 2, "--bogus"},
+           {{"--db", dir + "/nostore", "--listen", "127.0.0.1:0"}, 1, "no store at " + dir + "/nostore"},
+           {{"--db", db, "--listen", "127.0.0.1:" + std::to_string(busy.port())}, 1,
+            "cannot listen on 127.0.0.1:" + std::to_string(busy.port())},
+       }) {
+    Serve s(c.args, dir + "/serve.err");
+    EXPECT_EQ(s.port(), 0);
+    EXPECT_EQ(s.Wait(10), c.code) << c.args.back();
+    EXPECT_THAT(s.err(), HasSubstr(c.message)) << c.args.back();
+  }
+  (void)std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+}  // namespace
+}  // namespace hdrf::tools

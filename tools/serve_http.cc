@@ -1,0 +1,151 @@
+#include "tools/serve_http.h"
+
+#include <arpa/inet.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "tools/serve_page.h"
+#include "tools/tree_json.h"
+
+namespace hdrf::tools {
+namespace {
+
+const char kJson[] = "application/json";
+const char kJobPattern[] = R"(/api/jobs/(.*)/explain)";
+const char* const kPaths[] = {"/", "/metrics", "/api/queues", "/api/history"};
+
+const char* Reason(int status) {
+  switch (status) {
+    case 400: return "bad request";
+    case 404: return "not found";
+    case 405: return "method not allowed";
+    case 413: return "payload too large";
+    case 414: return "URI too long";
+    case 416: return "range not satisfiable";
+    default: return status >= 500 ? "internal server error" : "error";
+  }
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(DumpJson({{"error", message}, {"status", status}}) + "\n", kJson);
+}
+
+bool KnownPath(const std::string& path) {
+  for (const char* p : kPaths)
+    if (path == p) return true;
+  static const std::regex job(kJobPattern);
+  return std::regex_match(path, job);
+}
+
+// Why `name` cannot be a job name to look up ("" when it can).
+std::string BadJobName(const std::string& name) {
+  if (name.empty()) return "empty job name";
+  if (name.size() > kMaxJobNameBytes)
+    return "job name longer than " + std::to_string(kMaxJobNameBytes) + " bytes";
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f) return "job name with a control character";
+  return "";
+}
+
+}  // namespace
+
+StatusOr<ListenAddress> ParseListen(std::string_view text) {
+  const std::string what = "--listen '" + std::string(text) + "': ";
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0)
+    return Status::InvalidArgument(what + "expected HOST:PORT, e.g. 127.0.0.1:9464");
+  std::string host(text.substr(0, colon));
+  const std::string port(text.substr(colon + 1));
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']')
+      return Status::InvalidArgument(what + "an IPv6 host goes in brackets, e.g. [::1]:9464");
+    host = host.substr(1, host.size() - 2);
+  }
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || port[0] == '-' || port[0] == '+' || p > 65535)
+    return Status::InvalidArgument(what + "port '" + port + "' is not a number in 0..65535");
+  ListenAddress a;
+  a.host = host;
+  a.port = static_cast<int>(p);
+  unsigned char buf[16];
+  if (host == "localhost") {
+    a.loopback = true;
+  } else if (inet_pton(AF_INET, host.c_str(), buf) == 1) {
+    a.loopback = buf[0] == 127;
+  } else if (inet_pton(AF_INET6, host.c_str(), buf) == 1) {
+    static const unsigned char kLoop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    a.loopback = std::equal(buf, buf + 16, kLoop6);
+  } else {
+    return Status::InvalidArgument(what + "host '" + host +
+                                   "' is not an IPv4 or IPv6 address or localhost");
+  }
+  return a;
+}
+
+void InstallRoutes(httplib::Server& svr, const ServeState& state) {
+  svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(ServePageHtml(), "text/html; charset=utf-8");
+  });
+  svr.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+    res.set_content(state.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  svr.Get("/api/queues", [&state](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(DumpJson(state.Queues()) + "\n", kJson);
+  });
+  svr.Get("/api/history", [&state](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(DumpJson(state.History()) + "\n", kJson);
+  });
+  svr.Get(kJobPattern, [&state](const httplib::Request& req, httplib::Response& res) {
+    const std::string name = req.matches[1];
+    if (std::string bad = BadJobName(name); !bad.empty()) return SendError(res, 400, bad);
+    auto [status, body] = state.Explain(name);
+    res.status = status;
+    res.set_content(body + "\n", kJson);
+  });
+  svr.Get(".*", [](const httplib::Request& req, httplib::Response& res) {
+    SendError(res, 404, "no such path: " + req.path);
+  });
+  // Other methods: 405 on the paths above, 404 elsewhere. A request without
+  // a body is answered before routing (httplib would wait for the body of a
+  // POST that has no Content-Length); one with a body after it is read.
+  auto refuse = [](const httplib::Request& req, httplib::Response& res) {
+    if (!KnownPath(req.path)) return SendError(res, 404, "no such path: " + req.path);
+    res.set_header("Allow", "GET, HEAD");
+    SendError(res, 405, "method " + req.method + " not allowed on " + req.path + " (GET, HEAD)");
+  };
+  svr.set_pre_routing_handler([refuse](const httplib::Request& req, httplib::Response& res) {
+    const bool body = req.has_header("Transfer-Encoding") ||
+                      (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    if (req.method == "GET" || req.method == "HEAD" || body) return httplib::Server::HandlerResponse::Unhandled;
+    refuse(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  svr.Post(".*", refuse);
+  svr.Put(".*", refuse);
+  svr.Delete(".*", refuse);
+  svr.Patch(".*", refuse);
+  svr.Options(".*", refuse);
+  // Errors httplib answers itself (a malformed request, 414, ...) get a
+  // JSON body too.
+  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.body.empty()) SendError(res, res.status, Reason(res.status));
+  });
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what += std::string(": ") + e.what();
+    } catch (...) {
+    }
+    SendError(res, 500, what);
+  });
+}
+
+}  // namespace hdrf::tools

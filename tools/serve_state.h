@@ -1,0 +1,67 @@
+// What `hdrf serve` serves, apart from HTTP: the source it reads the store
+// through, a bounded history of the top-level queues' shares, and the
+// bodies of its endpoints (docs/tools.md "hdrf serve").
+//
+// Thread safety: every method may be called from any thread; Tick() from
+// one thread at a time (the refresher).
+#ifndef HDRF_TOOLS_SERVE_STATE_H_
+#define HDRF_TOOLS_SERVE_STATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/serve_source.h"
+
+namespace hdrf::tools {
+
+class ServeState {
+ public:
+  // `history`: samples kept (the oldest are dropped), at least 2.
+  ServeState(std::unique_ptr<ServeSource> source, std::string db, size_t history);
+
+  // Refreshes the source and records a history sample. A failed refresh is
+  // kept (refresh_error in /api/queues) and the last state stays shown.
+  void Tick();
+
+  // GET /metrics: MetricsText of the engine plus hdrf_serve_* gauges.
+  std::string Metrics() const;
+  // GET /api/queues: TreeJson plus "db", "source", "last_seq", "job_count",
+  // "queue_count", "time_ms", "refreshed_ms", "refresh_error".
+  nlohmann::json Queues() const;
+  // GET /api/history: {"capacity", "samples": [{"time_ms", "last_seq",
+  // "queues": {"root/a": {"usage_share", "share"}, ...}}, ...]} oldest first.
+  nlohmann::json History() const;
+  // GET /api/jobs/NAME/explain: {status, JSON body}; 404 for an unknown job.
+  std::pair<int, std::string> Explain(std::string_view job) const;
+
+ private:
+  struct Sample {
+    int64_t time_ms = 0;
+    uint64_t last_seq = 0;
+    std::vector<std::pair<std::string, std::pair<double, double>>> queues;  // path, (usage, share)
+  };
+
+  const std::unique_ptr<ServeSource> source_;
+  const std::string db_;
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::deque<Sample> samples_;   // guarded by mu_
+  int64_t refreshed_ms_ = 0;     // guarded by mu_; last successful refresh (or the open)
+  std::string refresh_error_;    // guarded by mu_; "" after a successful refresh
+};
+
+// Milliseconds since the Unix epoch.
+int64_t NowMs();
+
+}  // namespace hdrf::tools
+
+#endif  // HDRF_TOOLS_SERVE_STATE_H_
