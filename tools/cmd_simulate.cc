@@ -29,7 +29,7 @@ const char kAbout[] =
     "reports per-queue wait times, usage shares and utilization. docs/simulate.md.";
 
 struct Args {
-  std::string config, workload, cluster, jobs_out, compare, plot;
+  std::string config, workload, cluster, jobs_out, compare, plot, nodes;
   bool json = false, no_progress = false;
   int why = 0;
 };
@@ -133,6 +133,7 @@ int CmdSimulate(int argc, char** argv) {
   app.add_option("--plot", a.plot, "write an SVG: top-level shares over time and wait CDF per leaf");
   app.add_option("--why", a.why, "explain up to N waiting jobs per leaf at every instant (costly)")
       ->check(CLI::Range(0, 1000));
+  app.add_option("--nodes", a.nodes, "node CSV (name + resource columns): tasks placed best-fit on one node");
   app.add_flag("--no-progress", a.no_progress, "no progress bar on stderr");
   try {
     app.parse(argc - 1, argv + 1);
@@ -152,6 +153,7 @@ int CmdSimulate(int argc, char** argv) {
   }
   SimulateOptions so;
   so.explain_per_leaf = a.why;
+  so.nodes_file = a.nodes;
   so.timeline_points = a.plot.empty() ? 0 : 600;
   ProgressBar bar(!a.no_progress);
   so.progress = [&](const SimulateProgress& p) { bar.Update(p); };

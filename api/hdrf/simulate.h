@@ -103,6 +103,12 @@ struct SimulateOptions {
   // Called about every progress_every_jobs arrivals. Default: none.
   std::function<void(const SimulateProgress&)> progress;
   size_t progress_every_jobs = 100000;
+  // Host placement (docs/simulate_nodes.md): a node CSV (`name` plus
+  // resource columns). With it a task must also fit on one node, placed
+  // best-fit; a job whose next task fits the cluster but no node is skipped
+  // for the rest of that instant's fill and counted as a fragmentation
+  // wait of its queue. Default: "" (the cluster is one pool).
+  std::string nodes_file;
 };
 
 // Wait (first_start - arrival) statistics over a set of started jobs, in
@@ -139,6 +145,9 @@ struct QueueReport {
   // when at least two of them do (contended_ms; jain_avg = 0 when none).
   double jain_avg = 0;
   int64_t contended_ms = 0;
+  // With nodes_file: the times a job of the subtree was skipped in a fill
+  // because its task fit the cluster but no node.
+  int64_t fragmentation_waits = 0;
   // Leaves, with explain_per_leaf > 0: reason -> waiting job-milliseconds.
   std::vector<std::pair<std::string, double>> why;
 };
@@ -165,6 +174,7 @@ struct SimulateResult {
   int64_t instants = 0;                // instants simulated
   int64_t steps = 0;                   // tasks started
   int64_t fills_skipped = 0;           // instants where no waiting task could fit
+  int64_t nodes = 0;                   // with nodes_file: the nodes of the pool
   double wall_seconds = 0;
 };
 

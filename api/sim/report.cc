@@ -76,6 +76,7 @@ Json QueueJson(const QueueReport& q, const SimulateResult& r) {
     by[r.size_classes[c]] = WaitJson(q.wait_by_class[c]);
   j["wait_by_size"] = by;
   j["starved_seconds"] = Seconds(q.starved_ms);
+  if (r.nodes > 0) j["fragmentation_waits"] = q.fragmentation_waits;
   if (!q.is_leaf) {
     j["jain_avg"] = q.contended_ms > 0 ? Json(q.jain_avg) : Json(nullptr);
     j["contended_seconds"] = Seconds(q.contended_ms);

@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
 #include "hdrf/engine.h"
 #include "hdrf/simulate.h"
+#include "api/sim/node_pool.h"
 #include "api/sim/simulate_stats.h"
 
 namespace hdrf {
@@ -32,11 +34,13 @@ struct JobRec {
   JobRef ref;
 };
 
-// Task ends: every task of one job started at one instant ends together.
+// Task ends: every task of one job started at one instant ends together
+// (with nodes, one entry per node the job's tasks went to).
 struct Ending {
   int64_t end;
   uint32_t job;
   int64_t count;
+  int32_t node = -1;  // with nodes: where the tasks ran
   bool operator>(const Ending& o) const { return end > o.end || (end == o.end && job > o.job); }
 };
 
@@ -101,9 +105,9 @@ class Shapes {
 
 class Simulator {
  public:
-  Simulator(Engine& eng, const Workload& w, const SimulateOptions& o)
+  Simulator(Engine& eng, const Workload& w, const SimulateOptions& o, sim::NodePool* nodes)
       : eng_(eng), w_(w), o_(o), R_(static_cast<int>(eng.ResourceNames().size())),
-        stats_(eng.Queues(), eng.Total(), o), shapes_(R_), free_(eng.Total()) {}
+        stats_(eng.Queues(), eng.Total(), o), shapes_(R_), free_(eng.Total()), nodes_(nodes) {}
 
   Status Run(SimulateResult* res);
 
@@ -111,6 +115,7 @@ class Simulator {
   Status Complete(int64_t t);
   void Arrive(int64_t t, uint32_t i);
   Status Fill(int64_t t);
+  Status FillOnNodes(int64_t t);
   void Start(int64_t t, uint32_t i);
   void Explain();
 
@@ -127,6 +132,8 @@ class Simulator {
   std::vector<Engine::TaskOp> ops_;
   std::vector<std::pair<uint32_t, int64_t>> started_now_;  // job, unstarted before this fill
   std::vector<std::deque<uint32_t>> waiting_;  // per queue, with explain_per_leaf: jobs in arrival order
+  sim::NodePool* nodes_;  // null without --nodes
+  std::vector<std::pair<uint32_t, int32_t>> placed_now_;  // with nodes: (job, node) of each task started
   int64_t steps_ = 0, skipped_ = 0;
 };
 
@@ -139,6 +146,8 @@ Status Simulator::Complete(int64_t t) {
     j.unfinished -= e.count;
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
+    if (nodes_)
+      for (int64_t k = 0; k < e.count; ++k) HDRF_RETURN_IF_ERROR(nodes_->Release(e.node, shape));
     stats_.Change(j.leaf, t, shape, -e.count, 0, 0);
     Engine::TaskOp op;
     op.job = j.ref;
@@ -199,6 +208,7 @@ Status Simulator::Fill(int64_t t) {
     ++skipped_;
     return Status::Ok();
   }
+  if (nodes_) return FillOnNodes(t);
   for (;;) {
     auto s = eng_.Step();
     if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
@@ -210,6 +220,42 @@ Status Simulator::Fill(int64_t t) {
   for (auto [i, before] : started_now_) {
     const int64_t end = t + w_.jobs[i].duration_ms;
     calendar_.push(Ending{end, i, before - jobs_[i].unstarted});
+  }
+  return Status::Ok();
+}
+
+// Fill with host placement (docs/simulate_nodes.md): steps in fair order
+// over the jobs whose task fits on some node, best fit; a job refused for
+// want of a node is skipped for the rest of this fill.
+Status Simulator::FillOnNodes(int64_t t) {
+  placed_now_.clear();
+  int chosen = -1;
+  PlacementSkips skips;
+  const PlacementFn fits = [&](const PlacementQuery& q) {
+    chosen = nodes_->BestFit(q.task.data());
+    if (chosen >= 0) return true;
+    const uint32_t i = q.job.id < job_of_id_.size() ? job_of_id_[q.job.id] : kNoJob;
+    if (i != kNoJob) stats_.FragmentationWait(jobs_[i].leaf);
+    return false;
+  };
+  for (;;) {
+    auto s = eng_.StepWhere(fits, &skips);
+    if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
+    if (!s->has_value()) break;
+    const uint32_t i = (**s).id < job_of_id_.size() ? job_of_id_[(**s).id] : kNoJob;
+    if (i == kNoJob) return Status::Internal("the engine started a job the simulator does not know");
+    HDRF_RETURN_IF_ERROR(nodes_->Place(chosen, shapes_.at(jobs_[i].shape)));
+    placed_now_.emplace_back(i, chosen);
+    Start(t, i);
+  }
+  // Tasks of one job on one node at this instant end together.
+  std::sort(placed_now_.begin(), placed_now_.end());
+  for (size_t k = 0; k < placed_now_.size();) {
+    size_t e = k;
+    while (e < placed_now_.size() && placed_now_[e] == placed_now_[k]) ++e;
+    const auto [i, node] = placed_now_[k];
+    calendar_.push(Ending{t + w_.jobs[i].duration_ms, i, static_cast<int64_t>(e - k), node});
+    k = e;
   }
   return Status::Ok();
 }
@@ -352,7 +398,15 @@ StatusOr<SimulateResult> Simulate(const ResourceAmounts& cluster, const std::vec
       if (!std::binary_search(res.resources.begin(), res.resources.end(), r))
         return Status::InvalidArgument(workload.source + ":" + std::to_string(j.spec.line) + ": resource '" + r +
                                        "' is not a resource of the cluster");
-  Simulator sim(**eng, workload, options);
+  std::optional<sim::NodePool> nodes;
+  if (!options.nodes_file.empty()) {
+    auto pool = sim::NodePool::Load(options.nodes_file, res.resources);
+    if (!pool.ok()) return pool.status();
+    nodes.emplace(std::move(pool).value());
+    nodes->SetDominanceTotals(res.total);
+    res.nodes = static_cast<int64_t>(nodes->size());
+  }
+  Simulator sim(**eng, workload, options, nodes ? &*nodes : nullptr);
   HDRF_RETURN_IF_ERROR(sim.Run(&res));
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;

@@ -211,6 +211,7 @@ void QueueStats::Finish(int64_t makespan, const Workload& w, const std::vector<u
     rep.wait = ComputeWaitStats(waits[qi]);
     for (auto& v : by_class[qi]) rep.wait_by_class.push_back(ComputeWaitStats(v));
     rep.starved_ms = q.starved;
+    rep.fragmentation_waits = q.fragmentation_waits;
     rep.contended_ms = q.contended;
     rep.jain_avg = q.contended > 0 ? static_cast<double>(q.jain_int / q.contended) : 0;
     for (const auto& [reason, v] : why_[qi]) rep.why.emplace_back(reason, v);

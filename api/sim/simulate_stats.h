@@ -54,6 +54,10 @@ class QueueStats {
   // A waiting job of `leaf` held back for `reason` after the fill at this
   // instant, standing for `jobs` waiting jobs.
   void AddWhy(uint32_t leaf, const std::string& reason, double jobs);
+  // A job of `leaf` fit the cluster but no node (simulate --nodes).
+  void FragmentationWait(uint32_t leaf) {
+    for (uint32_t a = leaf; a != kNoQueue; a = q_[a].parent) ++q_[a].fragmentation_waits;
+  }
 
   // Integrates up to `makespan` and writes the reports: res->queues,
   // res->jobs[i].queue/.refused (times must be in res->jobs already),
@@ -79,6 +83,7 @@ class QueueStats {
     long double s1 = 0, s2 = 0;
     long double jain_int = 0;
     int64_t contended = 0;
+    int64_t fragmentation_waits = 0;
   };
   void Integrate(uint32_t q, int64_t t);
   double Jain(uint32_t q);

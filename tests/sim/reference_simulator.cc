@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "tests/reference/reference_model.h"
 
@@ -11,7 +12,30 @@ namespace {
 struct RunningTask {
   size_t job;
   int64_t end;
+  int node = -1;
 };
+
+// The node a task goes to, by a plain scan; -1 when it fits on none.
+int BestFitNode(const ResourceAmounts& cluster, const std::vector<std::map<std::string, int64_t>>& free,
+                const ResourceAmounts& task) {
+  std::string dom;
+  double best_share = -1;
+  for (const auto& [r, total] : cluster) {  // resource (name) order
+    const auto it = task.find(r);
+    const double share = it == task.end() || total <= 0 ? 0 : static_cast<double>(it->second) / total;
+    if (share > best_share) best_share = share, dom = r;
+  }
+  int best = -1;
+  int64_t best_left = 0;
+  for (size_t n = 0; n < free.size(); ++n) {
+    bool fits = true;
+    for (const auto& [r, v] : task) fits = fits && v <= free[n].at(r);
+    if (!fits) continue;
+    const int64_t left = free[n].at(dom) - (task.count(dom) ? task.at(dom) : 0);
+    if (best < 0 || left < best_left) best = static_cast<int>(n), best_left = left;
+  }
+  return best;
+}
 
 bool InSubtree(const std::string& leaf, const std::string& queue) {
   return leaf == queue || leaf.rfind(queue + "/", 0) == 0;
@@ -28,7 +52,7 @@ int64_t NearestRank(const std::vector<int64_t>& sorted, int p) {
 }  // namespace
 
 StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
-                                         const Workload& w) {
+                                         const Workload& w, const std::vector<RefNode>* nodes) {
   auto model_or = ref::ReferenceModel::Create(cluster, queues);
   if (!model_or.ok()) return model_or.status();
   ref::ReferenceModel& model = **model_or;
@@ -38,6 +62,13 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
   std::vector<bool> arrived(w.jobs.size(), false);
   std::vector<int64_t> not_completed(w.jobs.size(), 0);
   std::vector<RunningTask> running;
+  std::vector<std::map<std::string, int64_t>> node_free;
+  if (nodes)
+    for (const RefNode& n : *nodes) {
+      std::map<std::string, int64_t> f;
+      for (const auto& [r, total] : cluster) f[r] = n.capacity.count(r) ? n.capacity.at(r) : 0;
+      node_free.push_back(f);
+    }
   // Intervals: [from, to) with the usage of every queue during it.
   struct Interval {
     int64_t from, to;
@@ -60,6 +91,8 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
         continue;
       }
       const size_t j = running[k].job;
+      if (running[k].node >= 0)
+        for (const auto& [r, v] : w.jobs[j].spec.task) node_free[running[k].node][r] += v;
       running.erase(running.begin() + static_cast<long>(k));
       HDRF_RETURN_IF_ERROR(model.Finish(w.jobs[j].spec.name, 1));
       if (--not_completed[j] == 0) {
@@ -79,13 +112,26 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
       res.jobs[i].queue = *leaf;
       not_completed[i] = w.jobs[i].spec.tasks;
     }
-    // 3. Fill: each step starts one task.
-    while (auto name = model.Step()) {
+    // 3. Fill: each step starts one task (on a node, with nodes).
+    std::set<std::string> refused_now;
+    while (auto name = nodes ? model.PickNext(refused_now) : model.Step()) {
       size_t j = 0;
       while (w.jobs[j].spec.name != *name) ++j;
+      int node = -1;
+      if (nodes) {
+        node = BestFitNode(cluster, node_free, w.jobs[j].spec.task);
+        if (node < 0) {
+          refused_now.insert(*name);
+          for (const std::string& q : res.queue_paths)
+            if (InSubtree(res.jobs[j].queue, q)) ++res.fragmentation_waits[q];
+          continue;
+        }
+        HDRF_RETURN_IF_ERROR(model.Allocate(*name, 1));
+        for (const auto& [r, v] : w.jobs[j].spec.task) node_free[node][r] -= v;
+      }
       if (res.jobs[j].first_start < 0) res.jobs[j].first_start = t;
       res.jobs[j].last_start = t;
-      running.push_back({j, t + w.jobs[j].duration_ms});
+      running.push_back({j, t + w.jobs[j].duration_ms, node});
     }
     // The usage of every queue until the next instant, from the running tasks.
     usage_now.clear();

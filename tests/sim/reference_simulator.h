@@ -38,10 +38,24 @@ struct RefSimResult {
   std::map<std::string, double> usage_share_avg;
   std::map<std::string, int64_t> jobs_in;      // jobs that lived in the subtree
   std::map<std::string, RefSimWait> wait;      // every queue, over its subtree
+  std::map<std::string, int64_t> fragmentation_waits;  // with nodes: every queue, over its subtree
 };
 
+// One node of a host pool (docs/simulate_nodes.md), in file order.
+struct RefNode {
+  std::string name;
+  ResourceAmounts capacity;  // absent resource = 0
+};
+
+// With `nodes` (non-null), the rule of docs/simulate_nodes.md, literally:
+// steps go in fair order over the jobs not yet refused in this fill; the
+// picked job's task goes to the node, in file order, that fits it and is
+// left with the fewest free units of the task's dominant resource (largest
+// task[r]/T[r], first in resource order); no such node: the job is refused
+// for the rest of the fill and counted in fragmentation_waits of its leaf
+// and every ancestor.
 StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
-                                         const Workload& workload);
+                                         const Workload& workload, const std::vector<RefNode>* nodes = nullptr);
 
 }  // namespace hdrf::testing
 

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "hdrf/simulate.h"
@@ -104,7 +105,71 @@ std::string Check(const Workload& w, const SimulateResult& fast, const RefSimRes
         f.wait.max_ms != rw.max || std::abs(f.wait.mean_ms - rw.mean) > kTol)
       return "queue " + f.path + " wait stats differ";
   }
+  for (const QueueReport& f : fast.queues) {
+    const auto it = ref.fragmentation_waits.find(f.path);
+    const int64_t want = it == ref.fragmentation_waits.end() ? 0 : it->second;
+    if (f.fragmentation_waits != want)
+      return "queue " + f.path + " fragmentation_waits " + std::to_string(f.fragmentation_waits) + " vs ref " +
+             std::to_string(want);
+  }
   return "";
+}
+
+// Random nodes whose capacities add up to about the cluster's: 1-5 nodes,
+// each resource split at random (some nodes get none of it).
+std::vector<RefNode> MakeNodes(Rng& rng, const ResourceAmounts& cluster) {
+  std::vector<RefNode> nodes(static_cast<size_t>(rng.Uniform(1, 5)));
+  for (size_t n = 0; n < nodes.size(); ++n) nodes[n].name = "n" + std::to_string(n);
+  for (const auto& [r, total] : cluster) {
+    int64_t left = total;
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const int64_t take = n + 1 == nodes.size() ? left : (rng.Chance(20) ? 0 : left / 2);
+      nodes[n].capacity[r] = take;
+      left -= take;
+    }
+  }
+  return nodes;
+}
+
+std::string NodesCsv(const std::vector<RefNode>& nodes, const ResourceAmounts& cluster) {
+  std::string out = "name";
+  for (const auto& [r, total] : cluster) out += "," + r;
+  out += "\n";
+  for (const RefNode& n : nodes) {
+    out += n.name;
+    for (const auto& [r, total] : cluster)  // canonical units written back as quantities
+      out += "," + (r == "memory" ? std::to_string(n.capacity.at(r)) : std::to_string(n.capacity.at(r)) + "m");
+    out += "\n";
+  }
+  return out;
+}
+
+TEST(SimulateVsReference, RandomWorkloadsOnNodes) {
+  int seeds = 200;
+  if (const char* s = std::getenv("HDRF_SIM_SEEDS")) seeds = std::atoi(s);
+  const std::string file = ::testing::TempDir() + "/sim_nodes.csv";
+  int64_t fragmented = 0;
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
+    Rng rng(seed * 7919);
+    RandomWorld world = MakeWorld(rng);
+    const std::string text = MakeWorkloadText(rng, world, false);
+    std::vector<std::string> names;
+    for (const auto& [r, v] : world.cluster) names.push_back(r);
+    auto w = ParseWorkload(text, WorkloadFormat::kCsv, "random", names);
+    ASSERT_TRUE(w.ok()) << "seed " << seed << ": " << w.status().message();
+    const std::vector<RefNode> nodes = MakeNodes(rng, world.cluster);
+    auto ref = ReferenceSimulate(world.cluster, world.queues, *w, &nodes);
+    if (!ref.ok()) continue;
+    { std::ofstream(file) << NodesCsv(nodes, world.cluster); }
+    SimulateOptions o;
+    o.nodes_file = file;
+    auto fast = Simulate(world.cluster, world.queues, *w, o);
+    ASSERT_TRUE(fast.ok()) << "seed " << seed << ": " << fast.status().message();
+    const std::string diff = Check(*w, *fast, *ref);
+    ASSERT_EQ(diff, "") << "seed " << seed << "\n" << NodesCsv(nodes, world.cluster) << text;
+    fragmented += fast->queues.empty() ? 0 : fast->queues[0].fragmentation_waits;
+  }
+  if (seeds >= 100) EXPECT_GT(fragmented, 50) << "the generator must reach fragmentation";
 }
 
 TEST(SimulateVsReference, RandomWorkloads) {
