@@ -1,6 +1,7 @@
 // engine::Tree: the scheduling step, fit, admission and the enqueue gate
 // (SPEC §5, §6, §12).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "engine/tree.h"
@@ -52,17 +53,33 @@ bool Tree::Schedulable(JobId id) const {
 // kKeyEpsilon of m that comes after it in that order, in heap order (no
 // sorting: ties are common, e.g. every job without tasks has key 0), for
 // the earliest submitted job / the first queue by name.
+//
+// Subtrees whose waiting task shapes cannot fit are skipped whole (the fill
+// bound, fill_bound.cc); a search that finds nothing tightens the bound.
 std::optional<JobId> Tree::PickIn(QueueId qid) const {
+  if (!WaitingMayFit(qid)) {
+    ++main_->counters.fill_skips;  // exclusive sections only
+    return std::nullopt;
+  }
   const Queue& q = queues_[qid];
   const QueueView& v = QV(qid);
   HeapEntry first{0, kNone};
   if (q.children.empty()) {
+    int64_t visited_min[kMaxResources];
+    std::fill(visited_min, visited_min + R_, INT64_MAX);
     v.nb.VisitInOrder([&](const HeapEntry& e) {
-      if (!Schedulable(e.id)) return true;
+      if (!Schedulable(e.id)) {
+        const int64_t* t = &task_[size_t{e.id} * R_];
+        for (int r = 0; r < R_; ++r) visited_min[r] = std::min(visited_min[r], t[r]);
+        return true;
+      }
       first = e;
       return false;
     });
-    if (first.id == kNone) return std::nullopt;
+    if (first.id == kNone) {
+      TightenWaitBound(qid, visited_min);  // every job of the heap was visited
+      return std::nullopt;
+    }
     JobId best = first.id;
     v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
       if (e < first || e.id == first.id) return;  // visited by the first pass
@@ -78,7 +95,10 @@ std::optional<JobId> Tree::PickIn(QueueId qid) const {
     best_job = *j;
     return false;
   });
-  if (first.id == kNone) return std::nullopt;
+  if (first.id == kNone) {
+    TightenWaitBound(qid, nullptr);
+    return std::nullopt;
+  }
   QueueId best = first.id;
   v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
     if (e < first || e.id == first.id) return;

@@ -18,6 +18,7 @@ Tree::Counters Tree::counters() const {
     c.job_refreshes += sc->counters.job_refreshes;
     c.view_switches += sc->counters.view_switches;
     c.view_catchups += sc->counters.view_catchups;
+    c.fill_skips += sc->counters.fill_skips;
   }
   return c;
 }
