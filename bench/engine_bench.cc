@@ -8,12 +8,14 @@
 //   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
 //                            a resource, every allocate fills it again
 //   BM_ScheduleLoop/jobs     Engine::Step (pick next + allocate)
+//   BM_FillBacklog/waiting   Engine::Fill while K jobs that cannot fit wait
 //   BM_ReferenceIngest/jobs  the same events through the full-recompute
 //                            reference of tests/reference (shares recomputed
 //                            after every event)
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -141,6 +143,46 @@ void BM_ScheduleLoop(benchmark::State& state) {
   state.SetItemsProcessed(steps);
 }
 BENCHMARK(BM_ScheduleLoop)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
+
+// A fill where K waiting jobs cannot fit (issue 14 item 5): K jobs of 60
+// cpu wait in root/big on a 100-cpu cluster while a 50-cpu job runs in
+// root/small (cpu is not saturated, so SPEC §4 does not block them); each
+// iteration submits a 1-cpu job to root/small, fills (one step that places
+// it, one that finds nothing), then finishes and removes it. `fill_us` is
+// the time of Engine::Fill alone; compare K = 0 with the others.
+void BM_FillBacklog(benchmark::State& state) {
+  const int64_t waiting = state.range(0);
+  QueueSpec big, small;
+  big.path = "root/big";
+  small.path = "root/small";
+  auto e = Engine::Create({{"cpu", 100 * 1000}, {"memory", int64_t{1} << 40}}, {big, small});
+  if (!e.ok()) return state.SkipWithError(e.status().ToString().c_str());
+  Engine& eng = **e;
+  auto spec = [](std::string name, const char* queue, int64_t cpu) {
+    JobSpec j;
+    j.name = std::move(name);
+    j.queue = queue;
+    j.tasks = 1;
+    j.task = {{"cpu", cpu * 1000}, {"memory", int64_t{1} << 30}};
+    return j;
+  };
+  auto holder = eng.Submit(spec("holder", "root/small", 50));
+  if (!holder.ok() || !eng.Allocate(*holder, 1).ok()) return state.SkipWithError("holder");
+  for (int64_t i = 0; i < waiting; ++i)
+    if (!eng.Submit(spec("big" + std::to_string(i), "root/big", 60)).ok()) return state.SkipWithError("big");
+  double fill_ns = 0;
+  int64_t n = 0, bad = 0;
+  for (auto _ : state) {
+    auto job = eng.Submit(spec("small" + std::to_string(n++), "root/small", 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto steps = eng.Fill();
+    fill_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    if (!job.ok() || !steps.ok() || *steps != 1 || !eng.Finish(*job, 1).ok() || !eng.Remove(*job).ok()) ++bad;
+  }
+  state.counters["fill_us"] = fill_ns / 1000 / static_cast<double>(std::max<int64_t>(n, 1));
+  state.counters["bad"] = static_cast<double>(bad);
+}
+BENCHMARK(BM_FillBacklog)->ArgName("waiting")->Arg(0)->Arg(1000)->Arg(10000)->Arg(100000)->UseRealTime();
 
 // The full-recompute reference on the same events; every event is followed
 // by the share computation the incremental engine does as part of it.
