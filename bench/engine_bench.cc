@@ -3,6 +3,8 @@
 //
 //   BM_Ingest/jobs/threads   allocate/release events, depth 3 x fanout 10,
 //                            4 resources, nothing saturates
+//   BM_IngestBatched/jobs/threads  the same events through Engine::ApplyTasks
+//                            in batches of 1024
 //   BM_IngestByTopQueue/jobs/threads  the same, each thread owning the jobs
 //                            of its own top-level queues (lock shards)
 //   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
@@ -23,6 +25,27 @@
 #include "bench/bench_world.h"
 #include "tests/reference/reference_model.h"
 
+// Under `valgrind --tool=callgrind` (bench/callgrind_probe.sh) each timed
+// loop zeroes the counters when it starts and dumps them, named with its
+// event count, when it ends, so that instructions and cache misses per
+// event exclude the world's setup. Outside valgrind these are no-ops.
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HDRF_PROBE_BEGIN() CALLGRIND_ZERO_STATS
+#define HDRF_PROBE_END(state, events)                                              \
+  do {                                                                             \
+    if (RUNNING_ON_VALGRIND) {                                                     \
+      const std::string probe = std::string(__func__) + " jobs=" +                 \
+                                std::to_string((state).range(0)) + " events=" +    \
+                                std::to_string(events);                           \
+      CALLGRIND_DUMP_STATS_AT(probe.c_str());                                      \
+    }                                                                              \
+  } while (0)
+#else
+#define HDRF_PROBE_BEGIN() ((void)0)
+#define HDRF_PROBE_END(state, events) ((void)0)
+#endif
+
 namespace hdrf::bench {
 namespace {
 
@@ -38,6 +61,7 @@ World& SharedWorld(int64_t jobs, bool full_use) {
     WorldOptions o;
     o.jobs = jobs;
     o.full_use = full_use;
+    o.keep_specs = jobs <= 1000000;  // 10^7 specs alone would take ~4 GB
     w = std::make_unique<World>(MakeWorld(o, kEvents));
   }
   return *w;
@@ -68,6 +92,7 @@ void RunEvents(benchmark::State& state, World& w, bool by_top_queue = false) {
   size_t pos = 0;
   bool forward = true;
   int64_t refused = 0;
+  HDRF_PROBE_BEGIN();
   for (auto _ : state) {
     const uint32_t i = forward ? mine[pos] : mine[mine.size() - 1 - pos];
     const int dir = forward ? w.event_dir[i] : -w.event_dir[i];
@@ -79,6 +104,7 @@ void RunEvents(benchmark::State& state, World& w, bool by_top_queue = false) {
       forward = !forward;
     }
   }
+  HDRF_PROBE_END(state, state.iterations());
   // Return the world to its state before the first forward pass (the timer
   // has stopped): finish a backward pass, or undo a partial forward one.
   auto undo = [&](uint32_t i) {
@@ -99,7 +125,62 @@ void BM_Ingest(benchmark::State& state) {
 }
 BENCHMARK(BM_Ingest)
     ->ArgName("jobs")
-    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)
+    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
+    ->Threads(1)->Threads(2)
+    ->UseRealTime()
+    ->MinTime(1.0);
+
+// The same events as BM_Ingest, owned by the threads the same way, applied
+// through Engine::ApplyTasks in batches of kBatch (the shard path, with the
+// next events' memory prefetched while one is applied). One iteration is
+// one batch; items are events.
+constexpr size_t kBatch = 1024;
+
+void BM_IngestBatched(benchmark::State& state) {
+  World& w = SharedWorld(state.range(0), false);
+  const int threads = state.threads();
+  const int me = state.thread_index();
+  // cycle = this thread's events forward, then backward with the
+  // directions inverted: applying all of it leaves the world as it was.
+  std::vector<Engine::TaskOp> cycle;
+  for (uint32_t i = 0; i < w.event_job.size(); ++i) {
+    if (static_cast<int>(w.event_job[i] % threads) != me) continue;
+    Engine::TaskOp op;
+    op.job = w.jobs[w.event_job[i]];
+    op.type = w.event_dir[i] > 0 ? Event::Type::kAllocate : Event::Type::kRelease;
+    cycle.push_back(op);
+  }
+  const size_t half = cycle.size();
+  for (size_t k = half; k-- > 0;) {
+    Engine::TaskOp op = cycle[k];
+    op.type = op.type == Event::Type::kAllocate ? Event::Type::kRelease : Event::Type::kAllocate;
+    cycle.push_back(op);
+  }
+  size_t pos = 0, refused_total = 0;
+  int64_t events = 0;
+  HDRF_PROBE_BEGIN();
+  for (auto _ : state) {
+    const size_t len = std::min(kBatch, cycle.size() - pos);
+    size_t refused = 0;
+    Status s = w.engine->ApplyTasks(cycle.data() + pos, len, nullptr, &refused);
+    if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+    refused_total += refused;
+    events += static_cast<int64_t>(len);
+    pos = (pos + len) % cycle.size();
+  }
+  HDRF_PROBE_END(state, events);
+  // Back to the state before the first batch (timer stopped): the ops
+  // that undo cycle[0, pos) are the last pos ops of the cycle when pos is
+  // in the forward half, else the rest of the backward half.
+  const size_t from = pos <= half ? cycle.size() - pos : pos;
+  size_t refused = 0;
+  if (pos != 0) (void)w.engine->ApplyTasks(cycle.data() + from, cycle.size() - from, nullptr, &refused);
+  state.counters["refused"] = static_cast<double>(refused_total + refused);
+  state.SetItemsProcessed(events);
+}
+BENCHMARK(BM_IngestBatched)
+    ->ArgName("jobs")
+    ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
     ->Threads(1)->Threads(2)
     ->UseRealTime()
     ->MinTime(1.0);
@@ -226,7 +307,7 @@ void BM_MemoryPerJob(benchmark::State& state) {
           static_cast<double>(alloc_after - alloc_before) / static_cast<double>(o.jobs);
   }
 }
-BENCHMARK(BM_MemoryPerJob)->ArgName("jobs")->Arg(1000000)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_MemoryPerJob)->ArgName("jobs")->Arg(1000000)->Arg(10000000)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace hdrf::bench

@@ -187,6 +187,15 @@ class Tree {
   Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
   void BeginExclusive();
   void EndExclusive();
+  // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
+  // time so that its cache misses overlap with the events before it.
+  // PrefetchJob: the job's record, task shape and view entry (addresses
+  // from the id alone). PrefetchPath, later, when the record has arrived:
+  // its leaf's nodes (stage 0), then their buffers (stage 1). These only read what changes in exclusive sections
+  // (the job's leaf, the node arrays), so they may run in a shared section
+  // without the shard lock; any id is allowed (nothing past the end).
+  void PrefetchJob(JobId j) const;
+  void PrefetchPath(JobId j, int stage) const;
 
   // Counters for benchmarks and docs.
   struct Counters {
