@@ -140,41 +140,45 @@ void BM_IngestBatched(benchmark::State& state) {
   World& w = SharedWorld(state.range(0), false);
   const int threads = state.threads();
   const int me = state.thread_index();
-  // cycle = this thread's events forward, then backward with the
-  // directions inverted: applying all of it leaves the world as it was.
-  std::vector<Engine::TaskOp> cycle;
-  for (uint32_t i = 0; i < w.event_job.size(); ++i) {
-    if (static_cast<int>(w.event_job[i] % threads) != me) continue;
+  std::vector<uint32_t> mine;  // as RunEvents: this thread's events
+  for (uint32_t i = 0; i < w.event_job.size(); ++i)
+    if (static_cast<int>(w.event_job[i] % threads) == me) mine.push_back(i);
+  // Position k of the cycle: mine forward, then backward with the
+  // directions inverted (applying all of it leaves the world as it was).
+  const size_t half = mine.size(), cycle = 2 * half;
+  auto op_at = [&](size_t k) {
+    const bool fwd = k < half;
+    const uint32_t i = fwd ? mine[k] : mine[cycle - 1 - k];
     Engine::TaskOp op;
     op.job = w.jobs[w.event_job[i]];
-    op.type = w.event_dir[i] > 0 ? Event::Type::kAllocate : Event::Type::kRelease;
-    cycle.push_back(op);
-  }
-  const size_t half = cycle.size();
-  for (size_t k = half; k-- > 0;) {
-    Engine::TaskOp op = cycle[k];
-    op.type = op.type == Event::Type::kAllocate ? Event::Type::kRelease : Event::Type::kAllocate;
-    cycle.push_back(op);
-  }
+    op.type = (w.event_dir[i] > 0) == fwd ? Event::Type::kAllocate : Event::Type::kRelease;
+    return op;
+  };
+  std::vector<Engine::TaskOp> batch;
+  auto apply = [&](size_t from, size_t len, size_t* refused) {
+    batch.clear();
+    for (size_t k = from; k < from + len; ++k) batch.push_back(op_at(k));
+    return w.engine->ApplyTasks(batch.data(), batch.size(), nullptr, refused);
+  };
   size_t pos = 0, refused_total = 0;
   int64_t events = 0;
   HDRF_PROBE_BEGIN();
   for (auto _ : state) {
-    const size_t len = std::min(kBatch, cycle.size() - pos);
+    const size_t len = std::min(kBatch, cycle - pos);
     size_t refused = 0;
-    Status s = w.engine->ApplyTasks(cycle.data() + pos, len, nullptr, &refused);
+    Status s = apply(pos, len, &refused);
     if (!s.ok()) state.SkipWithError(s.ToString().c_str());
     refused_total += refused;
     events += static_cast<int64_t>(len);
-    pos = (pos + len) % cycle.size();
+    pos = (pos + len) % cycle;
   }
   HDRF_PROBE_END(state, events);
   // Back to the state before the first batch (timer stopped): the ops
   // that undo cycle[0, pos) are the last pos ops of the cycle when pos is
   // in the forward half, else the rest of the backward half.
-  const size_t from = pos <= half ? cycle.size() - pos : pos;
+  const size_t from = pos <= half ? cycle - pos : pos;
   size_t refused = 0;
-  if (pos != 0) (void)w.engine->ApplyTasks(cycle.data() + from, cycle.size() - from, nullptr, &refused);
+  for (size_t k = from; pos != 0 && k < cycle; k += kBatch) (void)apply(k, std::min(kBatch, cycle - k), &refused);
   state.counters["refused"] = static_cast<double>(refused_total + refused);
   state.SetItemsProcessed(events);
 }
