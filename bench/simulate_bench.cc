@@ -212,6 +212,7 @@ int Backlog(const Args& a) {
     j.spec.name = "big" + std::to_string(i);
     j.spec.queue = "root/big";
     j.spec.task = {{"cpu", 60 * 1000}};
+    j.arrival_ms = 1;  // after the holder has started: none of them ever fits
     j.duration_ms = 1000;
     w.jobs.push_back(std::move(j));
   }

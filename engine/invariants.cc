@@ -87,6 +87,7 @@ Status Tree::CheckInvariants(double tol) const {
           err = "job " + j.name + ": key " + std::to_string(key) + " != " + std::to_string(v.s / j.weight);
         kids.emplace_back(std::move(v), j.weight);
       }
+      if (Status b = CheckWaitBound(qid); !b.ok() && err.empty()) err = b.message();
     } else {
       for (QueueId c : q.children) kids.emplace_back(eval(c), queues_[c].weight);
     }

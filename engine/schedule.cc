@@ -1,6 +1,7 @@
 // engine::Tree: the scheduling step, fit, admission and the enqueue gate
 // (SPEC §5, §6, §12).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "engine/tree.h"
@@ -61,17 +62,34 @@ bool Tree::Pickable(JobId id, const SkipSet* skip) const {
 // the earliest submitted job / the first queue by name.
 // With `skip`, the jobs in it are passed over as if not schedulable, so a
 // queue whose every schedulable job is skipped has no pick (StepWhere).
+//
+// Subtrees whose waiting task shapes cannot fit are skipped whole (the fill
+// bound, fill_bound.cc); a search that finds nothing tightens the bound
+// (skipped jobs count in it as waiting: they may fit).
 std::optional<JobId> Tree::PickIn(QueueId qid, const SkipSet* skip) const {
+  if (!WaitingMayFit(qid)) {
+    ++main_->counters.fill_skips;  // exclusive sections only
+    return std::nullopt;
+  }
   const Queue& q = queues_[qid];
   const QueueView& v = QV(qid);
   HeapEntry first{0, kNone};
   if (q.children.empty()) {
+    int64_t visited_min[kMaxResources];
+    std::fill(visited_min, visited_min + R_, INT64_MAX);
     v.nb.VisitInOrder([&](const HeapEntry& e) {
-      if (!Pickable(e.id, skip)) return true;
+      if (!Pickable(e.id, skip)) {
+        const int64_t* t = &task_[size_t{e.id} * R_];
+        for (int r = 0; r < R_; ++r) visited_min[r] = std::min(visited_min[r], t[r]);
+        return true;
+      }
       first = e;
       return false;
     });
-    if (first.id == kNone) return std::nullopt;
+    if (first.id == kNone) {
+      TightenWaitBound(qid, visited_min);  // every job of the heap was visited
+      return std::nullopt;
+    }
     JobId best = first.id;
     v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
       if (e < first || e.id == first.id) return;  // visited by the first pass
@@ -87,7 +105,10 @@ std::optional<JobId> Tree::PickIn(QueueId qid, const SkipSet* skip) const {
     best_job = *j;
     return false;
   });
-  if (first.id == kNone) return std::nullopt;
+  if (first.id == kNone) {
+    TightenWaitBound(qid, nullptr);
+    return std::nullopt;
+  }
   QueueId best = first.id;
   v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
     if (e < first || e.id == first.id) return;

@@ -2,6 +2,7 @@
 // the per-saturated-set views. The algorithm is described in
 // docs/algorithm.md.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "engine/tree.h"
@@ -104,6 +105,7 @@ void Tree::AddJobContribution(JobId id) {
     }
   } else {
     q.nb.Push(JobKey(id), id, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    LowerWaitBound(j.queue, t);
     if (j.allocated > 0) {
       double d = DominantPerTask(t);
       if (d > 0) {
@@ -409,6 +411,7 @@ void Tree::GrowViews() {
       q.sum_norm.assign(R_, 0);
       q.sum_blk.assign(R_, 0);
       q.U.assign(R_, 0);
+      q.wait_min.assign(R_, INT64_MAX);
     }
   }
 }
@@ -525,6 +528,7 @@ void Tree::RebuildView() {
     std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
     std::fill(v.sum_blk.begin(), v.sum_blk.end(), 0.0);
     std::fill(v.U.begin(), v.U.end(), 0.0);
+    std::fill(v.wait_min.begin(), v.wait_min.end(), INT64_MAX);
     v.n_norm = v.n_blk = 0;
     v.ops = 0;
     v.s = v.key = 0;

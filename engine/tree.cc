@@ -3,6 +3,7 @@
 #include "engine/tree.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -270,6 +271,7 @@ QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
     v.queues[id].sum_norm.assign(R_, 0);
     v.queues[id].sum_blk.assign(R_, 0);
     v.queues[id].U.assign(R_, 0);
+    v.queues[id].wait_min.assign(R_, INT64_MAX);
   }
   return id;
 }

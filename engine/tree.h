@@ -197,6 +197,15 @@ class Tree {
   Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
   void BeginExclusive();
   void EndExclusive();
+  // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
+  // time so that its cache misses overlap with the events before it.
+  // PrefetchJob: the job's record, task shape and view entry (addresses
+  // from the id alone). PrefetchPath, later, when the record has arrived:
+  // its leaf's nodes (stage 0), then their buffers (stage 1). These only read what changes in exclusive sections
+  // (the job's leaf, the node arrays), so they may run in a shared section
+  // without the shard lock; any id is allowed (nothing past the end).
+  void PrefetchJob(JobId j) const;
+  void PrefetchPath(JobId j, int stage) const;
 
   // Counters for benchmarks and docs.
   struct Counters {
@@ -205,6 +214,7 @@ class Tree {
     uint64_t job_refreshes = 0;   // jobs re-evaluated for blocked-ness
     uint64_t view_switches = 0;   // saturated set changed to a cached view
     uint64_t view_catchups = 0;   // jobs replayed into a view on a switch
+    uint64_t fill_skips = 0;      // subtrees a step skipped by the fill bound
   };
   Counters counters() const;  // summed over the shards
 
@@ -298,6 +308,16 @@ class Tree {
   bool GateAdmits(JobId j) const;
   void SetJobState(JobId j, JobState s, Scratch& sc);
   void SetJobState(JobId j, JobState s) { SetJobState(j, s, *main_); }
+
+  // fill_bound.cc: a lower bound of the waiting task shapes per subtree, so
+  // that a step skips subtrees where nothing fits.
+  void LowerWaitBound(QueueId leaf, const int64_t* task);
+  bool WaitingMayFit(QueueId q) const;
+  // After a search of q found nothing: the exact minimum of the shapes
+  // visited in a leaf (R amounts), or nullptr for the minimum of q's
+  // children's bounds.
+  void TightenWaitBound(QueueId q, const int64_t* visited_min) const;
+  Status CheckWaitBound(QueueId leaf) const;
 
   std::vector<std::string> names_;
   int R_ = 0;

@@ -93,6 +93,10 @@ struct Tree::QueueView {
   bool dirty = false;
   uint32_t heap_pos = KeyHeap::kAbsent;  // in the parent's nb heap
   uint32_t ops = 0;               // aggregate updates since the last re-sum
+  // Below the root: a lower bound of the task shapes of the non-blocked
+  // jobs in the subtree (fill_bound.cc); INT64_MAX where none. Tightened by
+  // searches, which are const: hence mutable (exclusive sections only).
+  mutable std::vector<int64_t> wait_min;
 };
 
 // All derived share state for one saturated set. The current view is kept

@@ -18,6 +18,7 @@ Tree::Counters Tree::counters() const {
     c.job_refreshes += sc->counters.job_refreshes;
     c.view_switches += sc->counters.view_switches;
     c.view_catchups += sc->counters.view_catchups;
+    c.fill_skips += sc->counters.fill_skips;
   }
   return c;
 }
@@ -62,18 +63,38 @@ bool Tree::LocalPossible() const {
 
 // The event path of a job reads three records at random addresses in arrays
 // of (jobs) entries: the job, its task shape and its entry in the current
-// view. At 10^5+ jobs each is a cache miss; the local events ask for the
-// latter two up front so that the misses overlap with the checks instead of
-// following one another (the job record itself the caller has just read).
-#define HDRF_PREFETCH_JOB(id)                                   \
-  if ((id) < jobs_.size()) {                                    \
-    __builtin_prefetch(task_.data() + size_t{id} * R_);         \
-    __builtin_prefetch(views_[cur_].jobs.data() + (id), 1);     \
+// view. At 10^5+ jobs each is a cache miss; the local events ask for all of
+// them up front so that the misses overlap with the checks instead of
+// following one another.
+void Tree::PrefetchJob(JobId id) const {
+  if (id >= jobs_.size()) return;
+  __builtin_prefetch(&jobs_[id]);
+  __builtin_prefetch(task_.data() + size_t{id} * R_);
+  __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
+}
+
+// Stage 0: the leaf's raw node and its node in the current view; stage 1
+// (when those have arrived): the buffers of their usage and sums. Job::queue
+// and the vectors' buffers change only in exclusive sections.
+void Tree::PrefetchPath(JobId id, int stage) const {
+  if (id >= jobs_.size()) return;
+  const QueueId q = jobs_[id].queue;
+  if (q >= queues_.size()) return;
+  const Queue& lq = queues_[q];
+  const QueueView& v = views_[cur_].queues[q];
+  if (stage == 0) {
+    __builtin_prefetch(&lq);
+    __builtin_prefetch(&v, 1);
+    return;
   }
+  __builtin_prefetch(lq.usage.data(), 1);
+  __builtin_prefetch(v.sum_norm.data(), 1);
+  __builtin_prefetch(v.U.data(), 1);
+}
 
 Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   *escalate = false;
-  HDRF_PREFETCH_JOB(id);
+  PrefetchJob(id);
   HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
   if (!LocalPossible()) {
     *escalate = true;
@@ -97,7 +118,7 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
 
 Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   *escalate = false;
-  HDRF_PREFETCH_JOB(id);
+  PrefetchJob(id);
   HDRF_RETURN_IF_ERROR(CheckRelease(id, n, finish ? "finish" : "release"));
   // Freeing a saturated resource changes the saturated set.
   if (!LocalPossible() || (RequiredMask(&task_[size_t{id} * R_]) & saturated_) != 0) {

@@ -1,5 +1,6 @@
 #include "hdrf/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -228,46 +229,137 @@ HDRF_TASK_EVENT(Release)
 HDRF_TASK_EVENT(Finish)
 #undef HDRF_TASK_EVENT
 
-Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused) {
-  uint64_t seq = 0;
-  size_t bad = 0;
-  {
-    Exclusive lock(*impl_);
-    HDRF_RETURN_IF_ERROR(impl_->Writable());
-    engine::Tree& t = *impl_->tree;
-    for (size_t i = 0; i < n; ++i) {
-      const TaskOp& op = ops[i];
-      if (op.type == Event::Type::kSubmit) {
-        Event e;
-        e.type = Event::Type::kSubmit;
-        if (op.spec) e.job = *op.spec;
-        JobRef ref;
-        if (!op.spec || !impl_->ApplyLocked(e, &ref).ok()) {
-          ++bad;
-          continue;
-        }
-        if (op.submitted) *op.submitted = ref;
-        seq = impl_->last_seq;
+namespace {
+// Batches (Engine::ApplyTasks; docs/concurrency.md "Batches"). Task events
+// go through the shard path like single ones; a submission, a removal or an
+// event that escalates runs in an exclusive section, which then takes up
+// to kExclusiveRun ops before the batch returns to the shard path (when
+// the cluster is nearly full most events escalate: one lock per run, not
+// per event). While applying op i, the memory of op i + kAheadJob is
+// prefetched, then its leaf's nodes at i + kAheadNode and their buffers at
+// i + kAheadSums, so that the misses of a few events overlap.
+constexpr size_t kExclusiveRun = 256;
+constexpr size_t kAheadJob = 12, kAheadNode = 8, kAheadSums = 4;
+
+bool IsTaskType(Event::Type t) {
+  return t == Event::Type::kAllocate || t == Event::Type::kRelease || t == Event::Type::kFinish;
+}
+
+void PrefetchAhead(const engine::Tree& t, const Engine::TaskOp* ops, size_t i, size_t n) {
+  auto job = [&](size_t k) { return k < n && ops[k].type != Event::Type::kSubmit; };
+  if (job(i + kAheadJob)) t.PrefetchJob(ops[i + kAheadJob].job.id);
+  if (job(i + kAheadNode)) t.PrefetchPath(ops[i + kAheadNode].job.id, 0);
+  if (job(i + kAheadSums)) t.PrefetchPath(ops[i + kAheadSums].job.id, 1);
+}
+
+struct BatchState {
+  uint64_t seq = 0;          // number of the last op numbered so far
+  size_t bad = 0;            // refused ops
+  bool unnumbered = false;   // without a store: an op went through a shard
+  Status error;              // the engine stopped accepting events
+};
+
+// Under `rw` shared: applies ops[i..] through the shard path until one must
+// run alone; returns its index (n when none is left).
+size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t n, BatchState& b) {
+  std::shared_lock<engine::BigReaderLock> shared(impl.rw);
+  if (Status w = impl.Writable(); !w.ok()) {
+    b.error = w;
+    return n;
+  }
+  engine::Tree& t = *impl.tree;
+  for (; i < n; ++i) {
+    PrefetchAhead(t, ops, i, n);
+    const Engine::TaskOp& op = ops[i];
+    if (!IsTaskType(op.type)) return i;
+    if (!CheckRef(t, op.job).ok()) {
+      ++b.bad;
+      continue;
+    }
+    const int s = t.ShardOf(op.job.id);
+    std::lock_guard<engine::SpinMutex> lock(impl.shard_mu[s]);
+    bool escalate = false;
+    const Status st = op.type == Event::Type::kAllocate
+                          ? t.LocalAllocate(op.job.id, op.n, &escalate)
+                          : t.LocalRelease(op.job.id, op.n, op.type == Event::Type::kFinish, &escalate);
+    if (!st.ok()) {
+      ++b.bad;
+      continue;
+    }
+    if (escalate) return i;
+    if (!impl.log) {
+      ++impl.shard_events[s].events;
+      b.unnumbered = true;
+      continue;
+    }
+    const Event e = Event::Task(op.type, op.job.seq, op.n);
+    std::lock_guard<std::mutex> seq_lock(impl.seq_mu);
+    b.seq = ++impl.last_seq;
+    impl.log->Enqueue(b.seq, e);
+  }
+  return n;
+}
+
+// Under the exclusive lock: applies ops[i] and up to kExclusiveRun - 1 more;
+// returns the index of the first op left.
+size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t n, BatchState& b) {
+  Exclusive lock(impl);
+  if (Status w = impl.Writable(); !w.ok()) {
+    b.error = w;
+    return n;
+  }
+  engine::Tree& t = *impl.tree;
+  const size_t end = std::min(n, i + kExclusiveRun);
+  for (; i < end; ++i) {
+    PrefetchAhead(t, ops, i, n);
+    const Engine::TaskOp& op = ops[i];
+    if (op.type == Event::Type::kSubmit) {
+      Event e;
+      e.type = Event::Type::kSubmit;
+      if (op.spec) e.job = *op.spec;
+      JobRef ref;
+      if (!op.spec || !impl.ApplyLocked(e, &ref).ok()) {
+        ++b.bad;
         continue;
       }
-      Status st = CheckRef(t, op.job);
-      if (st.ok()) st = ApplyTask(t, op.type, op.job.id, op.n);
-      if (!st.ok()) {
-        ++bad;
-        continue;
-      }
-      if (impl_->log) {
-        const Event e =
-            Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
-        seq = impl_->RecordLocked(&e);
-      } else {
-        seq = impl_->RecordLocked(nullptr);
-      }
+      if (op.submitted) *op.submitted = ref;
+      b.seq = impl.last_seq;
+      continue;
+    }
+    Status st = CheckRef(t, op.job);
+    if (st.ok()) st = ApplyTask(t, op.type, op.job.id, op.n);
+    if (!st.ok()) {
+      ++b.bad;
+      continue;
+    }
+    if (impl.log) {
+      const Event e = Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
+      b.seq = impl.RecordLocked(&e);
+    } else {
+      b.seq = impl.RecordLocked(nullptr);
     }
   }
-  if (last_seq) *last_seq = seq;
-  if (refused) *refused = bad;
-  if (impl_->log && seq > 0) return impl_->log->WaitDurable(seq);
+  return i;
+}
+}  // namespace
+
+Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused) {
+  BatchState b;
+  for (size_t i = 0; i < n && b.error.ok();) {
+    i = ApplyShared(*impl_, ops, i, n, b);
+    if (i < n && b.error.ok()) i = ApplyExclusive(*impl_, ops, i, n, b);
+  }
+  if (!b.error.ok()) return b.error;
+  if (last_seq && b.unnumbered) {
+    // Without a store, events applied through the shards are counted, not
+    // numbered: report the count of events applied so far, which covers
+    // every op of this batch (docs/concurrency.md "Sequence numbers").
+    Exclusive lock(*impl_);
+    b.seq = impl_->last_seq;
+  }
+  if (last_seq) *last_seq = b.seq;
+  if (refused) *refused = b.bad;
+  if (impl_->log && b.seq > 0) return impl_->log->WaitDurable(b.seq);
   return Status::Ok();
 }
 

@@ -208,12 +208,17 @@ class Engine {
     const JobSpec* spec = nullptr;               // kSubmit
     JobRef* submitted = nullptr;                 // kSubmit, may be null
   };
-  // Applies `ops` in order under one lock and, with a store, waits once for
-  // the durability of the last one (group commit: with kSync every op is on
-  // disk when this returns). Refused ops are skipped and counted in
-  // *refused; the first refusal's status is returned only when nothing could
-  // be made durable. `*last_seq` receives the sequence number of the last
-  // applied op (0 if none).
+  // Applies `ops` in order and, with a store, waits once for the durability
+  // of the last one (group commit: with kSync every op is on disk when this
+  // returns). Task events take the shard path of Allocate/Release/Finish, so
+  // batches of several threads run in parallel and events of other threads
+  // may come between two ops of a batch (docs/concurrency.md "Batches");
+  // the memory of the next ops is prefetched while one is applied. Refused
+  // ops are skipped and counted in *refused; the first refusal's status is
+  // returned only when nothing could be made durable. `*last_seq` receives
+  // the sequence number of the last applied op (0 if none); without a
+  // store, where shard-path events are counted rather than numbered, it
+  // receives last_seq() as of the batch's end.
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
 
   // ---- scheduling (SPEC §5) ----

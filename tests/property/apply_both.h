@@ -16,6 +16,14 @@ namespace hdrf::testing {
 // choice, fill count) or "".
 std::string ApplyBoth(engine::Tree& t, ref::ReferenceModel& m, const RandomOp& op);
 
+// The reference side of one operation (not kStep or kFill).
+Status ApplyToReference(ref::ReferenceModel& m, const RandomOp& op);
+
+// After an event: same queues (blocked, keys within 1e-9, vectors), jobs
+// (allocation, state, blocked, key), queue order of one rotating pair of
+// leaves and next step. Returns a description of the first difference or "".
+std::string CompareModels(const engine::Tree& t, const ref::ReferenceModel& m);
+
 // Both models over the same random world (either may refuse it).
 struct BothModels {
   StatusOr<std::unique_ptr<engine::Tree>> tree = Status::Internal("unset");

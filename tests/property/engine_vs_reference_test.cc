@@ -19,67 +19,6 @@
 namespace hdrf::testing {
 namespace {
 
-using engine::Tree;
-using ref::ReferenceModel;
-
-constexpr double kTol = 1e-9;
-
-std::string Compare(const Tree& t, const ReferenceModel& m) {
-  auto rq = m.Queues();
-  auto eq = t.QueuesInPathOrder();
-  if (rq.size() != eq.size()) return "queue count " + std::to_string(eq.size()) + " vs " + std::to_string(rq.size());
-  for (size_t i = 0; i < rq.size(); ++i) {
-    QueueInfo q = t.GetQueue(eq[i]);
-    if (q.path != rq[i].name) return "queue order " + q.path + " vs " + rq[i].name;
-    if (q.blocked != rq[i].blocked)
-      return "queue " + q.path + " blocked " + std::to_string(q.blocked) + " vs ref " + std::to_string(rq[i].blocked);
-    if (std::abs(q.key - rq[i].key) > kTol)
-      return "queue " + q.path + " key " + std::to_string(q.key) + " vs ref " + std::to_string(rq[i].key);
-    if (std::abs(q.share - rq[i].share) > kTol) return "queue " + q.path + " share differs";
-    for (size_t r = 0; r < q.vector.size(); ++r)
-      if (std::abs(q.vector[r] - rq[i].vector[r]) > kTol * std::max(1.0, std::abs(rq[i].vector[r])))
-        return "queue " + q.path + " U[" + std::to_string(r) + "] " + std::to_string(q.vector[r]) +
-               " vs ref " + std::to_string(rq[i].vector[r]);
-  }
-  auto rj = m.Jobs();
-  auto ej = t.JobsInSubmitOrder();
-  if (rj.size() != ej.size()) return "job count differs";
-  for (size_t i = 0; i < rj.size(); ++i) {
-    JobInfo j = t.GetJob(ej[i]);
-    if (j.name != rj[i].name) return "job order " + j.name + " vs " + rj[i].name;
-    if (j.queue != rj[i].queue) return "job " + j.name + " queue " + j.queue + " vs " + rj[i].queue;
-    if (j.allocated != rj[i].allocated || j.tasks != rj[i].tasks) return "job " + j.name + " allocation differs";
-    if (j.state != rj[i].state)
-      return "job " + j.name + " state " + JobStateName(j.state) + " vs " + JobStateName(rj[i].state);
-    if (j.blocked != rj[i].blocked)
-      return "job " + j.name + " blocked " + std::to_string(j.blocked) + " vs ref " + std::to_string(rj[i].blocked);
-    if (!j.blocked && std::abs(j.key - rj[i].key) > kTol) return "job " + j.name + " key differs";
-  }
-  // Queue order (§5) on one pair of leaves per event, rotating over all
-  // pairs (each reference comparison is a full recompute).
-  static uint64_t rotation = 0;
-  std::vector<QueueId> leaves;
-  for (QueueId q : eq)
-    if (t.GetQueue(q).is_leaf) leaves.push_back(q);
-  const size_t pairs = leaves.size() * (leaves.size() - 1) / 2;
-  size_t pick = pairs ? rotation++ % pairs : 0;
-  for (size_t a = 0; a < leaves.size(); ++a)
-    for (size_t b = a + 1; b < leaves.size(); ++b) {
-      if (pick-- != 0) continue;
-      const int e = t.CompareQueues(leaves[a], leaves[b]);
-      const int r = m.CompareQueues(t.GetQueue(leaves[a]).path, t.GetQueue(leaves[b]).path);
-      if ((e > 0) - (e < 0) != (r > 0) - (r < 0))
-        return "queue order " + t.GetQueue(leaves[a]).path + " vs " + t.GetQueue(leaves[b]).path +
-               ": engine " + std::to_string(e) + " ref " + std::to_string(r);
-    }
-  auto en = t.PickNext();
-  auto rn = m.PickNext();
-  std::string es = en ? t.GetJob(*en).name : "none";
-  std::string rs = rn ? *rn : "none";
-  if (es != rs) return "next step: engine " + es + " vs ref " + rs;
-  return "";
-}
-
 // Runs one seed for `events` operations. Returns "" or a failure report.
 std::string RunSeed(uint64_t seed, int64_t events) {
   Rng rng(seed);
@@ -104,11 +43,11 @@ std::string RunSeed(uint64_t seed, int64_t events) {
       std::printf("  %s\n", c.ToString().c_str());
     }
   }
-  if (auto d = Compare(**t, **m); !d.empty()) return prefix + "after create: " + d;
+  if (auto d = CompareModels(**t, **m); !d.empty()) return prefix + "after create: " + d;
   for (int64_t i = 0; i < events; ++i) {
     RandomOp op = NextOp(rng, w, **t, next_job, i);
     std::string d = ApplyBoth(**t, **m, op);
-    if (d.empty()) d = Compare(**t, **m);
+    if (d.empty()) d = CompareModels(**t, **m);
     if (d.empty() && i % 64 == 0) {
       Status inv = (*t)->CheckInvariants();
       if (!inv.ok()) d = "invariants: " + inv.ToString();
