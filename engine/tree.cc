@@ -614,6 +614,8 @@ JobId Tree::NewJob(std::string_view name, QueueId leaf, std::string_view user, c
 
 uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
 
+const std::string& Tree::job_name(JobId j) const { return jobs_[j].name; }
+
 bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
 
 Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {

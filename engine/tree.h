@@ -122,6 +122,7 @@ class Tree {
   // Jobs by submission sequence number (stable across restarts).
   StatusOr<JobId> FindJobBySeq(uint64_t seq) const;
   uint64_t job_seq(JobId j) const;
+  const std::string& job_name(JobId j) const;
   uint64_t next_seq() const { return next_seq_; }
   bool job_alive(JobId j) const;
 

@@ -76,6 +76,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   impl->last_seq = rec->last_seq;
   impl->log = std::move(rec->log);
   impl->recovery = rec->stats;
+  for (JobId j : impl->tree->JobsInSubmitOrder()) impl->IndexJob(j);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -90,11 +91,29 @@ Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
   if (e.type == Event::Type::kSubmit) {
     auto id = tree->Submit(e.job);
     if (!id.ok()) return id.status();
+    IndexJob(*id);
     if (submitted) *submitted = JobRef{*id, tree->job_seq(*id)};
+  } else if (e.type == Event::Type::kRemove) {
+    HDRF_ASSIGN_OR_RETURN(JobId id, tree->FindJobBySeq(e.job_seq));
+    HDRF_RETURN_IF_ERROR(RemoveJobLocked(id));
   } else {
     HDRF_RETURN_IF_ERROR(ApplyEvent(*tree, e));
   }
   RecordLocked(&e);
+  return Status::Ok();
+}
+
+void Engine::Impl::IndexJob(JobId id) {
+  NameIndex::accessor a;
+  names.insert(a, tree->job_name(id));
+  a->second = JobRef{id, tree->job_seq(id)};
+}
+
+Status Engine::Impl::RemoveJobLocked(JobId id) {
+  if (!tree->job_alive(id)) return tree->Remove(id);  // the tree's own error
+  const std::string name = tree->job_name(id);
+  HDRF_RETURN_IF_ERROR(tree->Remove(id));
+  names.erase(name);
   return Status::Ok();
 }
 
@@ -229,36 +248,45 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
   size_t bad = 0;
   {
     Exclusive lock(*impl_);
-    HDRF_RETURN_IF_ERROR(impl_->Writable());
+    if (Status w = impl_->Writable(); !w.ok()) {
+      for (size_t i = 0; i < n; ++i)
+        if (ops[i].status) *ops[i].status = w;
+      if (refused) *refused = n;
+      if (last_seq) *last_seq = 0;
+      return w;
+    }
     engine::Tree& t = *impl_->tree;
     for (size_t i = 0; i < n; ++i) {
       const TaskOp& op = ops[i];
+      Status st;
       if (op.type == Event::Type::kSubmit) {
         Event e;
         e.type = Event::Type::kSubmit;
         if (op.spec) e.job = *op.spec;
         JobRef ref;
-        if (!op.spec || !impl_->ApplyLocked(e, &ref).ok()) {
-          ++bad;
-          continue;
+        st = op.spec ? impl_->ApplyLocked(e, &ref)
+                     : Status::InvalidArgument("ApplyTasks: a submission without a JobSpec");
+        if (st.ok()) {
+          if (op.submitted) *op.submitted = ref;
+          seq = impl_->last_seq;
         }
-        if (op.submitted) *op.submitted = ref;
-        seq = impl_->last_seq;
-        continue;
-      }
-      Status st = CheckRef(t, op.job);
-      if (st.ok()) st = ApplyTask(t, op.type, op.job.id, op.n);
-      if (!st.ok()) {
-        ++bad;
-        continue;
-      }
-      if (impl_->log) {
-        const Event e =
-            Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
-        seq = impl_->RecordLocked(&e);
       } else {
-        seq = impl_->RecordLocked(nullptr);
+        st = CheckRef(t, op.job);
+        if (st.ok())
+          st = op.type == Event::Type::kRemove ? impl_->RemoveJobLocked(op.job.id)
+                                               : ApplyTask(t, op.type, op.job.id, op.n);
+        if (st.ok()) {
+          if (impl_->log) {
+            const Event e =
+                Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
+            seq = impl_->RecordLocked(&e);
+          } else {
+            seq = impl_->RecordLocked(nullptr);
+          }
+        }
       }
+      if (!st.ok()) ++bad;
+      if (op.status) *op.status = std::move(st);
     }
   }
   if (last_seq) *last_seq = seq;
@@ -402,10 +430,12 @@ StatusOr<Explanation> Engine::Explain(std::string_view job) const {
   return impl_->tree->Explain(id);
 }
 
+// No engine lock: the name index is a concurrent map (engine_impl.h).
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
-  Exclusive lock(*impl_);
-  HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
-  return JobRef{id, impl_->tree->job_seq(id)};
+  Impl::NameIndex::const_accessor a;
+  if (!impl_->names.find(a, std::string(name)))
+    return Status::NotFound("job " + std::string(name) + ": unknown job");
+  return a->second;
 }
 
 StatusOr<JobInfo> Engine::GetJob(std::string_view name) const {

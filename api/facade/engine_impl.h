@@ -5,6 +5,9 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
+
+#include <oneapi/tbb/concurrent_hash_map.h>
 
 #include "hdrf/engine.h"
 #include "engine/shard_lock.h"
@@ -32,6 +35,11 @@ class EventLog;  // api/event_log.h (persistence)
 // only its shard and its shard's lease), so the log order is a valid serial
 // order. Without a store, a local event only counts itself in its shard's
 // `shard_events`; Exclusive folds those counts into `last_seq`.
+// Name index: `names` maps every live job's name to its JobRef. It is
+// written only where the tree gains or loses a job (under the exclusive
+// lock: Submit, Remove, ApplyTasks, Open) and read without any engine lock
+// by FindJob (a tbb::concurrent_hash_map is safe for that), so name lookups
+// of embedders run beside task events instead of excluding them.
 // Engine::Impl is private to Engine; the facade's own files and the tests'
 // CheckEngineInvariants reach it through EngineAccess.
 struct EngineAccess {
@@ -42,6 +50,11 @@ using EngineImpl = EngineAccess::Impl;
 
 struct Engine::Impl {
   static constexpr int kShards = engine::Tree::kShards;
+  struct NameHash {
+    static size_t hash(const std::string& s) { return std::hash<std::string>{}(s); }
+    static bool equal(const std::string& a, const std::string& b) { return a == b; }
+  };
+  using NameIndex = tbb::concurrent_hash_map<std::string, JobRef, NameHash>;
   struct alignas(engine::kCacheLine) ShardCount {
     uint64_t events = 0;  // guarded by shard_mu of the same index
   };
@@ -57,6 +70,12 @@ struct Engine::Impl {
   bool closed = false;                 // guarded by rw: Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
+  NameIndex names;                     // see "Name index"
+
+  // Under the exclusive lock: the index entry of a job the tree just
+  // gained, and the removal of a job from the tree and the index.
+  void IndexJob(JobId id);
+  Status RemoveJobLocked(JobId id);
 
   // Ok when events may be applied: not closed, and the log is healthy.
   Status Writable() const;

@@ -144,6 +144,11 @@ HDRF_EXPORT hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int d
    hdrf_checkpoint and close. */
 HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
                                                         char** errptr);
+/* The event latency histogram (hdrf_event_latency_seconds in
+   hdrf_metrics) times one in `every` event calls of each thread: a power
+   of two, 1 = every call, 0 = none. Default 16. */
+HDRF_EXPORT hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options,
+                                                            uint32_t every, char** errptr);
 
 /* ---- queue and job descriptions ---------------------------------------- */
 
@@ -247,14 +252,25 @@ HDRF_EXPORT hdrf_code hdrf_queue_delete(hdrf_engine_t* engine, const char* path,
 HDRF_EXPORT hdrf_code hdrf_set_capacity(hdrf_engine_t* engine, const char* cluster,
                                         char** errptr);
 
+/* A job ref: what hdrf_job_submit* hands back for the fast path below.
+   A plain value (copy it freely, no free function); its fields are opaque.
+   It names one job of one engine: a ref of a removed job, of another
+   engine or of a destroyed one is refused with a code and a message,
+   never misapplied. The zero value {0, 0} is no job. */
+typedef struct hdrf_job_ref {
+  uint64_t id;
+  uint64_t seq;
+} hdrf_job_ref_t;
+
 /* Submits a job: `tasks` tasks of shape `task` (a resource list) owned by
-   `user` (NULL = "default") in `queue` (NULL/"" = root, admission). */
+   `user` (NULL = "default") in `queue` (NULL/"" = root, admission).
+   *job (optional) receives its ref. */
 HDRF_EXPORT hdrf_code hdrf_job_submit(hdrf_engine_t* engine, const char* name, const char* queue,
                                       const char* user, int64_t tasks, const char* task,
-                                      char** errptr);
+                                      hdrf_job_ref_t* job, char** errptr);
 /* The same with every field of a job (weight, min_available). */
 HDRF_EXPORT hdrf_code hdrf_job_submit_spec(hdrf_engine_t* engine, const hdrf_job_spec_t* spec,
-                                           char** errptr);
+                                           hdrf_job_ref_t* job, char** errptr);
 /* The job leaves with all its tasks. */
 HDRF_EXPORT hdrf_code hdrf_job_remove(hdrf_engine_t* engine, const char* name, char** errptr);
 /* n tasks of the job started (the host's own placement). n >= 1. */
@@ -267,6 +283,55 @@ HDRF_EXPORT hdrf_code hdrf_job_release(hdrf_engine_t* engine, const char* name, 
 HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, int64_t n,
                                       char** errptr);
 
+/* ---- the fast path: events on job refs --------------------------------
+
+   These take no name lookup and no engine-wide lock: they run in parallel
+   under the engine's lock sharding (docs/concurrency.md), as the C++
+   Engine::Allocate(JobRef) does. The name-based calls above look the name
+   up in a concurrent index first. */
+
+/* The ref of the job called `name` (HDRF_NOT_FOUND when there is none). */
+HDRF_EXPORT hdrf_code hdrf_job_find(hdrf_engine_t* engine, const char* name, hdrf_job_ref_t* job,
+                                    char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_allocate_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
+                                            char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_release_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
+                                           char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_finish_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
+                                          char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_remove_ref(hdrf_engine_t* engine, hdrf_job_ref_t job,
+                                          char** errptr);
+
+/* Operations of hdrf_apply (the values of the C++ Event::Type). */
+enum {
+  HDRF_OP_ALLOCATE = 0, /* n tasks started */
+  HDRF_OP_RELEASE = 1,  /* n running tasks back to waiting */
+  HDRF_OP_FINISH = 2,   /* n running tasks completed */
+  HDRF_OP_REMOVE = 4    /* the job leaves (n ignored) */
+};
+
+typedef struct hdrf_op {
+  hdrf_job_ref_t job;
+  int64_t n;
+  int type; /* HDRF_OP_* */
+} hdrf_op_t;
+
+/* Applies `nops` ops in order in one exclusive section of the engine and,
+   with a store, waits once for their durability (group commit: with sync
+   durability every applied op is on disk when this returns). `op_size` is
+   sizeof(hdrf_op_t) as the caller knows it (the stride of the array; a
+   later version may add fields at the end). Each op is accepted or refused
+   on its own, as if called alone: the batch is not atomic. results
+   (optional, nops entries) receives each op's code; *applied (optional)
+   the number applied. Returns HDRF_OK when every op was applied, else the
+   code of the first refused op, with a message naming it ("op 3 of 1000
+   (2 refused): job #7: unknown job (removed?)"); when the call itself is
+   refused (bad handle, closed engine, NULL ops) every results entry gets
+   that code and nothing is applied. */
+HDRF_EXPORT hdrf_code hdrf_apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops,
+                                 size_t op_size, hdrf_code* results, size_t* applied,
+                                 char** errptr);
+
 /* ---- scheduling (SPEC §5) ---------------------------------------------- */
 
 /* One step: allocates one task to the job hdrf picks. *stepped (optional)
@@ -276,6 +341,9 @@ HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, i
    read, the step happened and the name is "". */
 HDRF_EXPORT hdrf_code hdrf_step(hdrf_engine_t* engine, int* stepped, char** job_name,
                                 char** errptr);
+/* hdrf_step with the chosen job's ref in *job ({0, 0} when none ran). */
+HDRF_EXPORT hdrf_code hdrf_step_ref(hdrf_engine_t* engine, int* stepped, hdrf_job_ref_t* job,
+                                    char** errptr);
 /* Steps until none is possible; *steps (optional) receives their number. */
 HDRF_EXPORT hdrf_code hdrf_fill(hdrf_engine_t* engine, int64_t* steps, char** errptr);
 /* The job a step would pick, without allocating: *job_name receives its
@@ -298,6 +366,9 @@ typedef struct hdrf_job_info {
 
 HDRF_EXPORT hdrf_code hdrf_job_get(hdrf_engine_t* engine, const char* name, hdrf_job_info_t* info,
                                    char** errptr);
+/* The same for a job ref. */
+HDRF_EXPORT hdrf_code hdrf_job_get_ref(hdrf_engine_t* engine, hdrf_job_ref_t job,
+                                       hdrf_job_info_t* info, char** errptr);
 /* Shortcuts of hdrf_job_get. */
 HDRF_EXPORT hdrf_code hdrf_job_allocated(hdrf_engine_t* engine, const char* name,
                                          int64_t* allocated, char** errptr);

@@ -115,13 +115,15 @@ class Engine {
     Event::Type type = Event::Type::kAllocate;  // kAllocate|kRelease|kFinish|kRemove|kSubmit
     const JobSpec* spec = nullptr;               // kSubmit
     JobRef* submitted = nullptr;                 // kSubmit, may be null
+    Status* status = nullptr;                    // when set: the op's outcome
   };
   // Applies `ops` in order under one lock and, with a store, waits once for
   // the durability of the last one (group commit: with kSync every op is on
   // disk when this returns). Refused ops are skipped and counted in
   // *refused; the first refusal's status is returned only when nothing could
-  // be made durable. `*last_seq` receives the sequence number of the last
-  // applied op (0 if none).
+  // be made durable (and when the engine is closed, with every op refused).
+  // Each op's `status`, when set, receives its own outcome. `*last_seq`
+  // receives the sequence number of the last applied op (0 if none).
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
 
   // ---- scheduling (SPEC §5) ----
@@ -150,6 +152,9 @@ class Engine {
   StatusOr<Explanation> Explain(std::string_view job) const;
 
   // ---- views ----
+  // Takes no engine lock (a concurrent name index): it runs beside task
+  // events. The ref may be stale by the time it is used (the job removed
+  // meanwhile); events on it are then refused with kNotFound.
   StatusOr<JobRef> FindJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(JobRef job) const;
