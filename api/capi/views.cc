@@ -1,7 +1,10 @@
-// The C interface (hdrf/c.h): views, metrics and persistence.
+// The C interface (hdrf/c.h): views, metrics, version and persistence.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "api/capi/capi_internal.h"
 #include "hdrf/metrics.h"
@@ -29,9 +32,91 @@ Status GetJobInfo(hdrf_engine_t* engine, const char* name, hdrf_job_info_t* info
   return Status::Ok();
 }
 
+// A malloc'd array of malloc'd copies of `v`.
+Status CopyStrings(const std::vector<std::string>& v, char*** out, size_t* count) {
+  char** list = static_cast<char**>(std::calloc(v.empty() ? 1 : v.size(), sizeof(char*)));
+  if (!list) return Status::Internal("out of memory");
+  for (size_t i = 0; i < v.size(); ++i) {
+    list[i] = CopyString(v[i]);
+    if (!list[i]) {
+      hdrf_free_strings(list, i);
+      return Status::Internal("out of memory");
+    }
+  }
+  *out = list;
+  *count = v.size();
+  return Status::Ok();
+}
+
+// The form of `hdrf explain --json`.
+std::string ExplanationJson(const hdrf::Explanation& e) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& level : e.levels) {
+    nlohmann::json siblings = nlohmann::json::array();
+    for (const auto& s : level.siblings)
+      siblings.push_back({{"name", s.name}, {"key", s.key}, {"blocked", s.blocked}, {"on_path", s.is_path}});
+    levels.push_back({{"parent", level.parent}, {"siblings", std::move(siblings)}});
+  }
+  const nlohmann::json j = {{"job", e.job},
+                            {"queue", e.queue},
+                            {"key", e.key},
+                            {"blocked", e.blocked},
+                            {"schedulable", e.schedulable},
+                            {"next", e.is_next},
+                            {"blocked_by", e.blocked_by},
+                            {"unfit_because", e.unfit_because},
+                            {"levels", std::move(levels)}};
+  return j.dump();
+}
+
 }  // namespace
 
 extern "C" {
+
+void hdrf_free_strings(char** list, size_t n) {
+  if (!list) return;
+  for (size_t i = 0; i < n; ++i) std::free(list[i]);
+  std::free(list);
+}
+
+hdrf_code hdrf_queue_paths(hdrf_engine_t* engine, char*** paths, size_t* count, char** errptr) {
+  SetNull(paths);
+  return Guard(errptr, [&]() -> Status {
+    EngineUse u(engine, false);
+    HDRF_RETURN_IF_ERROR(u.status());
+    if (!paths) return NullArg("paths");
+    if (!count) return NullArg("count");
+    std::vector<std::string> v;
+    for (const hdrf::QueueInfo& q : u.engine().Queues()) v.push_back(q.path);
+    return CopyStrings(v, paths, count);
+  });
+}
+
+hdrf_code hdrf_resource_names(hdrf_engine_t* engine, char*** names, size_t* count,
+                              char** errptr) {
+  SetNull(names);
+  return Guard(errptr, [&]() -> Status {
+    EngineUse u(engine, false);
+    HDRF_RETURN_IF_ERROR(u.status());
+    if (!names) return NullArg("names");
+    if (!count) return NullArg("count");
+    return CopyStrings(u.engine().ResourceNames(), names, count);
+  });
+}
+
+hdrf_code hdrf_explain(hdrf_engine_t* engine, const char* name, char** json, char** errptr) {
+  SetNull(json);
+  return Guard(errptr, [&]() -> Status {
+    EngineUse u(engine, false);
+    HDRF_RETURN_IF_ERROR(u.status());
+    if (!name) return NullArg("job name");
+    if (!json) return NullArg("json");
+    HDRF_ASSIGN_OR_RETURN(hdrf::Explanation e, u.engine().Explain(name));
+    *json = CopyString(ExplanationJson(e));
+    if (!*json) return Status::Internal("out of memory");
+    return Status::Ok();
+  });
+}
 
 // ---- views ----
 
@@ -159,6 +244,15 @@ hdrf_code hdrf_metrics(hdrf_engine_t* engine, char** text, size_t* len, char** e
     if (len) *len = m.size();
     return Status::Ok();
   });
+}
+
+// ---- version ----
+
+const char* hdrf_version(int* major, int* minor, int* patch) {
+  if (major) *major = HDRF_VERSION_MAJOR;
+  if (minor) *minor = HDRF_VERSION_MINOR;
+  if (patch) *patch = HDRF_VERSION_PATCH;
+  return HDRF_VERSION_STRING;
 }
 
 // ---- persistence ----

@@ -58,6 +58,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hdrf/version.h"
+
 #if defined(_WIN32)
 #define HDRF_EXPORT
 #elif defined(__GNUC__)
@@ -71,7 +73,14 @@ extern "C" {
 #endif
 
 /* Raised when a function changes incompatibly. */
-#define HDRF_C_API_VERSION 1
+#define HDRF_C_API_VERSION 2
+
+/* The version of the library actually loaded, "0.1.0" (a static string);
+   *major, *minor, *patch (each optional) receive its parts. Compare with
+   HDRF_VERSION_* (hdrf/version.h, the headers compiled against): the
+   SONAME changes whenever the binary interface does, so a program runs
+   only against a library of the same major.minor (0.x) or major (1.0 on). */
+HDRF_EXPORT const char* hdrf_version(int* major, int* minor, int* patch);
 
 /* ---- codes and enumerations (plain ints, stable values) ---------------- */
 
@@ -115,6 +124,9 @@ HDRF_EXPORT const char* hdrf_queue_state_name(int state);
 
 /* Frees a string handed out by this interface. NULL is allowed. */
 HDRF_EXPORT void hdrf_free(void* ptr);
+/* Frees a list of `n` strings handed out by this interface (hdrf_queue_paths,
+   hdrf_resource_names): each string and the array. NULL is allowed. */
+HDRF_EXPORT void hdrf_free_strings(char** list, size_t n);
 
 /* Parses one quantity of `resource` into canonical units (SPEC §2).
    parse_quantity("cpu", "500m") = 500; ("memory", "1Gi") = 1073741824. */
@@ -396,6 +408,23 @@ HDRF_EXPORT hdrf_code hdrf_queue_get(hdrf_engine_t* engine, const char* path,
 HDRF_EXPORT hdrf_code hdrf_queue_allocated(hdrf_engine_t* engine, const char* path,
                                            const char* resource, int64_t* amount,
                                            char** errptr);
+
+/* Every queue's path in path order ("root" first): *paths receives a
+   malloc'd array of *count malloc'd strings; free it with
+   hdrf_free_strings(*paths, *count). */
+HDRF_EXPORT hdrf_code hdrf_queue_paths(hdrf_engine_t* engine, char*** paths, size_t* count,
+                                       char** errptr);
+/* The cluster's resource names, sorted (the order of amounts in views);
+   free with hdrf_free_strings. */
+HDRF_EXPORT hdrf_code hdrf_resource_names(hdrf_engine_t* engine, char*** names, size_t* count,
+                                          char** errptr);
+/* Why the job `name` is or is not next (SPEC §5; `hdrf explain`): a JSON
+   object, malloc'd, in the form of `hdrf explain --json` (docs/tools.md):
+   {"job", "queue", "key", "blocked", "schedulable", "next",
+   "blocked_by": [...], "unfit_because": [...], "levels": [{"parent",
+   "siblings": [{"name", "key", "blocked", "on_path"}]}]}. */
+HDRF_EXPORT hdrf_code hdrf_explain(hdrf_engine_t* engine, const char* name, char** json,
+                                   char** errptr);
 
 /* State digest (SPEC §9): 16 lowercase hex digits and a NUL written to
    buf, which must hold HDRF_DIGEST_SIZE bytes (else HDRF_OUT_OF_RANGE, and
