@@ -63,6 +63,9 @@ void SetNull(T** p) {
 // `known_names` demands names IsKnownResourceName accepts (cluster lists).
 StatusOr<ResourceAmounts> ParseResourceList(const char* text, const std::string& what,
                                             bool known_names);
+// A versioned struct's struct_size (hdrf/c.h "Versioned structs"): this
+// version knows `known` bytes, the first version of the struct only.
+Status CheckStructSize(size_t given, size_t known, const char* what);
 StatusOr<QueueSpec> ToQueueSpec(const hdrf_queue_spec_t* c);
 StatusOr<JobSpec> ToJobSpec(const hdrf_job_spec_t* c);
 void ToJobInfo(const JobInfo& j, hdrf_job_info_t* info);

@@ -68,8 +68,20 @@ StatusOr<ResourceAmounts> ParseResourceList(const char* text, const std::string&
   return out;
 }
 
+Status CheckStructSize(size_t given, size_t known, const char* what) {
+  if (given == 0)
+    return Status::InvalidArgument(std::string(what) + ".struct_size is 0: initialise it with " +
+                                   what + "_init");
+  if (given != known)
+    return Status::InvalidArgument(std::string(what) + ".struct_size is " + std::to_string(given) +
+                                   "; this hdrf library (" HDRF_VERSION_STRING ") knows " +
+                                   std::to_string(known) + " (built against other headers?)");
+  return Status::Ok();
+}
+
 StatusOr<QueueSpec> ToQueueSpec(const hdrf_queue_spec_t* c) {
   if (!c) return NullArg("queue spec");
+  HDRF_RETURN_IF_ERROR(CheckStructSize(c->struct_size, sizeof(hdrf_queue_spec_t), "hdrf_queue_spec"));
   if (!c->path) return NullArg("queue spec path");
   QueueSpec q;
   q.path = c->path;
@@ -88,6 +100,7 @@ StatusOr<QueueSpec> ToQueueSpec(const hdrf_queue_spec_t* c) {
 
 StatusOr<JobSpec> ToJobSpec(const hdrf_job_spec_t* c) {
   if (!c) return NullArg("job spec");
+  HDRF_RETURN_IF_ERROR(CheckStructSize(c->struct_size, sizeof(hdrf_job_spec_t), "hdrf_job_spec"));
   if (!c->name) return NullArg("job name");
   JobSpec j;
   j.name = c->name;
@@ -101,6 +114,7 @@ StatusOr<JobSpec> ToJobSpec(const hdrf_job_spec_t* c) {
 }
 
 void ToJobInfo(const JobInfo& j, hdrf_job_info_t* info) {
+  info->struct_size = sizeof(hdrf_job_info_t);
   info->tasks = j.tasks;
   info->allocated = j.allocated;
   info->state = static_cast<int>(j.state);

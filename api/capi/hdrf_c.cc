@@ -171,6 +171,7 @@ hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options, uint32_
 
 void hdrf_queue_spec_init(hdrf_queue_spec_t* spec) {
   if (!spec) return;
+  spec->struct_size = sizeof(hdrf_queue_spec_t);
   spec->path = nullptr;
   spec->weight = 1;
   spec->capability = nullptr;
@@ -183,6 +184,7 @@ void hdrf_queue_spec_init(hdrf_queue_spec_t* spec) {
 
 void hdrf_job_spec_init(hdrf_job_spec_t* spec) {
   if (!spec) return;
+  spec->struct_size = sizeof(hdrf_job_spec_t);
   spec->name = nullptr;
   spec->queue = nullptr;
   spec->user = nullptr;
@@ -190,6 +192,18 @@ void hdrf_job_spec_init(hdrf_job_spec_t* spec) {
   spec->task = nullptr;
   spec->weight = 1;
   spec->min_available = 1;
+}
+
+void hdrf_job_info_init(hdrf_job_info_t* info) {
+  if (!info) return;
+  std::memset(info, 0, sizeof *info);
+  info->struct_size = sizeof(hdrf_job_info_t);
+}
+
+void hdrf_queue_info_init(hdrf_queue_info_t* info) {
+  if (!info) return;
+  std::memset(info, 0, sizeof *info);
+  info->struct_size = sizeof(hdrf_queue_info_t);
 }
 
 // ---- engines ----

@@ -169,6 +169,7 @@ hdrf_code hdrf_job_get_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, hdrf_job_i
     EngineUse u(engine, false);
     HDRF_RETURN_IF_ERROR(u.status());
     if (!info) return NullArg("info");
+    HDRF_RETURN_IF_ERROR(CheckStructSize(info->struct_size, sizeof(hdrf_job_info_t), "hdrf_job_info"));
     HDRF_ASSIGN_OR_RETURN(hdrf::JobRef ref, DecodeJobRef(u, job));
     HDRF_ASSIGN_OR_RETURN(hdrf::JobInfo j, u.engine().GetJob(ref));
     ToJobInfo(j, info);

@@ -27,6 +27,7 @@ Status GetJobInfo(hdrf_engine_t* engine, const char* name, hdrf_job_info_t* info
   HDRF_RETURN_IF_ERROR(u.status());
   if (!name) return NullArg("job name");
   if (!info) return NullArg("info");
+  HDRF_RETURN_IF_ERROR(CheckStructSize(info->struct_size, sizeof(hdrf_job_info_t), "hdrf_job_info"));
   HDRF_ASSIGN_OR_RETURN(hdrf::JobInfo j, u.engine().GetJob(name));
   ToJobInfo(j, info);
   return Status::Ok();
@@ -129,7 +130,7 @@ hdrf_code hdrf_job_allocated(hdrf_engine_t* engine, const char* name, int64_t* a
                              char** errptr) {
   return Guard(errptr, [&]() -> Status {
     if (!allocated) return NullArg("allocated");
-    hdrf_job_info_t info;
+    hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
     HDRF_RETURN_IF_ERROR(GetJobInfo(engine, name, &info));
     *allocated = info.allocated;
     return Status::Ok();
@@ -139,7 +140,7 @@ hdrf_code hdrf_job_allocated(hdrf_engine_t* engine, const char* name, int64_t* a
 hdrf_code hdrf_job_state(hdrf_engine_t* engine, const char* name, int* state, char** errptr) {
   return Guard(errptr, [&]() -> Status {
     if (!state) return NullArg("state");
-    hdrf_job_info_t info;
+    hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
     HDRF_RETURN_IF_ERROR(GetJobInfo(engine, name, &info));
     *state = info.state;
     return Status::Ok();
@@ -167,6 +168,8 @@ hdrf_code hdrf_queue_get(hdrf_engine_t* engine, const char* path, hdrf_queue_inf
     EngineUse u(engine, false);
     HDRF_RETURN_IF_ERROR(u.status());
     if (!info) return NullArg("info");
+    HDRF_RETURN_IF_ERROR(
+        CheckStructSize(info->struct_size, sizeof(hdrf_queue_info_t), "hdrf_queue_info"));
     HDRF_ASSIGN_OR_RETURN(hdrf::QueueInfo q, FindQueue(u.engine(), path));
     info->weight = q.weight;
     info->share = q.share;

@@ -190,6 +190,7 @@ type JobInfo struct {
 // Info returns a view of j.
 func (e *Engine) Info(j Job) (JobInfo, error) {
 	var c C.hdrf_job_info_t
+	C.hdrf_job_info_init(&c)
 	var msg *C.char
 	if err := check(C.hdrf_job_get_ref(e.h, j.c(), &c, &msg), msg); err != nil {
 		return JobInfo{}, err
@@ -242,6 +243,7 @@ func (e *Engine) queue(path string, resources []string) (QueueInfo, error) {
 	cp := cstr(path)
 	defer free(cp)
 	var c C.hdrf_queue_info_t
+	C.hdrf_queue_info_init(&c)
 	var msg *C.char
 	if err := check(C.hdrf_queue_get(e.h, cp, &c, &msg), msg); err != nil {
 		return QueueInfo{}, err

@@ -162,9 +162,19 @@ HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options,
 HDRF_EXPORT hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options,
                                                             uint32_t every, char** errptr);
 
-/* ---- queue and job descriptions ---------------------------------------- */
+/* ---- queue and job descriptions ----------------------------------------
+
+   Versioned structs: hdrf_queue_spec_t, hdrf_job_spec_t, hdrf_job_info_t
+   and hdrf_queue_info_t begin with `struct_size`, which the caller sets to
+   sizeof the struct it was compiled with: the *_init functions do it (and
+   the HDRF_*_INFO_INIT initialisers for the outputs). A later version adds
+   fields at the end only; the library reads and writes the fields that fit
+   in struct_size and defaults the rest. A struct_size of 0 (not
+   initialised) or larger than this library knows (a program built against
+   newer headers) is refused with HDRF_INVALID_ARGUMENT. */
 
 typedef struct hdrf_queue_spec {
+  size_t struct_size;         /* sizeof(hdrf_queue_spec_t); set by hdrf_queue_spec_init */
   const char* path;           /* "root/eng/dev"; required */
   double weight;              /* below 1 is raised to 1; default 1 */
   const char* capability;     /* resource list; NULL/"" = unlimited */
@@ -179,6 +189,7 @@ typedef struct hdrf_queue_spec {
 HDRF_EXPORT void hdrf_queue_spec_init(hdrf_queue_spec_t* spec);
 
 typedef struct hdrf_job_spec {
+  size_t struct_size;     /* sizeof(hdrf_job_spec_t); set by hdrf_job_spec_init */
   const char* name;       /* unique; required */
   const char* queue;      /* a leaf, a parent (admission, SPEC §5) or NULL/"" = root */
   const char* user;       /* NULL = "default" */
@@ -365,6 +376,7 @@ HDRF_EXPORT hdrf_code hdrf_pick_next(hdrf_engine_t* engine, char** job_name, cha
 /* ---- views ------------------------------------------------------------- */
 
 typedef struct hdrf_job_info {
+  size_t struct_size;    /* set by the caller: HDRF_JOB_INFO_INIT or hdrf_job_info_init */
   int64_t tasks;         /* tasks not finished (running + waiting) */
   int64_t allocated;     /* running tasks */
   int state;             /* HDRF_JOB_* */
@@ -375,6 +387,12 @@ typedef struct hdrf_job_info {
   int64_t min_available;
   uint64_t seq;          /* submission sequence number */
 } hdrf_job_info_t;
+
+/* An initialiser for C++ and C (where -Wmissing-field-initializers may
+   warn about it; hdrf_job_info_init does not). */
+#define HDRF_JOB_INFO_INIT {sizeof(hdrf_job_info_t)}
+/* Zeroes *info and sets its struct_size. */
+HDRF_EXPORT void hdrf_job_info_init(hdrf_job_info_t* info);
 
 HDRF_EXPORT hdrf_code hdrf_job_get(hdrf_engine_t* engine, const char* name, hdrf_job_info_t* info,
                                    char** errptr);
@@ -391,6 +409,7 @@ HDRF_EXPORT hdrf_code hdrf_job_queue(hdrf_engine_t* engine, const char* name, ch
                                      char** errptr);
 
 typedef struct hdrf_queue_info {
+  size_t struct_size;    /* set by the caller: HDRF_QUEUE_INFO_INIT or hdrf_queue_info_init */
   double weight;
   double share;          /* dominant share s(U) (SPEC §4) */
   double key;            /* s(U)/weight */
@@ -401,6 +420,9 @@ typedef struct hdrf_queue_info {
   int depth;             /* root = 0 */
   int64_t jobs[4];       /* jobs in the subtree, indexed by HDRF_JOB_* */
 } hdrf_queue_info_t;
+
+#define HDRF_QUEUE_INFO_INIT {sizeof(hdrf_queue_info_t)}
+HDRF_EXPORT void hdrf_queue_info_init(hdrf_queue_info_t* info);
 
 HDRF_EXPORT hdrf_code hdrf_queue_get(hdrf_engine_t* engine, const char* path,
                                      hdrf_queue_info_t* info, char** errptr);

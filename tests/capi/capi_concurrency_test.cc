@@ -69,9 +69,9 @@ TEST(CApiConcurrency, EventsFromManyThreadsAreEachAppliedOnce) {
         // Views beside the events.
         char digest[HDRF_DIGEST_SIZE];
         EXPECT_EQ(hdrf_digest(e, digest, sizeof digest, &err), HDRF_OK);
-        hdrf_job_info_t info;
+        hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
         EXPECT_EQ(hdrf_job_get(e, name.c_str(), &info, &err), HDRF_OK);
-        hdrf_queue_info_t q;
+        hdrf_queue_info_t q = HDRF_QUEUE_INFO_INIT;
         EXPECT_EQ(hdrf_queue_get(e, LeafOf(t), &q, &err), HDRF_OK);
         char* next = nullptr;
         EXPECT_EQ(hdrf_pick_next(e, &next, &err), HDRF_OK);

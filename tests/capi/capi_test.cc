@@ -78,7 +78,7 @@ TEST(CApi, WorkedExampleFill) {
   ASSERT_EQ(hdrf_fill(e, &steps, &err), HDRF_OK) << err.str();
   EXPECT_EQ(steps, 15);
   for (const char* j : {"sci", "dev", "prod"}) EXPECT_EQ(Allocated(e, j), 5) << j;
-  hdrf_job_info_t info;
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
   ASSERT_EQ(hdrf_job_get(e, "sci", &info, &err), HDRF_OK);
   EXPECT_EQ(info.tasks, 10);
   EXPECT_EQ(info.state, HDRF_JOB_RUNNING);
@@ -96,7 +96,7 @@ TEST(CApi, WorkedExampleFill) {
   int64_t cpu = 0;
   ASSERT_EQ(hdrf_queue_allocated(e, "root/eng", "cpu", &cpu, &err), HDRF_OK);
   EXPECT_EQ(cpu, 5000);  // millicores
-  hdrf_queue_info_t q;
+  hdrf_queue_info_t q = HDRF_QUEUE_INFO_INIT;
   ASSERT_EQ(hdrf_queue_get(e, "root/eng/dev", &q, &err), HDRF_OK) << err.str();
   EXPECT_EQ(q.weight, 50);
   EXPECT_EQ(q.is_leaf, 1);
@@ -171,7 +171,7 @@ TEST(CApi, ConfigFiles) {
                                                 nullptr, nullptr, &e, &err),
             HDRF_OK)
       << err.str();
-  hdrf_queue_info_t q;
+  hdrf_queue_info_t q = HDRF_QUEUE_INFO_INIT;
   ASSERT_EQ(hdrf_queue_get(e, "root/eng/prod", &q, &err), HDRF_OK) << err.str();
   EXPECT_EQ(q.weight, 8);
   EXPECT_EQ(q.reclaimable, 0);
@@ -239,7 +239,7 @@ TEST(CApi, AdmissionAndQueueEvents) {
   ASSERT_EQ(hdrf_job_allocate(e, "j1", 4, &err), HDRF_OK) << err.str();
   ASSERT_EQ(hdrf_job_release(e, "j1", 1, &err), HDRF_OK);
   ASSERT_EQ(hdrf_job_finish(e, "j1", 2, &err), HDRF_OK);
-  hdrf_job_info_t info;
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
   ASSERT_EQ(hdrf_job_get(e, "j1", &info, &err), HDRF_OK);
   EXPECT_EQ(info.allocated, 1);
   EXPECT_EQ(info.tasks, 8);
@@ -253,7 +253,7 @@ TEST(CApi, AdmissionAndQueueEvents) {
 
   q.weight = 5;
   ASSERT_EQ(hdrf_queue_update(e, &q, &err), HDRF_OK) << err.str();
-  hdrf_queue_info_t qi;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   ASSERT_EQ(hdrf_queue_get(e, "root/a/x", &qi, &err), HDRF_OK);
   EXPECT_EQ(qi.weight, 5);
   ASSERT_EQ(hdrf_queue_set_state(e, "root/a/x", HDRF_QUEUE_CLOSED, &err), HDRF_OK);
@@ -301,8 +301,8 @@ TEST(CApiErrors, NullHandle) {
   uint64_t u = 0;
   char buf[HDRF_DIGEST_SIZE];
   char* s = nullptr;
-  hdrf_job_info_t ji;
-  hdrf_queue_info_t qi;
+  hdrf_job_info_t ji = HDRF_JOB_INFO_INIT;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   hdrf_queue_spec_t qs;
   hdrf_queue_spec_init(&qs);
   qs.path = "root/x";
@@ -362,8 +362,8 @@ TEST(CApiErrors, NullArguments) {
   const std::string before = Digest(e);
   int64_t n = 0;
   uint64_t u = 0;
-  hdrf_job_info_t ji;
-  hdrf_queue_info_t qi;
+  hdrf_job_info_t ji = HDRF_JOB_INFO_INIT;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   hdrf_queue_spec_t qs;
   hdrf_queue_spec_init(&qs);  // path NULL
   hdrf_job_spec_t js;
@@ -440,8 +440,8 @@ TEST(CApiErrors, UnknownNames) {
   hdrf_engine_t* e = WorkedExample(err);
   const std::string before = Digest(e);
   int64_t n;
-  hdrf_job_info_t ji;
-  hdrf_queue_info_t qi;
+  hdrf_job_info_t ji = HDRF_JOB_INFO_INIT;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   EXPECT_EQ(hdrf_job_allocate(e, "ghost", 1, &err), HDRF_NOT_FOUND);
   EXPECT_THAT(err.str(), HasSubstr("ghost"));
   EXPECT_EQ(hdrf_job_release(e, "ghost", 1, &err), HDRF_NOT_FOUND);

@@ -63,6 +63,7 @@ int main(void) {
 
   for (i = 0; i < 3; ++i) {
     hdrf_job_info_t info;
+    hdrf_job_info_init(&info);
     if (ok(hdrf_job_get(eng, jobs[i], &info, &err), &err, "job get")) {
       printf("%-5s allocated %lld of %lld tasks, state %s, share %.3f\n", jobs[i],
              (long long)info.allocated, (long long)info.tasks, hdrf_job_state_name(info.state),

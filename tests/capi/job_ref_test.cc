@@ -98,7 +98,7 @@ TEST(JobRef, SameResultsAsTheNameBasedCalls) {
     ASSERT_EQ(ca, cb) << i << ": " << ea.str() << " / " << eb.str();
   }
   EXPECT_EQ(Digest(a), Digest(b));
-  hdrf_job_info_t ia, ib;
+  hdrf_job_info_t ia = HDRF_JOB_INFO_INIT, ib = HDRF_JOB_INFO_INIT;
   ASSERT_EQ(hdrf_job_get_ref(a, refs[4], &ia, nullptr), HDRF_OK);
   ASSERT_EQ(hdrf_job_get(b, NameOf(4).c_str(), &ib, nullptr), HDRF_OK);
   EXPECT_EQ(ia.allocated, ib.allocated);
@@ -164,7 +164,7 @@ TEST(JobRef, ForeignEmptyAndDestroyedEnginesRefs) {
   EXPECT_EQ(ra[0].id & 0xffffffffu, rb[0].id & 0xffffffffu);
   EXPECT_EQ(hdrf_job_allocate_ref(a, rb[0], 1, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_THAT(err.str(), HasSubstr("was not made by this engine"));
-  hdrf_job_info_t info;
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
   EXPECT_EQ(hdrf_job_get_ref(a, rb[0], &info, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_EQ(hdrf_job_allocate_ref(a, hdrf_job_ref_t{0, 0}, 1, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_THAT(err.str(), HasSubstr("empty"));
@@ -299,7 +299,7 @@ TEST(Apply, StrideEmptyAndRefusedCalls) {
       << err.str();
   EXPECT_EQ(applied, 2u);
   EXPECT_EQ(res[0], HDRF_OK);
-  hdrf_job_info_t info;
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
   ASSERT_EQ(hdrf_job_get_ref(e, refs[0], &info, nullptr), HDRF_OK);
   EXPECT_EQ(info.allocated, 2);
   EXPECT_EQ(hdrf_apply(e, &wide[0].op, 2, sizeof(hdrf_op_t) - 1, res, &applied, &err),
@@ -322,6 +322,39 @@ TEST(Apply, StrideEmptyAndRefusedCalls) {
   EXPECT_EQ(hdrf_apply(e, &wide[0].op, 2, sizeof(Wide), res, &applied, &err),
             HDRF_INVALID_ARGUMENT);
   EXPECT_THAT(err.str(), HasSubstr("destroyed"));
+}
+
+// Versioned structs: a struct_size of 0 (not initialised) or of another
+// version is refused, never read past.
+TEST(StructSize, UninitialisedOrOtherVersionsAreRefused) {
+  std::vector<hdrf_job_ref_t> refs;
+  hdrf_engine_t* e = Engine(1, &refs);
+  Err err;
+  hdrf_job_info_t info{};
+  EXPECT_EQ(hdrf_job_get_ref(e, refs[0], &info, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_THAT(err.str(), HasSubstr("hdrf_job_info.struct_size is 0"));
+  info.struct_size = sizeof info + 8;
+  EXPECT_EQ(hdrf_job_get(e, "j0-0", &info, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_THAT(err.str(), HasSubstr("knows " + std::to_string(sizeof info)));
+  hdrf_job_info_init(&info);
+  EXPECT_EQ(hdrf_job_get(e, "j0-0", &info, &err), HDRF_OK) << err.str();
+  EXPECT_EQ(info.tasks, 8);
+  hdrf_queue_info_t q{};
+  EXPECT_EQ(hdrf_queue_get(e, "root", &q, &err), HDRF_INVALID_ARGUMENT);
+  hdrf_queue_info_init(&q);
+  EXPECT_EQ(hdrf_queue_get(e, "root", &q, &err), HDRF_OK);
+  hdrf_job_spec_t js;
+  hdrf_job_spec_init(&js);
+  js.name = "new";
+  js.struct_size = 0;
+  EXPECT_EQ(hdrf_job_submit_spec(e, &js, nullptr, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_THAT(err.str(), HasSubstr("hdrf_job_spec_init"));
+  hdrf_queue_spec_t qs;
+  hdrf_queue_spec_init(&qs);
+  qs.path = "root/new";
+  qs.struct_size = sizeof qs - 1;
+  EXPECT_EQ(hdrf_queue_create(e, &qs, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
 }
 
 // The name index is rebuilt on recovery: names and refs of a reopened

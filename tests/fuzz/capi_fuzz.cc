@@ -108,6 +108,7 @@ struct Program {
     if (f & 16) q.state = static_cast<int>(Int());
     if (f & 32) q.min_user_limit_percent = static_cast<int>(static_cast<uint64_t>(Int()) * 13);
     if (f & 64) q.user_limit_factor = Double();
+    if (f & 128) q.struct_size = in.Byte();  // rarely right: refused, never read past
     return q;
   }
 
@@ -269,7 +270,7 @@ void Program::Step() {
       hdrf_engine_t* eng = Engine();
       const char* name = Str();
       uint8_t f = in.Byte();
-      hdrf_job_info_t info;
+      hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
       int64_t amount = 0;
       int state = 0;
       char* queue = nullptr;
@@ -286,7 +287,7 @@ void Program::Step() {
       hdrf_engine_t* eng = Engine();
       const char* path = Str();
       uint8_t f = in.Byte();
-      hdrf_queue_info_t info;
+      hdrf_queue_info_t info = HDRF_QUEUE_INFO_INIT;
       int64_t amount = 0;
       if (f & 1) c = hdrf_queue_get(eng, path, f & 4 ? &info : nullptr, e);
       else c = hdrf_queue_allocated(eng, path, Str(), f & 4 ? &amount : nullptr, e);
@@ -390,7 +391,7 @@ void Program::Step() {
     }
     case 31: {  // views and steps by ref
       hdrf_engine_t* eng = Engine();
-      hdrf_job_info_t info;
+      hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
       if (in.Byte() & 1) {
         c = hdrf_job_get_ref(eng, Ref(), in.Byte() % 16 ? &info : nullptr, e);
       } else {
