@@ -1,5 +1,5 @@
 /* hdrf C interface: the engine for hosts written in C, Go (cgo), Rust (FFI)
-   or Python (ctypes/cffi). Plain C99; the C++ API it wraps is api/engine.h.
+   or Python (ctypes/cffi). Plain C99; the C++ API it wraps is hdrf/engine.h.
    docs/c_api.md has the full guide and an example.
 
    Error model
@@ -37,9 +37,11 @@
    calls in flight on the same engine to return; calls that start afterwards
    fail cleanly (HDRF_FAILED_PRECONDITION after close for events,
    HDRF_INVALID_ARGUMENT after destroy). A destroyed handle stays
-   recognisable: destroying it again or using it is an error, not a crash.
-   For that every engine ever created leaves a small record (about 150
-   bytes) for the life of the process. An hdrf_options_t is not
+   recognisable: destroying it again or using it is an error, not a crash,
+   even after its slot holds a new engine (handles are generation-checked
+   slots of a fixed table, never dereferenced; destroy releases the
+   engine's memory; docs/c_api.md "Handles"). At most 4,096 engines are
+   alive at once. No call takes a process-wide lock. An hdrf_options_t is not
    thread-safe: do not change it while another thread uses it.
 
    Quantities and resource lists
