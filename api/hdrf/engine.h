@@ -29,6 +29,7 @@
 
 #include "hdrf/latency_histogram.h"
 #include "hdrf/event.h"
+#include "hdrf/reconcile.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 #include "hdrf/views.h"
@@ -125,6 +126,17 @@ class Engine {
   // Each op's `status`, when set, receives its own outcome. `*last_seq`
   // receives the sequence number of the last applied op (0 if none).
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
+
+  // Makes the engine match the platform's view after a restart
+  // (hdrf/reconcile.h): removes the jobs the truth lacks, submits the ones
+  // it adds, resubmits jobs whose description changed, finishes, allocates
+  // and releases tasks so that every job has the truth's tasks and running
+  // count, and (when truth.queues is set) creates, updates, closes and
+  // deletes queues. Uses the fewest ordinary events, frees before it
+  // allocates, and logs each like any event. Meant for a quiet engine
+  // (events from other threads meanwhile may be undone). On an error the
+  // events applied so far stay; calling it again goes on from there.
+  StatusOr<ReconcileResult> Reconcile(const ClusterTruth& truth);
 
   // ---- scheduling (SPEC §5) ----
   // Allocates one task to the job hdrf picks and returns that job; nullopt
