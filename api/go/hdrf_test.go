@@ -335,3 +335,61 @@ func TestOpLayoutMatchesC(t *testing.T) {
 		t.Fatal("Op does not match hdrf_op_t")
 	}
 }
+
+// A store that missed the last events, reopened and reconciled with the
+// truth, holds the truth's state (the digest of the engine that saw all).
+func TestReconcileAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	queues := []QueueSpec{{Path: "root/a"}, {Path: "root/b"}}
+	store, err := Create("cpu=100", queues, &Options{DBPath: dir + "/db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, _ := Create("cpu=100", queues, nil)
+	defer truth.Close()
+	for _, e := range []*Engine{store, truth} {
+		for i, q := range []string{"root/a", "root/b", "root/a"} {
+			j, err := e.Submit(JobSpec{Name: fmt.Sprintf("j%d", i), Queue: q, Tasks: 10, Task: "cpu=1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Allocate(j, 4); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	store.Close()
+	// What the store missed: j0 finished 3 tasks, j1 left, j3 arrived.
+	j0, _ := truth.Find("j0")
+	j1, _ := truth.Find("j1")
+	if truth.Finish(j0, 3) != nil || truth.Remove(j1) != nil {
+		t.Fatal("truth events")
+	}
+	j3, _ := truth.Submit(JobSpec{Name: "j3", Queue: "root/b", Tasks: 2, Task: "cpu=1"})
+	truth.Allocate(j3, 2)
+	view := []TruthJob{
+		{Name: "j0", Queue: "root/a", Task: "cpu=1", Tasks: 7, Running: 1},
+		{Name: "j2", Queue: "root/a", Task: "cpu=1", Tasks: 10, Running: 4},
+		{Name: "j3", Queue: "root/b", Task: "cpu=1", Tasks: 2, Running: 2},
+	}
+	reopened, err := Open(dir+"/db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	r, err := reopened.Reconcile(view, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(r.JobsRemoved, r.JobsSubmitted, r.JobsAdjusted) != "[j1] [j3] [j0]" || r.Events != 4 {
+		t.Fatalf("reconcile: %+v", r)
+	}
+	got, _ := reopened.Digest()
+	want, _ := truth.Digest()
+	if got != want {
+		t.Fatalf("digest %s, truth %s", got, want)
+	}
+	if r, err := reopened.Reconcile(view, nil); err != nil || r.Events != 0 {
+		t.Fatalf("second reconcile: %+v %v", r, err)
+	}
+}

@@ -357,6 +357,37 @@ HDRF_EXPORT hdrf_code hdrf_apply(hdrf_engine_t* engine, const hdrf_op_t* ops, si
                                  size_t op_size, hdrf_code* results, size_t* applied,
                                  char** errptr);
 
+/* ---- reconcile after restart (hdrf/reconcile.h) ------------------------ */
+
+/* One job as the platform sees it (versioned: hdrf_truth_job_init). */
+typedef struct hdrf_truth_job {
+  size_t struct_size;
+  const char* name;      /* required */
+  const char* queue;     /* its leaf queue; required */
+  const char* user;      /* NULL = "default" */
+  const char* task;      /* shape of one task, a resource list */
+  int64_t tasks;         /* tasks not finished; default 1 */
+  int64_t running;       /* running tasks, 0..tasks; default 0 */
+  double weight;         /* default 1 */
+  int64_t min_available; /* default 1 */
+} hdrf_truth_job_t;
+
+HDRF_EXPORT void hdrf_truth_job_init(hdrf_truth_job_t* job);
+
+/* Makes the engine hold exactly `jobs` (and, when match_queues is not 0,
+   exactly the queues `queues`: every queue but root, missing parents
+   implied) with the fewest ordinary events, each logged like any event:
+   Engine::Reconcile, docs/embedding.md "Reconcile after restart". *events
+   (optional) receives the number applied; *changes_json (optional, free
+   with hdrf_free) a JSON object naming what changed: {"events": N,
+   "queues_created": [...], "queues_updated": [...], "queues_deleted":
+   [...], "jobs_removed": [...], "jobs_submitted": [...],
+   "jobs_resubmitted": [...], "jobs_adjusted": [...]}. */
+HDRF_EXPORT hdrf_code hdrf_reconcile(hdrf_engine_t* engine, const hdrf_truth_job_t* jobs,
+                                     size_t njobs, const hdrf_queue_spec_t* queues, size_t nqueues,
+                                     int match_queues, uint64_t* events, char** changes_json,
+                                     char** errptr);
+
 /* ---- scheduling (SPEC §5) ---------------------------------------------- */
 
 /* One step: allocates one task to the job hdrf picks. *stepped (optional)

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -300,6 +301,36 @@ py::dict ExplanationDict(const Explanation& e) {
   return d;
 }
 
+TruthJob ToTruthJob(const py::dict& d) {
+  TruthJob j;
+  for (auto [k, v] : d) {
+    const std::string key = py::str(k);
+    if (key == "name") j.name = py::str(v);
+    else if (key == "queue") j.queue = py::str(v);
+    else if (key == "user") j.user = py::str(v);
+    else if (key == "task") j.task = Amounts(v.cast<py::dict>(), "task");
+    else if (key == "tasks") j.tasks = v.cast<int64_t>();
+    else if (key == "running") j.running = v.cast<int64_t>();
+    else if (key == "weight") j.weight = v.cast<double>();
+    else if (key == "min_available") j.min_available = v.cast<int64_t>();
+    else Raise(Status::InvalidArgument("truth job: unknown key '" + key + "'"));
+  }
+  return j;
+}
+
+py::dict ReconcileDict(const ReconcileResult& r) {
+  py::dict d;
+  d["events"] = r.events;
+  d["queues_created"] = r.queues_created;
+  d["queues_updated"] = r.queues_updated;
+  d["queues_deleted"] = r.queues_deleted;
+  d["jobs_removed"] = r.jobs_removed;
+  d["jobs_submitted"] = r.jobs_submitted;
+  d["jobs_resubmitted"] = r.jobs_resubmitted;
+  d["jobs_adjusted"] = r.jobs_adjusted;
+  return d;
+}
+
 void DefineErrors(py::module_& m) {
   py::object base = py::reinterpret_steal<py::object>(
       PyErr_NewExceptionWithDoc("hdrf.Error", "A refused hdrf call; .code and .code_name say why.",
@@ -428,6 +459,18 @@ void DefineEngine(py::module_& m) {
              Check(self.Run([&](Engine& e) { return e.Remove(r); }));
            }, py::arg("job"))
       .def("apply", &Apply, py::arg("ops"), py::arg("results") = false)
+      .def("reconcile", [](PyEngine& self, const std::vector<py::dict>& jobs,
+                           const std::optional<std::vector<py::dict>>& queues) {
+             ClusterTruth t;
+             for (const py::dict& j : jobs) t.jobs.push_back(ToTruthJob(j));
+             if (queues) {
+               t.queues.emplace();
+               for (const py::dict& q : *queues) t.queues->push_back(ToQueueSpec(q));
+             }
+             return ReconcileDict(Value(self.Run([&](Engine& e) { return e.Reconcile(t); })));
+           }, py::arg("jobs"), py::arg("queues") = py::none(),
+           "Makes the engine hold exactly these jobs (dicts: name, queue, user, task, tasks, "
+           "running, weight, min_available) and, when given, these queues; returns what changed.")
       .def("step", [](PyEngine& self) -> py::object {
              auto r = Value(self.Run([&](Engine& e) { return e.Step(); }));
              if (!r) return py::none();

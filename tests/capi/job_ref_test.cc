@@ -357,6 +357,59 @@ TEST(StructSize, UninitialisedOrOtherVersionsAreRefused) {
   EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
 }
 
+// hdrf_reconcile: the engine ends in the state of a fresh engine fed the
+// truth, and says what changed.
+TEST(Reconcile, CInterface) {
+  std::vector<hdrf_job_ref_t> refs;
+  hdrf_engine_t* e = Engine(2, &refs);  // j0-0 .. j3-1, 8 tasks each
+  Err err;
+  ASSERT_EQ(hdrf_job_allocate_ref(e, refs[0], 3, &err), HDRF_OK);
+  std::vector<hdrf_truth_job_t> truth(2);
+  for (auto& t : truth) hdrf_truth_job_init(&t);
+  truth[0].name = "j0-0";  // 2 of its tasks finished, 1 runs
+  truth[0].queue = "root/q0/leaf";
+  truth[0].task = "cpu=1,memory=1Gi";
+  truth[0].tasks = 6;
+  truth[0].running = 1;
+  truth[1].name = "fresh";
+  truth[1].queue = "root/q1/leaf";
+  truth[1].task = "cpu=2";
+  truth[1].tasks = 4;
+  truth[1].running = 4;
+  uint64_t events = 0;
+  char* changes = nullptr;
+  ASSERT_EQ(hdrf_reconcile(e, truth.data(), truth.size(), nullptr, 0, 0, &events, &changes, &err),
+            HDRF_OK)
+      << err.str();
+  const std::string json = changes;
+  hdrf_free(changes);
+  EXPECT_THAT(json, HasSubstr("\"jobs_removed\":[\"j0-1\",\"j1-0\""));
+  EXPECT_THAT(json, HasSubstr("\"jobs_submitted\":[\"fresh\"]"));
+  EXPECT_THAT(json, HasSubstr("\"jobs_adjusted\":[\"j0-0\"]"));
+  EXPECT_EQ(events, 7u + 1u + 2u);  // 7 removals, Finish(2) (leaves 1 running), Submit + Allocate
+  // A fresh engine fed the truth.
+  hdrf_engine_t* f = Engine(0, nullptr);
+  hdrf_job_ref_t r;
+  ASSERT_EQ(hdrf_job_submit(f, "j0-0", "root/q0/leaf", nullptr, 6, "cpu=1,memory=1Gi", &r, &err), HDRF_OK);
+  ASSERT_EQ(hdrf_job_allocate_ref(f, r, 1, &err), HDRF_OK);
+  ASSERT_EQ(hdrf_job_submit(f, "fresh", "root/q1/leaf", nullptr, 4, "cpu=2", &r, &err), HDRF_OK);
+  ASSERT_EQ(hdrf_job_allocate_ref(f, r, 4, &err), HDRF_OK);
+  EXPECT_EQ(Digest(e), Digest(f));
+  // Refused truths change nothing.
+  const uint64_t seq = LastSeq(e);
+  truth[1].running = 5;
+  EXPECT_EQ(hdrf_reconcile(e, truth.data(), 2, nullptr, 0, 0, nullptr, nullptr, &err),
+            HDRF_INVALID_ARGUMENT);
+  truth[1].struct_size = 0;
+  EXPECT_EQ(hdrf_reconcile(e, truth.data(), 2, nullptr, 0, 0, nullptr, nullptr, &err),
+            HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_reconcile(e, nullptr, 2, nullptr, 0, 0, nullptr, nullptr, &err),
+            HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(LastSeq(e), seq);
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+  EXPECT_EQ(hdrf_engine_destroy(f, nullptr), HDRF_OK);
+}
+
 // The name index is rebuilt on recovery: names and refs of a reopened
 // store work, removed jobs stay gone.
 TEST(JobRef, NameIndexAfterRecovery) {

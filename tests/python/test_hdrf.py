@@ -164,3 +164,27 @@ def test_persistence_round_trip(tmp_path):
     with hdrf.Engine.open(db) as r:
         assert r.digest() == digest
         assert r.job("j")["tasks"] == 6
+
+
+def test_reconcile_after_restart(tmp_path):
+    db = str(tmp_path / "db")
+    queues = [{"path": "root/a"}, {"path": "root/b"}]
+    truth = hdrf.Engine({"cpu": "100"}, queues)
+    with hdrf.Engine({"cpu": "100"}, queues, db_path=db) as store:
+        for e in (store, truth):
+            for i, q in enumerate(["root/a", "root/b", "root/a"]):
+                e.allocate(e.submit(f"j{i}", q, tasks=10, task={"cpu": "1"}), 4)
+    # What the store missed.
+    truth.finish("j0", 3)
+    truth.remove("j1")
+    truth.allocate(truth.submit("j3", "root/b", tasks=2, task={"cpu": "1"}), 2)
+    view = [{"name": j["name"], "queue": j["queue"], "task": {"cpu": "1"},
+             "tasks": j["tasks"], "running": j["allocated"]} for j in truth.jobs()]
+    with hdrf.Engine.open(db) as reopened:
+        changes = reopened.reconcile(view)
+        assert (changes["jobs_removed"], changes["jobs_submitted"], changes["jobs_adjusted"]) == \
+            (["j1"], ["j3"], ["j0"])
+        assert changes["events"] == 4
+        assert reopened.digest() == truth.digest()
+        assert reopened.reconcile(view)["events"] == 0
+    truth.close()
