@@ -43,6 +43,24 @@ func cstrOrNil(s string) *C.char {
 	return C.CString(s)
 }
 
+// cstrings keeps the C copies of strings passed in one call.
+type cstrings []*C.char
+
+// add is a C copy of s ("" is NULL), freed by free.
+func (c *cstrings) add(s string) *C.char {
+	p := cstrOrNil(s)
+	if p != nil {
+		*c = append(*c, p)
+	}
+	return p
+}
+
+func (c cstrings) free() {
+	for _, p := range c {
+		free(p)
+	}
+}
+
 func free(p *C.char) {
 	if p != nil {
 		C.free(unsafe.Pointer(p))

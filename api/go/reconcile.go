@@ -42,19 +42,9 @@ type ReconcileResult struct {
 func (e *Engine) Reconcile(jobs []TruthJob, queues []QueueSpec) (ReconcileResult, error) {
 	var out ReconcileResult
 	cj := make([]C.hdrf_truth_job_t, len(jobs))
-	var strs []*C.char
-	keep := func(s string) *C.char {
-		p := cstrOrNil(s)
-		if p != nil {
-			strs = append(strs, p)
-		}
-		return p
-	}
-	defer func() {
-		for _, p := range strs {
-			free(p)
-		}
-	}()
+	var strs cstrings
+	keep := strs.add
+	defer func() { strs.free() }()
 	for i, j := range jobs {
 		c := &cj[i]
 		C.hdrf_truth_job_init(c)

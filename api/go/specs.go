@@ -36,14 +36,8 @@ type QueueSpec struct {
 // queueSpecsToC converts specs; release frees their C strings.
 func queueSpecsToC(qs []QueueSpec) ([]C.hdrf_queue_spec_t, func()) {
 	out := make([]C.hdrf_queue_spec_t, len(qs))
-	var strs []*C.char
-	keep := func(s string) *C.char {
-		p := cstrOrNil(s)
-		if p != nil {
-			strs = append(strs, p)
-		}
-		return p
-	}
+	var strs cstrings
+	keep := strs.add
 	for i, q := range qs {
 		c := &out[i]
 		C.hdrf_queue_spec_init(c)
@@ -63,11 +57,7 @@ func queueSpecsToC(qs []QueueSpec) ([]C.hdrf_queue_spec_t, func()) {
 		}
 		c.user_limit_factor = C.double(q.UserLimitFactor)
 	}
-	return out, func() {
-		for _, p := range strs {
-			free(p)
-		}
-	}
+	return out, func() { strs.free() }
 }
 
 // JobSpec describes a job.
