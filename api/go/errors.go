@@ -38,7 +38,7 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("hdrf: %s: %s", e.Code, e.Message) }
+func (e *Error) Error() string { return fmt.Sprintf("hdrf: %s: %s", e.Code.String(), e.Message) }
 
 // Is reports whether target is e's Code (errors.Is(err, hdrf.NotFound)).
 func (e *Error) Is(target error) bool {
