@@ -24,6 +24,7 @@
 #include <string>
 
 #include "bench/bench_world.h"
+#include "bench/event_stream.h"
 #include "tests/reference/reference_model.h"
 
 // Under `valgrind --tool=callgrind` (bench/callgrind_probe.sh) each timed
@@ -68,55 +69,23 @@ World& SharedWorld(int64_t jobs, bool full_use) {
   return *w;
 }
 
-// Each thread applies the events of the jobs with index % threads == its
-// index, forward and then backward with the directions inverted, so that
-// the stream can cycle forever and every event stays valid.
-// With `by_top_queue`, thread t owns instead the jobs under every
-// threads-th top-level queue: each lock shard (docs/concurrency.md) is then
-// written by one thread only, and its cache lines stay in one core.
+// Each thread applies the events of its jobs (bench/event_stream.h).
 void RunEvents(benchmark::State& state, World& w, bool by_top_queue = false) {
-  const int threads = state.threads();
-  const int me = state.thread_index();
-  std::map<std::string, int> tops;  // top-level queue -> index
-  std::vector<int> top_of(w.specs.size(), 0);
-  for (size_t j = 0; j < w.specs.size() && by_top_queue; ++j) {
-    const std::string& path = w.specs[j].queue;
-    const std::string top = path.substr(0, path.find('/', path.find('/') + 1));
-    top_of[j] = tops.emplace(top, static_cast<int>(tops.size())).first->second;
-  }
-  auto owner = [&](uint32_t job) {
-    return static_cast<int>(by_top_queue ? top_of[job] % threads : job % threads);
-  };
-  std::vector<uint32_t> mine;
-  for (uint32_t i = 0; i < w.event_job.size(); ++i)
-    if (owner(w.event_job[i]) == me) mine.push_back(i);
-  size_t pos = 0;
-  bool forward = true;
+  EventStream stream(w, state.threads(), state.thread_index(), by_top_queue);
   int64_t refused = 0;
+  auto apply = [&](uint32_t j, int dir) {
+    return dir > 0 ? w.engine->Allocate(w.jobs[j], 1) : w.engine->Release(w.jobs[j], 1);
+  };
   HDRF_PROBE_BEGIN();
   for (auto _ : state) {
-    const uint32_t i = forward ? mine[pos] : mine[mine.size() - 1 - pos];
-    const int dir = forward ? w.event_dir[i] : -w.event_dir[i];
-    const JobRef job = w.jobs[w.event_job[i]];
-    Status s = dir > 0 ? w.engine->Allocate(job, 1) : w.engine->Release(job, 1);
-    if (!s.ok()) ++refused;
-    if (++pos == mine.size()) {
-      pos = 0;
-      forward = !forward;
-    }
+    uint32_t j;
+    int dir;
+    stream.Next(&j, &dir);
+    if (!apply(j, dir).ok()) ++refused;
   }
   HDRF_PROBE_END(state, state.iterations());
-  // Return the world to its state before the first forward pass (the timer
-  // has stopped): finish a backward pass, or undo a partial forward one.
-  auto undo = [&](uint32_t i) {
-    const JobRef job = w.jobs[w.event_job[i]];
-    (void)(w.event_dir[i] > 0 ? w.engine->Release(job, 1) : w.engine->Allocate(job, 1));
-  };
-  if (forward) {
-    for (size_t k = pos; k-- > 0;) undo(mine[k]);
-  } else {
-    for (size_t k = pos; k < mine.size(); ++k) undo(mine[mine.size() - 1 - k]);
-  }
+  // Back to the state before the first forward pass (the timer has stopped).
+  stream.Undo([&](uint32_t j, int dir) { (void)apply(j, dir); });
   state.counters["refused"] = static_cast<double>(refused);
   state.SetItemsProcessed(state.iterations());
 }

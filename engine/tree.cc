@@ -616,6 +616,8 @@ JobId Tree::NewJob(std::string_view name, QueueId leaf, std::string_view user, c
 
 uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
 
+const std::string& Tree::job_name(JobId j) const { return jobs_[j].name; }
+
 bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
 
 Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {
@@ -704,7 +706,6 @@ int64_t Tree::job_tasks(JobId j) const { return jobs_[j].tasks; }
 int64_t Tree::job_allocated(JobId j) const { return jobs_[j].allocated; }
 JobState Tree::job_state(JobId j) const { return jobs_[j].state; }
 const int64_t* Tree::job_task(JobId j) const { return &task_[size_t{j} * R_]; }
-std::string_view Tree::job_name(JobId j) const { return jobs_[j].name; }
 std::string_view Tree::job_queue_path(JobId j) const { return queues_[jobs_[j].queue].path; }
 size_t Tree::job_id_limit() const { return jobs_.size(); }
 

@@ -130,6 +130,7 @@ class Tree {
   // Jobs by submission sequence number (stable across restarts).
   StatusOr<JobId> FindJobBySeq(uint64_t seq) const;
   uint64_t job_seq(JobId j) const;
+  const std::string& job_name(JobId j) const;
   uint64_t next_seq() const { return next_seq_; }
   bool job_alive(JobId j) const;
 
@@ -158,7 +159,6 @@ class Tree {
   int64_t job_allocated(JobId j) const;
   JobState job_state(JobId j) const;
   const int64_t* job_task(JobId j) const;  // R amounts
-  std::string_view job_name(JobId j) const;
   std::string_view job_queue_path(JobId j) const;  // its leaf
   // One past the largest JobId in use.
   size_t job_id_limit() const;

@@ -80,6 +80,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   impl->last_seq = rec->last_seq;
   impl->log = std::move(rec->log);
   impl->recovery = rec->stats;
+  for (JobId j : impl->tree->JobsInSubmitOrder()) impl->IndexJob(j);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -95,11 +96,29 @@ Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
   if (e.type == Event::Type::kSubmit) {
     auto id = tree->Submit(e.job);
     if (!id.ok()) return id.status();
+    IndexJob(*id);
     if (submitted) *submitted = JobRef{*id, tree->job_seq(*id)};
+  } else if (e.type == Event::Type::kRemove) {
+    HDRF_ASSIGN_OR_RETURN(JobId id, tree->FindJobBySeq(e.job_seq));
+    HDRF_RETURN_IF_ERROR(RemoveJobLocked(id));
   } else {
     HDRF_RETURN_IF_ERROR(ApplyEvent(*tree, e));
   }
   RecordLocked(&e);
+  return Status::Ok();
+}
+
+void Engine::Impl::IndexJob(JobId id) {
+  NameIndex::accessor a;
+  names.insert(a, tree->job_name(id));
+  a->second = JobRef{id, tree->job_seq(id)};
+}
+
+Status Engine::Impl::RemoveJobLocked(JobId id) {
+  if (!tree->job_alive(id)) return tree->Remove(id);  // the tree's own error
+  const std::string name = tree->job_name(id);
+  HDRF_RETURN_IF_ERROR(tree->Remove(id));
+  names.erase(name);
   return Status::Ok();
 }
 
@@ -256,7 +275,13 @@ struct BatchState {
   uint64_t seq = 0;          // number of the last op numbered so far
   size_t bad = 0;            // refused ops
   bool unnumbered = false;   // without a store: an op went through a shard
-  Status error;              // the engine stopped accepting events
+  Status error;              // the engine stopped accepting events ...
+  size_t stopped_at = 0;     // ... at this op: it and the rest are refused
+
+  void Refuse(const Engine::TaskOp& op, Status st) {
+    ++bad;
+    if (op.status) *op.status = std::move(st);
+  }
 };
 
 // Under `rw` shared: applies ops[i..] through the shard path until one must
@@ -265,6 +290,7 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
   std::shared_lock<engine::BigReaderLock> shared(impl.rw);
   if (Status w = impl.Writable(); !w.ok()) {
     b.error = w;
+    b.stopped_at = i;
     return n;
   }
   engine::Tree& t = *impl.tree;
@@ -272,8 +298,8 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
     PrefetchAhead(t, ops, i, n);
     const Engine::TaskOp& op = ops[i];
     if (!IsTaskType(op.type)) return i;
-    if (!CheckRef(t, op.job).ok()) {
-      ++b.bad;
+    if (Status st = CheckRef(t, op.job); !st.ok()) {
+      b.Refuse(op, std::move(st));
       continue;
     }
     const int s = t.ShardOf(op.job.id);
@@ -283,10 +309,11 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
                           ? t.LocalAllocate(op.job.id, op.n, &escalate)
                           : t.LocalRelease(op.job.id, op.n, op.type == Event::Type::kFinish, &escalate);
     if (!st.ok()) {
-      ++b.bad;
+      b.Refuse(op, st);
       continue;
     }
     if (escalate) return i;
+    if (op.status) *op.status = Status::Ok();
     if (!impl.log) {
       ++impl.shard_events[s].events;
       b.unnumbered = true;
@@ -306,6 +333,7 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
   Exclusive lock(impl);
   if (Status w = impl.Writable(); !w.ok()) {
     b.error = w;
+    b.stopped_at = i;
     return n;
   }
   engine::Tree& t = *impl.tree;
@@ -318,20 +346,26 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
       e.type = Event::Type::kSubmit;
       if (op.spec) e.job = *op.spec;
       JobRef ref;
-      if (!op.spec || !impl.ApplyLocked(e, &ref).ok()) {
-        ++b.bad;
+      Status st = op.spec ? impl.ApplyLocked(e, &ref)
+                          : Status::InvalidArgument("ApplyTasks: a submission without a JobSpec");
+      if (!st.ok()) {
+        b.Refuse(op, std::move(st));
         continue;
       }
+      if (op.status) *op.status = Status::Ok();
       if (op.submitted) *op.submitted = ref;
       b.seq = impl.last_seq;
       continue;
     }
     Status st = CheckRef(t, op.job);
-    if (st.ok()) st = ApplyTask(t, op.type, op.job.id, op.n);
+    if (st.ok())  // a removal also leaves the name index
+      st = op.type == Event::Type::kRemove ? impl.RemoveJobLocked(op.job.id)
+                                           : ApplyTask(t, op.type, op.job.id, op.n);
     if (!st.ok()) {
-      ++b.bad;
+      b.Refuse(op, std::move(st));
       continue;
     }
+    if (op.status) *op.status = Status::Ok();
     if (impl.log) {
       const Event e = Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
       b.seq = impl.RecordLocked(&e);
@@ -349,7 +383,12 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
     i = ApplyShared(*impl_, ops, i, n, b);
     if (i < n && b.error.ok()) i = ApplyExclusive(*impl_, ops, i, n, b);
   }
-  if (!b.error.ok()) return b.error;
+  if (!b.error.ok()) {
+    for (size_t i = b.stopped_at; i < n; ++i) b.Refuse(ops[i], b.error);
+    if (refused) *refused = b.bad;
+    if (last_seq) *last_seq = b.seq;
+    return b.error;
+  }
   if (last_seq && b.unnumbered) {
     // Without a store, events applied through the shards are counted, not
     // numbered: report the count of events applied so far, which covers
@@ -552,10 +591,22 @@ StatusOr<Explanation> Engine::Explain(std::string_view job) const {
   return impl_->tree->Explain(id);
 }
 
+// No engine lock: the name index is a concurrent map (engine_impl.h). A
+// follower's jobs arrive through its catch-up, which keeps no index: while
+// it follows, a name the index lacks is looked up in the tree (Promote
+// builds the index).
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
+  {
+    Impl::NameIndex::const_accessor a;
+    if (impl_->names.find(a, std::string(name))) return a->second;
+  }
+  auto unknown = [&] { return Status::NotFound("job " + std::string(name) + ": unknown job"); };
+  if (!impl_->follower) return unknown();  // set at OpenFollower, never reset
   Exclusive lock(*impl_);
-  HDRF_ASSIGN_OR_RETURN(JobId id, impl_->tree->FindJob(name));
-  return JobRef{id, impl_->tree->job_seq(id)};
+  if (impl_->follows.empty()) return unknown();
+  auto id = impl_->tree->FindJob(name);
+  if (!id.ok()) return unknown();
+  return JobRef{*id, impl_->tree->job_seq(*id)};
 }
 
 StatusOr<JobInfo> Engine::GetJob(std::string_view name) const {

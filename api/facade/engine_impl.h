@@ -5,6 +5,9 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
+
+#include <oneapi/tbb/concurrent_hash_map.h>
 
 #include "hdrf/engine.h"
 #include "api/facade/engine_access.h"
@@ -34,8 +37,18 @@ class Follower;  // api/facade/follower.h (followers)
 // only its shard and its shard's lease), so the log order is a valid serial
 // order. Without a store, a local event only counts itself in its shard's
 // `shard_events`; Exclusive folds those counts into `last_seq`.
+// Name index: `names` maps every live job's name to its JobRef. It is
+// written only where the tree gains or loses a job (under the exclusive
+// lock: Submit, Remove, ApplyTasks, Open) and read without any engine lock
+// by FindJob (a tbb::concurrent_hash_map is safe for that), so name lookups
+// of embedders run beside task events instead of excluding them.
 struct Engine::Impl {
   static constexpr int kShards = engine::Tree::kShards;
+  struct NameHash {
+    static size_t hash(const std::string& s) { return std::hash<std::string>{}(s); }
+    static bool equal(const std::string& a, const std::string& b) { return a == b; }
+  };
+  using NameIndex = tbb::concurrent_hash_map<std::string, JobRef, NameHash>;
   struct alignas(engine::kCacheLine) ShardCount {
     uint64_t events = 0;  // guarded by shard_mu of the same index
   };
@@ -51,6 +64,12 @@ struct Engine::Impl {
   bool closed = false;                 // guarded by rw: Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
+  NameIndex names;                     // see "Name index"
+
+  // Under the exclusive lock: the index entry of a job the tree just
+  // gained, and the removal of a job from the tree and the index.
+  void IndexJob(JobId id);
+  Status RemoveJobLocked(JobId id);
   std::string follows;                 // guarded by rw: a follower's store; "" for a writer
   // A follower's catch-up machinery (null for an engine that never was
   // one); kept after Promote(). Declared last: destroyed first, stopping

@@ -249,6 +249,8 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     impl_.options = eo;
     impl_.log = std::move(log).value();
     impl_.follows.clear();
+    impl_.names.clear();  // a writer keeps the name index (engine_impl.h)
+    for (JobId j : impl_.tree->JobsInSubmitOrder()) impl_.IndexJob(j);
   }
   promoted_ = true;
   RemoveDir(temp_dir_);

@@ -1,5 +1,5 @@
 /* hdrf C interface: the engine for hosts written in C, Go (cgo), Rust (FFI)
-   or Python (ctypes/cffi). Plain C99; the C++ API it wraps is api/engine.h.
+   or Python (ctypes/cffi). Plain C99; the C++ API it wraps is hdrf/engine.h.
    docs/c_api.md has the full guide and an example.
 
    Error model
@@ -37,9 +37,11 @@
    calls in flight on the same engine to return; calls that start afterwards
    fail cleanly (HDRF_FAILED_PRECONDITION after close for events,
    HDRF_INVALID_ARGUMENT after destroy). A destroyed handle stays
-   recognisable: destroying it again or using it is an error, not a crash.
-   For that every engine ever created leaves a small record (about 150
-   bytes) for the life of the process. An hdrf_options_t is not
+   recognisable: destroying it again or using it is an error, not a crash,
+   even after its slot holds a new engine (handles are generation-checked
+   slots of a fixed table, never dereferenced; destroy releases the
+   engine's memory; docs/c_api.md "Handles"). At most 4,096 engines are
+   alive at once. No call takes a process-wide lock. An hdrf_options_t is not
    thread-safe: do not change it while another thread uses it.
 
    Quantities and resource lists
@@ -58,6 +60,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hdrf/version.h"
+
 #if defined(_WIN32)
 #define HDRF_EXPORT
 #elif defined(__GNUC__)
@@ -71,7 +75,14 @@ extern "C" {
 #endif
 
 /* Raised when a function changes incompatibly. */
-#define HDRF_C_API_VERSION 1
+#define HDRF_C_API_VERSION 2
+
+/* The version of the library actually loaded, "0.1.0" (a static string);
+   *major, *minor, *patch (each optional) receive its parts. Compare with
+   HDRF_VERSION_* (hdrf/version.h, the headers compiled against): the
+   SONAME changes whenever the binary interface does, so a program runs
+   only against a library of the same major.minor (0.x) or major (1.0 on). */
+HDRF_EXPORT const char* hdrf_version(int* major, int* minor, int* patch);
 
 /* ---- codes and enumerations (plain ints, stable values) ---------------- */
 
@@ -115,6 +126,9 @@ HDRF_EXPORT const char* hdrf_queue_state_name(int state);
 
 /* Frees a string handed out by this interface. NULL is allowed. */
 HDRF_EXPORT void hdrf_free(void* ptr);
+/* Frees a list of `n` strings handed out by this interface (hdrf_queue_paths,
+   hdrf_resource_names): each string and the array. NULL is allowed. */
+HDRF_EXPORT void hdrf_free_strings(char** list, size_t n);
 
 /* Parses one quantity of `resource` into canonical units (SPEC §2).
    parse_quantity("cpu", "500m") = 500; ("memory", "1Gi") = 1073741824. */
@@ -144,10 +158,25 @@ HDRF_EXPORT hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int d
    hdrf_checkpoint and close. */
 HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
                                                         char** errptr);
+/* The event latency histogram (hdrf_event_latency_seconds in
+   hdrf_metrics) times one in `every` event calls of each thread: a power
+   of two, 1 = every call, 0 = none. Default 16. */
+HDRF_EXPORT hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options,
+                                                            uint32_t every, char** errptr);
 
-/* ---- queue and job descriptions ---------------------------------------- */
+/* ---- queue and job descriptions ----------------------------------------
+
+   Versioned structs: hdrf_queue_spec_t, hdrf_job_spec_t, hdrf_job_info_t
+   and hdrf_queue_info_t begin with `struct_size`, which the caller sets to
+   sizeof the struct it was compiled with: the *_init functions do it (and
+   the HDRF_*_INFO_INIT initialisers for the outputs). A later version adds
+   fields at the end only; the library reads and writes the fields that fit
+   in struct_size and defaults the rest. A struct_size of 0 (not
+   initialised) or larger than this library knows (a program built against
+   newer headers) is refused with HDRF_INVALID_ARGUMENT. */
 
 typedef struct hdrf_queue_spec {
+  size_t struct_size;         /* sizeof(hdrf_queue_spec_t); set by hdrf_queue_spec_init */
   const char* path;           /* "root/eng/dev"; required */
   double weight;              /* below 1 is raised to 1; default 1 */
   const char* capability;     /* resource list; NULL/"" = unlimited */
@@ -162,6 +191,7 @@ typedef struct hdrf_queue_spec {
 HDRF_EXPORT void hdrf_queue_spec_init(hdrf_queue_spec_t* spec);
 
 typedef struct hdrf_job_spec {
+  size_t struct_size;     /* sizeof(hdrf_job_spec_t); set by hdrf_job_spec_init */
   const char* name;       /* unique; required */
   const char* queue;      /* a leaf, a parent (admission, SPEC §5) or NULL/"" = root */
   const char* user;       /* NULL = "default" */
@@ -247,14 +277,25 @@ HDRF_EXPORT hdrf_code hdrf_queue_delete(hdrf_engine_t* engine, const char* path,
 HDRF_EXPORT hdrf_code hdrf_set_capacity(hdrf_engine_t* engine, const char* cluster,
                                         char** errptr);
 
+/* A job ref: what hdrf_job_submit* hands back for the fast path below.
+   A plain value (copy it freely, no free function); its fields are opaque.
+   It names one job of one engine: a ref of a removed job, of another
+   engine or of a destroyed one is refused with a code and a message,
+   never misapplied. The zero value {0, 0} is no job. */
+typedef struct hdrf_job_ref {
+  uint64_t id;
+  uint64_t seq;
+} hdrf_job_ref_t;
+
 /* Submits a job: `tasks` tasks of shape `task` (a resource list) owned by
-   `user` (NULL = "default") in `queue` (NULL/"" = root, admission). */
+   `user` (NULL = "default") in `queue` (NULL/"" = root, admission).
+   *job (optional) receives its ref. */
 HDRF_EXPORT hdrf_code hdrf_job_submit(hdrf_engine_t* engine, const char* name, const char* queue,
                                       const char* user, int64_t tasks, const char* task,
-                                      char** errptr);
+                                      hdrf_job_ref_t* job, char** errptr);
 /* The same with every field of a job (weight, min_available). */
 HDRF_EXPORT hdrf_code hdrf_job_submit_spec(hdrf_engine_t* engine, const hdrf_job_spec_t* spec,
-                                           char** errptr);
+                                           hdrf_job_ref_t* job, char** errptr);
 /* The job leaves with all its tasks. */
 HDRF_EXPORT hdrf_code hdrf_job_remove(hdrf_engine_t* engine, const char* name, char** errptr);
 /* n tasks of the job started (the host's own placement). n >= 1. */
@@ -267,6 +308,86 @@ HDRF_EXPORT hdrf_code hdrf_job_release(hdrf_engine_t* engine, const char* name, 
 HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, int64_t n,
                                       char** errptr);
 
+/* ---- the fast path: events on job refs --------------------------------
+
+   These take no name lookup and no engine-wide lock: they run in parallel
+   under the engine's lock sharding (docs/concurrency.md), as the C++
+   Engine::Allocate(JobRef) does. The name-based calls above look the name
+   up in a concurrent index first. */
+
+/* The ref of the job called `name` (HDRF_NOT_FOUND when there is none). */
+HDRF_EXPORT hdrf_code hdrf_job_find(hdrf_engine_t* engine, const char* name, hdrf_job_ref_t* job,
+                                    char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_allocate_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
+                                            char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_release_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
+                                           char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_finish_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
+                                          char** errptr);
+HDRF_EXPORT hdrf_code hdrf_job_remove_ref(hdrf_engine_t* engine, hdrf_job_ref_t job,
+                                          char** errptr);
+
+/* Operations of hdrf_apply (the values of the C++ Event::Type). */
+enum {
+  HDRF_OP_ALLOCATE = 0, /* n tasks started */
+  HDRF_OP_RELEASE = 1,  /* n running tasks back to waiting */
+  HDRF_OP_FINISH = 2,   /* n running tasks completed */
+  HDRF_OP_REMOVE = 4    /* the job leaves (n ignored) */
+};
+
+typedef struct hdrf_op {
+  hdrf_job_ref_t job;
+  int64_t n;
+  int type; /* HDRF_OP_* */
+} hdrf_op_t;
+
+/* Applies `nops` ops in order in one exclusive section of the engine and,
+   with a store, waits once for their durability (group commit: with sync
+   durability every applied op is on disk when this returns). `op_size` is
+   sizeof(hdrf_op_t) as the caller knows it (the stride of the array; a
+   later version may add fields at the end). Each op is accepted or refused
+   on its own, as if called alone: the batch is not atomic. results
+   (optional, nops entries) receives each op's code; *applied (optional)
+   the number applied. Returns HDRF_OK when every op was applied, else the
+   code of the first refused op, with a message naming it ("op 3 of 1000
+   (2 refused): job #7: unknown job (removed?)"); when the call itself is
+   refused (bad handle, closed engine, NULL ops) every results entry gets
+   that code and nothing is applied. */
+HDRF_EXPORT hdrf_code hdrf_apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops,
+                                 size_t op_size, hdrf_code* results, size_t* applied,
+                                 char** errptr);
+
+/* ---- reconcile after restart (hdrf/reconcile.h) ------------------------ */
+
+/* One job as the platform sees it (versioned: hdrf_truth_job_init). */
+typedef struct hdrf_truth_job {
+  size_t struct_size;
+  const char* name;      /* required */
+  const char* queue;     /* its leaf queue; required */
+  const char* user;      /* NULL = "default" */
+  const char* task;      /* shape of one task, a resource list */
+  int64_t tasks;         /* tasks not finished; default 1 */
+  int64_t running;       /* running tasks, 0..tasks; default 0 */
+  double weight;         /* default 1 */
+  int64_t min_available; /* default 1 */
+} hdrf_truth_job_t;
+
+HDRF_EXPORT void hdrf_truth_job_init(hdrf_truth_job_t* job);
+
+/* Makes the engine hold exactly `jobs` (and, when match_queues is not 0,
+   exactly the queues `queues`: every queue but root, missing parents
+   implied) with the fewest ordinary events, each logged like any event:
+   Engine::Reconcile, docs/embedding.md "Reconcile after restart". *events
+   (optional) receives the number applied; *changes_json (optional, free
+   with hdrf_free) a JSON object naming what changed: {"events": N,
+   "queues_created": [...], "queues_updated": [...], "queues_deleted":
+   [...], "jobs_removed": [...], "jobs_submitted": [...],
+   "jobs_resubmitted": [...], "jobs_adjusted": [...]}. */
+HDRF_EXPORT hdrf_code hdrf_reconcile(hdrf_engine_t* engine, const hdrf_truth_job_t* jobs,
+                                     size_t njobs, const hdrf_queue_spec_t* queues, size_t nqueues,
+                                     int match_queues, uint64_t* events, char** changes_json,
+                                     char** errptr);
+
 /* ---- scheduling (SPEC §5) ---------------------------------------------- */
 
 /* One step: allocates one task to the job hdrf picks. *stepped (optional)
@@ -276,6 +397,9 @@ HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, i
    read, the step happened and the name is "". */
 HDRF_EXPORT hdrf_code hdrf_step(hdrf_engine_t* engine, int* stepped, char** job_name,
                                 char** errptr);
+/* hdrf_step with the chosen job's ref in *job ({0, 0} when none ran). */
+HDRF_EXPORT hdrf_code hdrf_step_ref(hdrf_engine_t* engine, int* stepped, hdrf_job_ref_t* job,
+                                    char** errptr);
 /* Steps until none is possible; *steps (optional) receives their number. */
 HDRF_EXPORT hdrf_code hdrf_fill(hdrf_engine_t* engine, int64_t* steps, char** errptr);
 /* The job a step would pick, without allocating: *job_name receives its
@@ -322,6 +446,7 @@ HDRF_EXPORT hdrf_code hdrf_fill_where(hdrf_engine_t* engine, hdrf_placement_fn c
 /* ---- views ------------------------------------------------------------- */
 
 typedef struct hdrf_job_info {
+  size_t struct_size;    /* set by the caller: HDRF_JOB_INFO_INIT or hdrf_job_info_init */
   int64_t tasks;         /* tasks not finished (running + waiting) */
   int64_t allocated;     /* running tasks */
   int state;             /* HDRF_JOB_* */
@@ -333,8 +458,17 @@ typedef struct hdrf_job_info {
   uint64_t seq;          /* submission sequence number */
 } hdrf_job_info_t;
 
+/* An initialiser for C++ and C (where -Wmissing-field-initializers may
+   warn about it; hdrf_job_info_init does not). */
+#define HDRF_JOB_INFO_INIT {sizeof(hdrf_job_info_t)}
+/* Zeroes *info and sets its struct_size. */
+HDRF_EXPORT void hdrf_job_info_init(hdrf_job_info_t* info);
+
 HDRF_EXPORT hdrf_code hdrf_job_get(hdrf_engine_t* engine, const char* name, hdrf_job_info_t* info,
                                    char** errptr);
+/* The same for a job ref. */
+HDRF_EXPORT hdrf_code hdrf_job_get_ref(hdrf_engine_t* engine, hdrf_job_ref_t job,
+                                       hdrf_job_info_t* info, char** errptr);
 /* Shortcuts of hdrf_job_get. */
 HDRF_EXPORT hdrf_code hdrf_job_allocated(hdrf_engine_t* engine, const char* name,
                                          int64_t* allocated, char** errptr);
@@ -345,6 +479,7 @@ HDRF_EXPORT hdrf_code hdrf_job_queue(hdrf_engine_t* engine, const char* name, ch
                                      char** errptr);
 
 typedef struct hdrf_queue_info {
+  size_t struct_size;    /* set by the caller: HDRF_QUEUE_INFO_INIT or hdrf_queue_info_init */
   double weight;
   double share;          /* dominant share s(U) (SPEC §4) */
   double key;            /* s(U)/weight */
@@ -356,12 +491,32 @@ typedef struct hdrf_queue_info {
   int64_t jobs[4];       /* jobs in the subtree, indexed by HDRF_JOB_* */
 } hdrf_queue_info_t;
 
+#define HDRF_QUEUE_INFO_INIT {sizeof(hdrf_queue_info_t)}
+HDRF_EXPORT void hdrf_queue_info_init(hdrf_queue_info_t* info);
+
 HDRF_EXPORT hdrf_code hdrf_queue_get(hdrf_engine_t* engine, const char* path,
                                      hdrf_queue_info_t* info, char** errptr);
 /* What the jobs under the queue hold of `resource`, in canonical units. */
 HDRF_EXPORT hdrf_code hdrf_queue_allocated(hdrf_engine_t* engine, const char* path,
                                            const char* resource, int64_t* amount,
                                            char** errptr);
+
+/* Every queue's path in path order ("root" first): *paths receives a
+   malloc'd array of *count malloc'd strings; free it with
+   hdrf_free_strings(*paths, *count). */
+HDRF_EXPORT hdrf_code hdrf_queue_paths(hdrf_engine_t* engine, char*** paths, size_t* count,
+                                       char** errptr);
+/* The cluster's resource names, sorted (the order of amounts in views);
+   free with hdrf_free_strings. */
+HDRF_EXPORT hdrf_code hdrf_resource_names(hdrf_engine_t* engine, char*** names, size_t* count,
+                                          char** errptr);
+/* Why the job `name` is or is not next (SPEC §5; `hdrf explain`): a JSON
+   object, malloc'd, in the form of `hdrf explain --json` (docs/tools.md):
+   {"job", "queue", "key", "blocked", "schedulable", "next",
+   "blocked_by": [...], "unfit_because": [...], "levels": [{"parent",
+   "siblings": [{"name", "key", "blocked", "on_path"}]}]}. */
+HDRF_EXPORT hdrf_code hdrf_explain(hdrf_engine_t* engine, const char* name, char** json,
+                                   char** errptr);
 
 /* State digest (SPEC §9): 16 lowercase hex digits and a NUL written to
    buf, which must hold HDRF_DIGEST_SIZE bytes (else HDRF_OUT_OF_RANGE, and

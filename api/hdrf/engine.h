@@ -32,6 +32,7 @@
 
 #include "hdrf/latency_histogram.h"
 #include "hdrf/event.h"
+#include "hdrf/reconcile.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 #include "hdrf/views.h"
@@ -207,6 +208,7 @@ class Engine {
     Event::Type type = Event::Type::kAllocate;  // kAllocate|kRelease|kFinish|kRemove|kSubmit
     const JobSpec* spec = nullptr;               // kSubmit
     JobRef* submitted = nullptr;                 // kSubmit, may be null
+    Status* status = nullptr;                    // when set: the op's outcome
   };
   // Applies `ops` in order and, with a store, waits once for the durability
   // of the last one (group commit: with kSync every op is on disk when this
@@ -218,8 +220,22 @@ class Engine {
   // returned only when nothing could be made durable. `*last_seq` receives
   // the sequence number of the last applied op (0 if none); without a
   // store, where shard-path events are counted rather than numbered, it
-  // receives last_seq() as of the batch's end.
+  // receives last_seq() as of the batch's end. Each op's `status`, when
+  // set, receives its own outcome; when the engine stops accepting events
+  // (closed, a failed store) the ops not yet applied are refused with that
+  // status, which is returned.
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
+
+  // Makes the engine match the platform's view after a restart
+  // (hdrf/reconcile.h): removes the jobs the truth lacks, submits the ones
+  // it adds, resubmits jobs whose description changed, finishes, allocates
+  // and releases tasks so that every job has the truth's tasks and running
+  // count, and (when truth.queues is set) creates, updates, closes and
+  // deletes queues. Uses the fewest ordinary events, frees before it
+  // allocates, and logs each like any event. Meant for a quiet engine
+  // (events from other threads meanwhile may be undone). On an error the
+  // events applied so far stay; calling it again goes on from there.
+  StatusOr<ReconcileResult> Reconcile(const ClusterTruth& truth);
 
   // ---- scheduling (SPEC §5) ----
   // Allocates one task to the job hdrf picks and returns that job; nullopt
@@ -279,6 +295,9 @@ class Engine {
   StatusOr<Explanation> Explain(std::string_view job) const;
 
   // ---- views ----
+  // Takes no engine lock (a concurrent name index): it runs beside task
+  // events. The ref may be stale by the time it is used (the job removed
+  // meanwhile); events on it are then refused with kNotFound.
   StatusOr<JobRef> FindJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(JobRef job) const;

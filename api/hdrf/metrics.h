@@ -7,8 +7,8 @@
 //               hdrf_durability_lag_events, hdrf_cluster_capacity{resource},
 //               hdrf_follower_lag_events, hdrf_follower_lag_seconds (only
 //               on a follower, Engine::OpenFollower),
-//               hdrf_event_latency_seconds (histogram, only when a
-//               LatencyHistogram is given: see below);
+//               hdrf_event_latency_seconds (histogram, from
+//               Engine::EventLatency once it holds a sample);
 //   per queue (label queue="root/eng/dev"): hdrf_queue_allocated{resource},
 //               hdrf_queue_share, hdrf_queue_key, hdrf_queue_blocked,
 //               hdrf_queue_weight, hdrf_queue_state{state},
@@ -23,12 +23,11 @@
 // under concurrent events they may be a few events apart from the queues.
 //
 // Thread safety: MetricsText may be called from any thread while events are
-// applied. LatencyHistogram::Observe and Snapshot may run concurrently.
+// applied.
 #ifndef HDRF_METRICS_H_
 #define HDRF_METRICS_H_
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,42 +37,15 @@
 
 namespace hdrf {
 
-// A fixed-bucket latency histogram, filled by whoever applies events (the
-// engine has no timing of its own yet; the C interface times each event call
-// it makes). Lock-free: Observe is a few relaxed atomic adds.
-class LatencyHistogram {
- public:
-  // Upper bounds of the finite buckets, in seconds (1 us .. 1 s).
-  static constexpr std::array<double, 19> kBounds = {
-      1e-6,   2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
-      2.5e-3, 5e-3,   1e-2, 2.5e-2, 5e-2, 1e-1, 2.5e-1, 5e-1, 1.0};
-
-  struct Snapshot {
-    std::array<uint64_t, kBounds.size() + 1> buckets{};  // not cumulative; last = +Inf
-    uint64_t count = 0;                                   // sum of buckets
-    double sum_seconds = 0;
-  };
-
-  void Observe(uint64_t nanoseconds);
-  Snapshot Take() const;
-
- private:
-  std::array<std::atomic<uint64_t>, kBounds.size() + 1> counts_{};
-  std::atomic<uint64_t> sum_ns_{0};
-};
-
 struct MetricsOptions {
   // False omits hdrf_queue_real_capability and hdrf_cluster_capacity (for a
   // tree shown over an invented cluster, as `hdrf queues` does for a
   // configuration without one).
   bool cluster = true;
-  // When set, hdrf_event_latency_seconds is exported from it.
-  const LatencyHistogram* event_latency = nullptr;
-  // When set (it wins over event_latency), hdrf_event_latency_seconds is
-  // rendered from this snapshot by LatencyHistogramText.
+  // When set, hdrf_event_latency_seconds is rendered from this snapshot by
+  // LatencyHistogramText. Otherwise it comes from the engine's own sampled
+  // histogram (Engine::EventLatency), once that holds a sample.
   const ShardedLatencyHistogram::Snapshot* event_latency_snapshot = nullptr;
-  // With neither set, hdrf_event_latency_seconds comes from the engine's own
-  // sampled histogram (Engine::EventLatency), once it holds a sample.
 };
 
 // The metrics of `engine` in Prometheus text format 0.0.4: for each family

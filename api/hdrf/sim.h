@@ -23,10 +23,15 @@ struct SimResult {
 };
 
 class Engine;
+struct EngineOptions;
 
 // Builds the engine of `scenario`, submits its jobs and runs its steps;
 // returns the engine in its final state (for explain and other queries).
 StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& scenario);
+// The same with `options` for the engine (the scenario's overcommitFactor
+// applies unless options set one); run_steps false only submits the jobs.
+StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& scenario,
+                                                    const EngineOptions& options, bool run_steps);
 
 // Runs `scenario`. An error names the step (1-based) or job and its source
 // line: "step 3 (line 14): finish pg1: finish 5 with 2 running tasks".

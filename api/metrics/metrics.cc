@@ -10,33 +10,6 @@
 
 namespace hdrf {
 
-namespace {
-// kBounds in whole nanoseconds, so that a bound is inclusive exactly.
-constexpr auto kBoundsNs = [] {
-  std::array<uint64_t, LatencyHistogram::kBounds.size()> ns{};
-  for (size_t i = 0; i < ns.size(); ++i)
-    ns[i] = static_cast<uint64_t>(LatencyHistogram::kBounds[i] * 1e9 + 0.5);
-  return ns;
-}();
-}  // namespace
-
-void LatencyHistogram::Observe(uint64_t ns) {
-  size_t i = 0;
-  while (i < kBoundsNs.size() && ns > kBoundsNs[i]) ++i;
-  counts_[i].fetch_add(1, std::memory_order_relaxed);
-  sum_ns_.fetch_add(ns, std::memory_order_relaxed);
-}
-
-LatencyHistogram::Snapshot LatencyHistogram::Take() const {
-  Snapshot s;
-  for (size_t i = 0; i < counts_.size(); ++i) {
-    s.buckets[i] = counts_[i].load(std::memory_order_relaxed);
-    s.count += s.buckets[i];
-  }
-  s.sum_seconds = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) * 1e-9;
-  return s;
-}
-
 std::string EscapeLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());
@@ -177,8 +150,7 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
       w.Sample({"resource", names[r]}, Int(total[r]));
   }
   const ShardedLatencyHistogram::Snapshot engine_latency =
-      options.event_latency_snapshot || options.event_latency ? ShardedLatencyHistogram::Snapshot()
-                                                              : engine.EventLatency();
+      options.event_latency_snapshot ? ShardedLatencyHistogram::Snapshot() : engine.EventLatency();
   const ShardedLatencyHistogram::Snapshot* latency =
       options.event_latency_snapshot ? options.event_latency_snapshot
       : engine_latency.count > 0     ? &engine_latency
@@ -187,19 +159,6 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
     w.Raw(LatencyHistogramText(*latency, "hdrf_event_latency_seconds",
                                "Latency of accepted event calls made through the embedding "
                                "interface, durability wait included."));
-  } else if (options.event_latency) {
-    const LatencyHistogram::Snapshot h = options.event_latency->Take();
-    w.Family("hdrf_event_latency_seconds", "histogram",
-             "Latency of accepted event calls made through the embedding interface, durability "
-             "wait included.");
-    uint64_t cumulative = 0;
-    for (size_t i = 0; i < LatencyHistogram::kBounds.size(); ++i) {
-      cumulative += h.buckets[i];
-      w.Sample({"le", FormatSampleValue(LatencyHistogram::kBounds[i])}, Uint(cumulative), "_bucket");
-    }
-    w.Sample({"le", "+Inf"}, Uint(h.count), "_bucket");
-    w.Sample({}, FormatSampleValue(h.sum_seconds), "_sum");
-    w.Sample({}, Uint(h.count), "_count");
   }
 
   // Per-resource families: one sample per queue and resource where `keep`.

@@ -12,9 +12,10 @@ std::string Where(size_t index, int line, const char* what) {
   return s;
 }
 
-StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* fill_steps) {
-  EngineOptions opts;
-  opts.overcommit_factor = sc.overcommit_factor;
+StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* fill_steps,
+                                                    EngineOptions opts = {},
+                                                    bool run_steps = true) {
+  if (!opts.overcommit_factor) opts.overcommit_factor = sc.overcommit_factor;
   auto eng_or = Engine::Create(sc.cluster, sc.queues, opts);
   if (!eng_or.ok()) return eng_or.status().WithContext("scenario queues");
   Engine& eng = **eng_or;
@@ -22,7 +23,7 @@ StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* 
     auto r = eng.Submit(sc.jobs[i]);
     if (!r.ok()) return r.status().WithContext(Where(i, sc.jobs[i].line, "job"));
   }
-  for (size_t i = 0; i < sc.steps.size(); ++i) {
+  for (size_t i = 0; run_steps && i < sc.steps.size(); ++i) {
     const ScenarioStep& st = sc.steps[i];
     Status s;
     switch (st.kind) {
@@ -56,6 +57,12 @@ StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* 
 StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& sc) {
   int64_t steps = 0;
   return RunScenarioSteps(sc, &steps);
+}
+
+StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& sc,
+                                                    const EngineOptions& options, bool run_steps) {
+  int64_t steps = 0;
+  return RunScenarioSteps(sc, &steps, options, run_steps);
 }
 
 StatusOr<SimResult> RunScenario(const Scenario& sc) {

@@ -58,7 +58,7 @@ TEST(CApiConcurrency, EventsFromManyThreadsAreEachAppliedOnce) {
       for (int i = 0; i < 60; ++i) {
         const std::string name = JobName('t', t, i);
         if (hdrf_job_submit(e, name.c_str(), LeafOf(t), t % 2 ? "alice" : "bob", 4,
-                            "cpu=250m,memory=256Mi", &err) == HDRF_OK)
+                            "cpu=250m,memory=256Mi", nullptr, &err) == HDRF_OK)
           ++ok;
         if (hdrf_job_allocate(e, name.c_str(), 1, &err) == HDRF_OK) ++ok;
         int stepped = 0;
@@ -69,9 +69,9 @@ TEST(CApiConcurrency, EventsFromManyThreadsAreEachAppliedOnce) {
         // Views beside the events.
         char digest[HDRF_DIGEST_SIZE];
         EXPECT_EQ(hdrf_digest(e, digest, sizeof digest, &err), HDRF_OK);
-        hdrf_job_info_t info;
+        hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
         EXPECT_EQ(hdrf_job_get(e, name.c_str(), &info, &err), HDRF_OK);
-        hdrf_queue_info_t q;
+        hdrf_queue_info_t q = HDRF_QUEUE_INFO_INIT;
         EXPECT_EQ(hdrf_queue_get(e, LeafOf(t), &q, &err), HDRF_OK);
         char* next = nullptr;
         EXPECT_EQ(hdrf_pick_next(e, &next, &err), HDRF_OK);
@@ -104,7 +104,7 @@ TEST(CApiConcurrency, DestroyWhileInUse) {
   for (int round = 0; round < 3; ++round) {
     hdrf_engine_t* e = MakeEngine();
     ASSERT_NE(e, nullptr);
-    ASSERT_EQ(hdrf_job_submit(e, "j", "root/a", nullptr, 1000000, "cpu=1m", nullptr), HDRF_OK);
+    ASSERT_EQ(hdrf_job_submit(e, "j", "root/a", nullptr, 1000000, "cpu=1m", nullptr, nullptr), HDRF_OK);
     std::atomic<int> started{0};
     std::atomic<bool> bad{false};
     std::vector<std::thread> threads;
@@ -163,7 +163,7 @@ TEST(CApiConcurrency, CloseWhileInUse) {
       for (int i = 0;; ++i) {
         const bool was_closed = closed.load();
         const std::string name = JobName('c', t, i);
-        hdrf_code c = hdrf_job_submit(e, name.c_str(), LeafOf(t), nullptr, 1, "cpu=1m", &err);
+        hdrf_code c = hdrf_job_submit(e, name.c_str(), LeafOf(t), nullptr, 1, "cpu=1m", nullptr, &err);
         if (was_closed) {
           if (c != HDRF_FAILED_PRECONDITION) bad = true;
           uint64_t n;
@@ -183,6 +183,135 @@ TEST(CApiConcurrency, CloseWhileInUse) {
   EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
 }
 
+// Each thread drives its own jobs through refs (one call per event, or
+// hdrf_apply batches) in a cluster too large to refuse for capacity, so
+// every refusal depends on the job's own history only: the parallel run
+// must end in the state of the same per-thread sequences run on one thread.
+void RunRefOps(hdrf_engine_t* e, const std::vector<hdrf_job_ref_t>& mine, uint32_t seed,
+               bool batched, std::atomic<bool>* bad) {
+  uint32_t x = seed * 2654435761u + 1;
+  auto next = [&] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  };
+  std::vector<hdrf_op_t> ops;
+  for (int i = 0; i < 3000; ++i) {
+    hdrf_op_t op{};
+    op.job = mine[next() % mine.size()];
+    op.n = 1 + next() % 3;
+    const uint32_t r = next() % 10;
+    op.type = r < 6 ? HDRF_OP_ALLOCATE : r < 9 ? HDRF_OP_RELEASE : HDRF_OP_FINISH;
+    ops.push_back(op);
+  }
+  if (batched) {
+    for (size_t i = 0; i < ops.size(); i += 500) {
+      hdrf_code c = hdrf_apply(e, ops.data() + i, 500, sizeof(hdrf_op_t), nullptr, nullptr, nullptr);
+      if (c != HDRF_OK && c != HDRF_OUT_OF_RANGE) *bad = true;
+    }
+    return;
+  }
+  for (const hdrf_op_t& op : ops) {
+    hdrf_code c;
+    switch (op.type) {
+      case HDRF_OP_ALLOCATE: c = hdrf_job_allocate_ref(e, op.job, op.n, nullptr); break;
+      case HDRF_OP_RELEASE: c = hdrf_job_release_ref(e, op.job, op.n, nullptr); break;
+      default: c = hdrf_job_finish_ref(e, op.job, op.n, nullptr);
+    }
+    if (c != HDRF_OK && c != HDRF_OUT_OF_RANGE) *bad = true;
+  }
+}
+
+std::string RefRun(bool parallel) {
+  hdrf_engine_t* e = nullptr;
+  const char* paths[] = {"root/a", "root/b", "root/c/x", "root/c/y"};
+  hdrf_queue_spec_t qs[4];
+  for (int i = 0; i < 4; ++i) {
+    hdrf_queue_spec_init(&qs[i]);
+    qs[i].path = paths[i];
+  }
+  EXPECT_EQ(hdrf_engine_create("cpu=100000,memory=100Ti", qs, 4, nullptr, &e, nullptr), HDRF_OK);
+  std::vector<std::vector<hdrf_job_ref_t>> refs(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    for (int i = 0; i < 5; ++i) {
+      hdrf_job_ref_t r{};
+      EXPECT_EQ(hdrf_job_submit(e, JobName('r', t, i).c_str(), LeafOf(t), nullptr, 50, "cpu=1",
+                                &r, nullptr),
+                HDRF_OK);
+      refs[t].push_back(r);
+    }
+  std::atomic<bool> bad{false};
+  if (parallel) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] { RunRefOps(e, refs[t], t + 1, t % 2 == 1, &bad); });
+    for (auto& th : threads) th.join();
+  } else {
+    for (int t = 0; t < kThreads; ++t) RunRefOps(e, refs[t], t + 1, t % 2 == 1, &bad);
+  }
+  EXPECT_FALSE(bad.load());
+  char digest[HDRF_DIGEST_SIZE] = "";
+  EXPECT_EQ(hdrf_digest(e, digest, sizeof digest, nullptr), HDRF_OK);
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+  return digest;
+}
+
+TEST(CApiConcurrency, RefsFromManyThreadsMatchOneThread) {
+  EXPECT_EQ(RefRun(true), RefRun(false));
+}
+
+// Ref calls, batches and name lookups racing a destroy, and a new engine
+// made in the freed slot at once: every call either runs on the old engine
+// or is refused as destroyed; none reaches the new engine.
+TEST(CApiConcurrency, RefCallsRacingDestroyNeverReachTheNextEngine) {
+  for (int round = 0; round < 3; ++round) {
+    hdrf_engine_t* e = MakeEngine();
+    hdrf_job_ref_t j{};
+    ASSERT_EQ(hdrf_job_submit(e, "j", "root/a", nullptr, 1000000, "cpu=1m", &j, nullptr), HDRF_OK);
+    std::atomic<int> started{0};
+    std::atomic<bool> bad{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        char* err = nullptr;
+        for (bool first = true;; first = false) {
+          hdrf_code c;
+          if (t == 0) {
+            c = hdrf_job_allocate_ref(e, j, 1, &err);
+          } else if (t == 1) {
+            hdrf_op_t ops[2] = {{j, 1, HDRF_OP_ALLOCATE}, {j, 1, HDRF_OP_RELEASE}};
+            c = hdrf_apply(e, ops, 2, sizeof(hdrf_op_t), nullptr, nullptr, &err);
+          } else if (t == 2) {
+            hdrf_job_ref_t r;
+            c = hdrf_job_find(e, "j", &r, &err);
+          } else {
+            c = hdrf_engine_close(e, &err);
+            if (c == HDRF_FAILED_PRECONDITION) c = HDRF_OK;  // closed already
+          }
+          if (first) ++started;
+          if (c == HDRF_INVALID_ARGUMENT) break;  // destroyed
+          if (c != HDRF_OK && c != HDRF_OUT_OF_RANGE && c != HDRF_FAILED_PRECONDITION) bad = true;
+        }
+        hdrf_free(err);
+      });
+    }
+    while (started.load() < 4) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+    hdrf_engine_t* next = MakeEngine();  // likely the same slot
+    hdrf_job_ref_t k{};
+    ASSERT_EQ(hdrf_job_submit(next, "j", "root/a", nullptr, 1000000, "cpu=1m", &k, nullptr), HDRF_OK);
+    for (auto& th : threads) th.join();
+    EXPECT_FALSE(bad.load());
+    uint64_t seq = 0;
+    ASSERT_EQ(hdrf_last_seq(next, &seq, nullptr), HDRF_OK);
+    EXPECT_EQ(seq, 1u);  // only its own submission
+    EXPECT_EQ(hdrf_job_allocate_ref(next, j, 1, nullptr), HDRF_INVALID_ARGUMENT);
+    EXPECT_EQ(hdrf_engine_destroy(next, nullptr), HDRF_OK);
+  }
+}
+
 // Engines made and destroyed on many threads: handles never collide.
 TEST(CApiConcurrency, ManyEnginesManyThreads) {
   std::vector<std::thread> threads;
@@ -192,7 +321,7 @@ TEST(CApiConcurrency, ManyEnginesManyThreads) {
       for (int i = 0; i < 50; ++i) {
         hdrf_engine_t* e = nullptr;
         if (hdrf_engine_create("cpu=4", nullptr, 0, nullptr, &e, nullptr) != HDRF_OK) bad = true;
-        if (hdrf_job_submit(e, "j", nullptr, nullptr, 8, "cpu=1", nullptr) != HDRF_OK) bad = true;
+        if (hdrf_job_submit(e, "j", nullptr, nullptr, 8, "cpu=1", nullptr, nullptr) != HDRF_OK) bad = true;
         int64_t steps = 0;
         if (hdrf_fill(e, &steps, nullptr) != HDRF_OK || steps != 4) bad = true;
         if (hdrf_engine_destroy(e, nullptr) != HDRF_OK) bad = true;

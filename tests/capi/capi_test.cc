@@ -13,21 +13,16 @@
 #include <vector>
 
 #include "hdrf/c.h"
+#include "tests/capi/c_err.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-// Owns an error message slot; each call's message replaces the previous.
-struct Err {
-  char* p = nullptr;
-  ~Err() { hdrf_free(p); }
-  char** operator&() { return &p; }
-  std::string str() const { return p ? p : "(none)"; }
-};
+using hdrf::testing::Err;
 
 // Worked example 1 of SPEC §4, built by hand.
-hdrf_engine_t* WorkedExample(Err& err) {
+hdrf_engine_t* WorkedExample(Err& err, const hdrf_options_t* options = nullptr) {
   const char* paths[] = {"root/sci", "root/eng", "root/eng/dev", "root/eng/prod"};
   hdrf_queue_spec_t qs[4];
   for (int i = 0; i < 4; ++i) {
@@ -36,11 +31,11 @@ hdrf_engine_t* WorkedExample(Err& err) {
     qs[i].weight = 50;
   }
   hdrf_engine_t* e = nullptr;
-  EXPECT_EQ(hdrf_engine_create("cpu=10,nvidia.com/gpu=10", qs, 4, nullptr, &e, &err), HDRF_OK)
+  EXPECT_EQ(hdrf_engine_create("cpu=10,nvidia.com/gpu=10", qs, 4, options, &e, &err), HDRF_OK)
       << err.str();
-  EXPECT_EQ(hdrf_job_submit(e, "sci", "root/sci", nullptr, 10, "cpu=1,nvidia.com/gpu=1", &err), HDRF_OK);
-  EXPECT_EQ(hdrf_job_submit(e, "dev", "root/eng/dev", nullptr, 10, "cpu=1", &err), HDRF_OK);
-  EXPECT_EQ(hdrf_job_submit(e, "prod", "root/eng/prod", nullptr, 10, "nvidia.com/gpu=1", &err), HDRF_OK);
+  EXPECT_EQ(hdrf_job_submit(e, "sci", "root/sci", nullptr, 10, "cpu=1,nvidia.com/gpu=1", nullptr, &err), HDRF_OK);
+  EXPECT_EQ(hdrf_job_submit(e, "dev", "root/eng/dev", nullptr, 10, "cpu=1", nullptr, &err), HDRF_OK);
+  EXPECT_EQ(hdrf_job_submit(e, "prod", "root/eng/prod", nullptr, 10, "nvidia.com/gpu=1", nullptr, &err), HDRF_OK);
   return e;
 }
 
@@ -83,7 +78,7 @@ TEST(CApi, WorkedExampleFill) {
   ASSERT_EQ(hdrf_fill(e, &steps, &err), HDRF_OK) << err.str();
   EXPECT_EQ(steps, 15);
   for (const char* j : {"sci", "dev", "prod"}) EXPECT_EQ(Allocated(e, j), 5) << j;
-  hdrf_job_info_t info;
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
   ASSERT_EQ(hdrf_job_get(e, "sci", &info, &err), HDRF_OK);
   EXPECT_EQ(info.tasks, 10);
   EXPECT_EQ(info.state, HDRF_JOB_RUNNING);
@@ -101,7 +96,7 @@ TEST(CApi, WorkedExampleFill) {
   int64_t cpu = 0;
   ASSERT_EQ(hdrf_queue_allocated(e, "root/eng", "cpu", &cpu, &err), HDRF_OK);
   EXPECT_EQ(cpu, 5000);  // millicores
-  hdrf_queue_info_t q;
+  hdrf_queue_info_t q = HDRF_QUEUE_INFO_INIT;
   ASSERT_EQ(hdrf_queue_get(e, "root/eng/dev", &q, &err), HDRF_OK) << err.str();
   EXPECT_EQ(q.weight, 50);
   EXPECT_EQ(q.is_leaf, 1);
@@ -176,7 +171,7 @@ TEST(CApi, ConfigFiles) {
                                                 nullptr, nullptr, &e, &err),
             HDRF_OK)
       << err.str();
-  hdrf_queue_info_t q;
+  hdrf_queue_info_t q = HDRF_QUEUE_INFO_INIT;
   ASSERT_EQ(hdrf_queue_get(e, "root/eng/prod", &q, &err), HDRF_OK) << err.str();
   EXPECT_EQ(q.weight, 8);
   EXPECT_EQ(q.reclaimable, 0);
@@ -236,7 +231,7 @@ TEST(CApi, AdmissionAndQueueEvents) {
   j.tasks = 10;
   j.task = "cpu=500m";
   j.weight = 2;
-  ASSERT_EQ(hdrf_job_submit_spec(e, &j, &err), HDRF_OK) << err.str();
+  ASSERT_EQ(hdrf_job_submit_spec(e, &j, nullptr, &err), HDRF_OK) << err.str();
   char* leaf = nullptr;
   ASSERT_EQ(hdrf_job_queue(e, "j1", &leaf, &err), HDRF_OK);
   EXPECT_STREQ(leaf, "root/a/x");
@@ -244,7 +239,7 @@ TEST(CApi, AdmissionAndQueueEvents) {
   ASSERT_EQ(hdrf_job_allocate(e, "j1", 4, &err), HDRF_OK) << err.str();
   ASSERT_EQ(hdrf_job_release(e, "j1", 1, &err), HDRF_OK);
   ASSERT_EQ(hdrf_job_finish(e, "j1", 2, &err), HDRF_OK);
-  hdrf_job_info_t info;
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
   ASSERT_EQ(hdrf_job_get(e, "j1", &info, &err), HDRF_OK);
   EXPECT_EQ(info.allocated, 1);
   EXPECT_EQ(info.tasks, 8);
@@ -258,7 +253,7 @@ TEST(CApi, AdmissionAndQueueEvents) {
 
   q.weight = 5;
   ASSERT_EQ(hdrf_queue_update(e, &q, &err), HDRF_OK) << err.str();
-  hdrf_queue_info_t qi;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   ASSERT_EQ(hdrf_queue_get(e, "root/a/x", &qi, &err), HDRF_OK);
   EXPECT_EQ(qi.weight, 5);
   ASSERT_EQ(hdrf_queue_set_state(e, "root/a/x", HDRF_QUEUE_CLOSED, &err), HDRF_OK);
@@ -281,14 +276,14 @@ TEST(CApi, GateOption) {
   hdrf_engine_t* e = nullptr;
   ASSERT_EQ(hdrf_engine_create("cpu=2", nullptr, 0, o, &e, &err), HDRF_OK) << err.str();
   hdrf_options_destroy(o);
-  ASSERT_EQ(hdrf_job_submit(e, "a", nullptr, nullptr, 2, "cpu=1", &err), HDRF_OK) << err.str();
+  ASSERT_EQ(hdrf_job_submit(e, "a", nullptr, nullptr, 2, "cpu=1", nullptr, &err), HDRF_OK) << err.str();
   hdrf_job_spec_t j;
   hdrf_job_spec_init(&j);
   j.name = "b";
   j.tasks = 2;
   j.task = "cpu=1";
   j.min_available = 2;
-  ASSERT_EQ(hdrf_job_submit_spec(e, &j, &err), HDRF_OK);
+  ASSERT_EQ(hdrf_job_submit_spec(e, &j, nullptr, &err), HDRF_OK);
   int state = -1;
   ASSERT_EQ(hdrf_job_state(e, "a", &state, &err), HDRF_OK);
   EXPECT_EQ(state, HDRF_JOB_INQUEUE);
@@ -306,8 +301,8 @@ TEST(CApiErrors, NullHandle) {
   uint64_t u = 0;
   char buf[HDRF_DIGEST_SIZE];
   char* s = nullptr;
-  hdrf_job_info_t ji;
-  hdrf_queue_info_t qi;
+  hdrf_job_info_t ji = HDRF_JOB_INFO_INIT;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   hdrf_queue_spec_t qs;
   hdrf_queue_spec_init(&qs);
   qs.path = "root/x";
@@ -317,7 +312,7 @@ TEST(CApiErrors, NullHandle) {
       hdrf_queue_set_state(nullptr, "root", HDRF_QUEUE_OPEN, &err),
       hdrf_queue_delete(nullptr, "root/x", &err),
       hdrf_set_capacity(nullptr, "cpu=1", &err),
-      hdrf_job_submit(nullptr, "j", nullptr, nullptr, 1, "cpu=1", &err),
+      hdrf_job_submit(nullptr, "j", nullptr, nullptr, 1, "cpu=1", nullptr, &err),
       hdrf_job_remove(nullptr, "j", &err),
       hdrf_job_allocate(nullptr, "j", 1, &err),
       hdrf_job_release(nullptr, "j", 1, &err),
@@ -367,8 +362,8 @@ TEST(CApiErrors, NullArguments) {
   const std::string before = Digest(e);
   int64_t n = 0;
   uint64_t u = 0;
-  hdrf_job_info_t ji;
-  hdrf_queue_info_t qi;
+  hdrf_job_info_t ji = HDRF_JOB_INFO_INIT;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   hdrf_queue_spec_t qs;
   hdrf_queue_spec_init(&qs);  // path NULL
   hdrf_job_spec_t js;
@@ -380,9 +375,9 @@ TEST(CApiErrors, NullArguments) {
       hdrf_queue_set_state(e, nullptr, HDRF_QUEUE_OPEN, &err),
       hdrf_queue_delete(e, nullptr, &err),
       hdrf_set_capacity(e, nullptr, &err),
-      hdrf_job_submit(e, nullptr, nullptr, nullptr, 1, "cpu=1", &err),
-      hdrf_job_submit_spec(e, nullptr, &err),
-      hdrf_job_submit_spec(e, &js, &err),
+      hdrf_job_submit(e, nullptr, nullptr, nullptr, 1, "cpu=1", nullptr, &err),
+      hdrf_job_submit_spec(e, nullptr, nullptr, &err),
+      hdrf_job_submit_spec(e, &js, nullptr, &err),
       hdrf_job_remove(e, nullptr, &err),
       hdrf_job_allocate(e, nullptr, 1, &err),
       hdrf_job_release(e, nullptr, 1, &err),
@@ -445,8 +440,8 @@ TEST(CApiErrors, UnknownNames) {
   hdrf_engine_t* e = WorkedExample(err);
   const std::string before = Digest(e);
   int64_t n;
-  hdrf_job_info_t ji;
-  hdrf_queue_info_t qi;
+  hdrf_job_info_t ji = HDRF_JOB_INFO_INIT;
+  hdrf_queue_info_t qi = HDRF_QUEUE_INFO_INIT;
   EXPECT_EQ(hdrf_job_allocate(e, "ghost", 1, &err), HDRF_NOT_FOUND);
   EXPECT_THAT(err.str(), HasSubstr("ghost"));
   EXPECT_EQ(hdrf_job_release(e, "ghost", 1, &err), HDRF_NOT_FOUND);
@@ -461,14 +456,14 @@ TEST(CApiErrors, UnknownNames) {
   EXPECT_THAT(err.str(), HasSubstr("pods"));
   EXPECT_EQ(hdrf_queue_set_state(e, "root/ghost", HDRF_QUEUE_CLOSED, &err), HDRF_NOT_FOUND);
   EXPECT_EQ(hdrf_queue_delete(e, "root/ghost", &err), HDRF_NOT_FOUND);
-  hdrf_code c = hdrf_job_submit(e, "j", "root/ghost", nullptr, 1, "cpu=1", &err);
+  hdrf_code c = hdrf_job_submit(e, "j", "root/ghost", nullptr, 1, "cpu=1", nullptr, &err);
   EXPECT_NE(c, HDRF_OK);
   EXPECT_THAT(err.str(), HasSubstr("root/ghost"));
   // A resource the cluster does not have.
-  EXPECT_EQ(hdrf_job_submit(e, "j", "root/sci", nullptr, 1, "memory=1Gi", &err), HDRF_NOT_FOUND);
+  EXPECT_EQ(hdrf_job_submit(e, "j", "root/sci", nullptr, 1, "memory=1Gi", nullptr, &err), HDRF_NOT_FOUND);
   EXPECT_THAT(err.str(), HasSubstr("memory"));
   // Duplicates.
-  EXPECT_EQ(hdrf_job_submit(e, "sci", "root/sci", nullptr, 1, "cpu=1", &err), HDRF_ALREADY_EXISTS);
+  EXPECT_EQ(hdrf_job_submit(e, "sci", "root/sci", nullptr, 1, "cpu=1", nullptr, &err), HDRF_ALREADY_EXISTS);
   // Out-of-range enum values.
   EXPECT_EQ(hdrf_queue_set_state(e, "root/sci", 7, &err), HDRF_INVALID_ARGUMENT);
   hdrf_queue_spec_t qs;
@@ -505,10 +500,10 @@ TEST(CApiErrors, WrongUnits) {
 
   e = WorkedExample(err);
   const std::string before = Digest(e);
-  EXPECT_EQ(hdrf_job_submit(e, "j", "root/sci", nullptr, 1, "cpu=1x", &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_job_submit(e, "j", "root/sci", nullptr, 1, "cpu=1x", nullptr, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_THAT(err.str(), HasSubstr("1x"));
   EXPECT_THAT(err.str(), HasSubstr("job j: task"));
-  EXPECT_EQ(hdrf_job_submit(e, "j", "root/sci", nullptr, 1, "nvidia.com/gpu=1m5", &err),
+  EXPECT_EQ(hdrf_job_submit(e, "j", "root/sci", nullptr, 1, "nvidia.com/gpu=1m5", nullptr, &err),
             HDRF_INVALID_ARGUMENT);
   hdrf_queue_spec_t q;
   hdrf_queue_spec_init(&q);
@@ -604,7 +599,7 @@ TEST(CApiErrors, RefusedEventsChangeNothing) {
   j.name = "neg";
   j.task = "cpu=1";
   j.tasks = -1;
-  EXPECT_EQ(hdrf_job_submit_spec(e, &j, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_job_submit_spec(e, &j, nullptr, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_EQ(Digest(e), before);
   EXPECT_EQ(LastSeq(e), seq);
   EXPECT_EQ(hdrf_engine_destroy(e, &err), HDRF_OK);
@@ -617,7 +612,7 @@ TEST(CApi, CloseThenDestroy) {
   // Events refused, views still answer.
   EXPECT_EQ(hdrf_fill(e, nullptr, &err), HDRF_FAILED_PRECONDITION);
   EXPECT_THAT(err.str(), HasSubstr("closed"));
-  EXPECT_EQ(hdrf_job_submit(e, "x", nullptr, nullptr, 1, "cpu=1", &err), HDRF_FAILED_PRECONDITION);
+  EXPECT_EQ(hdrf_job_submit(e, "x", nullptr, nullptr, 1, "cpu=1", nullptr, &err), HDRF_FAILED_PRECONDITION);
   EXPECT_EQ(Allocated(e, "sci"), 0);
   EXPECT_EQ(hdrf_engine_close(e, &err), HDRF_FAILED_PRECONDITION);
   EXPECT_EQ(hdrf_engine_destroy(e, &err), HDRF_OK);
@@ -625,7 +620,11 @@ TEST(CApi, CloseThenDestroy) {
 
 TEST(CApi, Metrics) {
   Err err;
-  hdrf_engine_t* e = WorkedExample(err);
+  hdrf_options_t* o = hdrf_options_create();
+  EXPECT_EQ(hdrf_options_set_latency_sample_every(o, 3, &err), HDRF_INVALID_ARGUMENT);
+  ASSERT_EQ(hdrf_options_set_latency_sample_every(o, 1, &err), HDRF_OK) << err.str();
+  hdrf_engine_t* e = WorkedExample(err, o);
+  hdrf_options_destroy(o);
   ASSERT_EQ(hdrf_fill(e, nullptr, &err), HDRF_OK);
   char* text = nullptr;
   size_t len = 0;
@@ -641,8 +640,9 @@ TEST(CApi, Metrics) {
   EXPECT_THAT(m, HasSubstr("hdrf_queue_allocated{queue=\"root/eng/dev\",resource=\"cpu\"} 5000\n"));
   EXPECT_THAT(m, HasSubstr("hdrf_queue_jobs{queue=\"root/sci\",state=\"Running\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("# TYPE hdrf_event_latency_seconds histogram\n"));
-  // The 3 submits were timed (a fill is not timed as one event).
-  EXPECT_THAT(m, HasSubstr("hdrf_event_latency_seconds_count 3\n"));
+  // The engine's own histogram, sampling every call: the 3 submits and the
+  // 15 steps of the fill.
+  EXPECT_THAT(m, HasSubstr("hdrf_event_latency_seconds_count 18\n"));
   EXPECT_EQ(hdrf_engine_destroy(e, &err), HDRF_OK);
 }
 

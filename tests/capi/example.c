@@ -51,10 +51,10 @@ int main(void) {
           "create"))
     return 1;
 
-  ok(hdrf_job_submit(eng, "sci", "root/sci", "alice", 10, "cpu=1,nvidia.com/gpu=1", &err), &err,
+  ok(hdrf_job_submit(eng, "sci", "root/sci", "alice", 10, "cpu=1,nvidia.com/gpu=1", NULL, &err), &err,
      "submit sci");
-  ok(hdrf_job_submit(eng, "dev", "root/eng/dev", "bob", 10, "cpu=1", &err), &err, "submit dev");
-  ok(hdrf_job_submit(eng, "prod", "root/eng/prod", "carol", 10, "nvidia.com/gpu=1", &err), &err,
+  ok(hdrf_job_submit(eng, "dev", "root/eng/dev", "bob", 10, "cpu=1", NULL, &err), &err, "submit dev");
+  ok(hdrf_job_submit(eng, "prod", "root/eng/prod", "carol", 10, "nvidia.com/gpu=1", NULL, &err), &err,
      "submit prod");
 
   ok(hdrf_fill(eng, &steps, &err), &err, "fill");
@@ -63,6 +63,7 @@ int main(void) {
 
   for (i = 0; i < 3; ++i) {
     hdrf_job_info_t info;
+    hdrf_job_info_init(&info);
     if (ok(hdrf_job_get(eng, jobs[i], &info, &err), &err, "job get")) {
       printf("%-5s allocated %lld of %lld tasks, state %s, share %.3f\n", jobs[i],
              (long long)info.allocated, (long long)info.tasks, hdrf_job_state_name(info.state),
@@ -94,7 +95,7 @@ int main(void) {
   }
   /* Error path 2: a quantity in a unit that does not exist. */
   {
-    hdrf_code c = hdrf_job_submit(eng, "bad", "root/sci", NULL, 1, "cpu=1x", &err);
+    hdrf_code c = hdrf_job_submit(eng, "bad", "root/sci", NULL, 1, "cpu=1x", NULL, &err);
     printf("submit task cpu=1x -> %s: %s\n", hdrf_code_name(c), err ? err : "");
     EXPECT(c == HDRF_INVALID_ARGUMENT);
     EXPECT(err != NULL && strstr(err, "1x") != NULL);

@@ -368,27 +368,6 @@ TEST(Metrics, SampleValues) {
   EXPECT_EQ(std::strtod(FormatSampleValue(third).c_str(), nullptr), third);
 }
 
-TEST(Metrics, LatencyHistogram) {
-  LatencyHistogram h;
-  h.Observe(500);            // 0.5 us -> le 1e-06
-  h.Observe(1000);           // exactly 1 us -> le 1e-06 (bounds are inclusive)
-  h.Observe(3000);           // -> le 5e-06
-  h.Observe(2'000'000'000);  // 2 s -> +Inf only
-  auto e = WorkedExample();
-  MetricsOptions mo;
-  mo.event_latency = &h;
-  const std::string text = MetricsText(*e, mo);
-  Parsed p = Parse(text);
-  ASSERT_EQ(p.families.at("hdrf_event_latency_seconds").type, "histogram");
-  EXPECT_EQ(p.Value("hdrf_event_latency_seconds_bucket", {{"le", "1e-06"}}), 2);
-  EXPECT_EQ(p.Value("hdrf_event_latency_seconds_bucket", {{"le", "2.5e-06"}}), 2);
-  EXPECT_EQ(p.Value("hdrf_event_latency_seconds_bucket", {{"le", "5e-06"}}), 3);
-  EXPECT_EQ(p.Value("hdrf_event_latency_seconds_bucket", {{"le", "1"}}), 3);
-  EXPECT_EQ(p.Value("hdrf_event_latency_seconds_bucket", {{"le", "+Inf"}}), 4);
-  EXPECT_EQ(p.Value("hdrf_event_latency_seconds_count"), 4);
-  EXPECT_NEAR(p.Value("hdrf_event_latency_seconds_sum"), 2.0000045, 1e-12);
-}
-
 // ---- hdrf queues --metrics ----
 
 using CmdResult = testing::ShellResult;

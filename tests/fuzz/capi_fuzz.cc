@@ -35,6 +35,7 @@ struct Program {
   bool destroyed[kSlots] = {};
   char* err = nullptr;
   char fake[64] = {};  // a pointer that is no engine handle
+  hdrf_job_ref_t refs[8] = {};  // job refs seen (of any engine, maybe stale)
 
   explicit Program(const uint8_t* d, size_t n) : in(d, n) {}
 
@@ -62,12 +63,27 @@ struct Program {
       default: return static_cast<double>(b % 20);
     }
   }
-  // An engine handle: a slot (live, destroyed or empty), NULL or a fake.
+  // An engine handle: a slot (live, destroyed or empty), NULL, a fake, or
+  // an address next to a slot's handle (misaligned, or a generation not
+  // handed out yet). Such addresses are never dereferenced by the interface.
   hdrf_engine_t* Engine() {
-    uint8_t b = in.Byte() % (kSlots + 2);
+    uint8_t b = in.Byte() % (kSlots + 4);
     if (b < kSlots) return slots[b];
     if (b == kSlots) return nullptr;
-    return reinterpret_cast<hdrf_engine_t*>(fake);
+    if (b == kSlots + 1) return reinterpret_cast<hdrf_engine_t*>(fake);
+    const uintptr_t h = reinterpret_cast<uintptr_t>(slots[in.Byte() % kSlots]);
+    return reinterpret_cast<hdrf_engine_t*>(h + (b == kSlots + 2 ? 1 : 8));
+  }
+  // A job ref: one seen, the empty one, or one bent out of shape.
+  hdrf_job_ref_t Ref() {
+    uint8_t b = in.Byte();
+    hdrf_job_ref_t r = refs[b % 8];
+    if (b & 0x80) r.id ^= in.U64();
+    if (b & 0x40) r.seq += static_cast<uint64_t>(Int());
+    return r;
+  }
+  void Keep(hdrf_code c, hdrf_job_ref_t r) {
+    if (c == HDRF_OK) refs[in.Byte() % 8] = r;
   }
   char** Err() { return in.Byte() % 8 == 0 ? nullptr : &err; }
 
@@ -92,6 +108,7 @@ struct Program {
     if (f & 16) q.state = static_cast<int>(Int());
     if (f & 32) q.min_user_limit_percent = static_cast<int>(static_cast<uint64_t>(Int()) * 13);
     if (f & 64) q.user_limit_factor = Double();
+    if (f & 128) q.struct_size = in.Byte();  // rarely right: refused, never read past
     return q;
   }
 
@@ -116,7 +133,7 @@ struct Program {
 };
 
 void Program::Step() {
-  uint8_t op = in.Byte() % 28;
+  uint8_t op = in.Byte() % 32;
   char** e = Err();
   hdrf_code c = HDRF_OK;
   switch (op) {
@@ -192,7 +209,10 @@ void Program::Step() {
       const char* queue = Str();
       const char* user = Str();
       int64_t tasks = Int();
-      c = hdrf_job_submit(eng, name, queue, user, tasks, Str(), e);
+      hdrf_job_ref_t r{};
+      const char* task = Str();
+      c = hdrf_job_submit(eng, name, queue, user, tasks, task, in.Byte() & 1 ? &r : nullptr, e);
+      Keep(c, r);
       break;
     }
     case 10: {
@@ -206,7 +226,9 @@ void Program::Step() {
       j.task = Str();
       j.weight = Double();
       j.min_available = Int();
-      c = hdrf_job_submit_spec(eng, in.Byte() % 16 ? &j : nullptr, e);
+      hdrf_job_ref_t r{};
+      c = hdrf_job_submit_spec(eng, in.Byte() % 16 ? &j : nullptr, &r, e);
+      Keep(c, r);
       break;
     }
     case 11: {
@@ -248,7 +270,7 @@ void Program::Step() {
       hdrf_engine_t* eng = Engine();
       const char* name = Str();
       uint8_t f = in.Byte();
-      hdrf_job_info_t info;
+      hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
       int64_t amount = 0;
       int state = 0;
       char* queue = nullptr;
@@ -265,7 +287,7 @@ void Program::Step() {
       hdrf_engine_t* eng = Engine();
       const char* path = Str();
       uint8_t f = in.Byte();
-      hdrf_queue_info_t info;
+      hdrf_queue_info_t info = HDRF_QUEUE_INFO_INIT;
       int64_t amount = 0;
       if (f & 1) c = hdrf_queue_get(eng, path, f & 4 ? &info : nullptr, e);
       else c = hdrf_queue_allocated(eng, path, Str(), f & 4 ? &amount : nullptr, e);
@@ -324,6 +346,60 @@ void Program::Step() {
       if (f & 4)
         Check(hdrf_options_set_checkpoint_every(f & 8 ? nullptr : o, static_cast<uint64_t>(Int()), e), e);
       hdrf_options_destroy(o);
+      break;
+    }
+    case 28: {  // a name to a ref
+      hdrf_engine_t* eng = Engine();
+      const char* name = Str();
+      hdrf_job_ref_t r{};
+      c = hdrf_job_find(eng, name, in.Byte() % 16 ? &r : nullptr, e);
+      Keep(c, r);
+      break;
+    }
+    case 29: {  // events on refs
+      hdrf_engine_t* eng = Engine();
+      const hdrf_job_ref_t r = Ref();
+      const int64_t n = Int();
+      switch (in.Byte() % 4) {
+        case 0: c = hdrf_job_allocate_ref(eng, r, n, e); break;
+        case 1: c = hdrf_job_release_ref(eng, r, n, e); break;
+        case 2: c = hdrf_job_finish_ref(eng, r, n, e); break;
+        default: c = hdrf_job_remove_ref(eng, r, e);
+      }
+      break;
+    }
+    case 30: {  // a batch
+      hdrf_engine_t* eng = Engine();
+      hdrf_op_t ops[8];
+      hdrf_code results[8];
+      const size_t n = in.Byte() % 9;
+      for (size_t i = 0; i < n; ++i) {
+        ops[i].job = Ref();
+        ops[i].n = Int();
+        ops[i].type = static_cast<int>(in.Byte() % 6);
+      }
+      const uint8_t f = in.Byte();
+      size_t applied = 99;
+      const size_t op_size = f & 8 ? sizeof(hdrf_op_t) - 8 : sizeof(hdrf_op_t);
+      c = hdrf_apply(eng, f & 16 ? nullptr : ops, n, op_size, f & 1 ? results : nullptr,
+                     f & 2 ? &applied : nullptr, e);
+      if ((f & 2) && applied > n) hdrf::fuzz::Fail("applied more ops than given");
+      if ((f & 1) && c == HDRF_OK)
+        for (size_t i = 0; i < n; ++i)
+          if (results[i] != HDRF_OK) hdrf::fuzz::Fail("OK with a refused op");
+      break;
+    }
+    case 31: {  // views and steps by ref
+      hdrf_engine_t* eng = Engine();
+      hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
+      if (in.Byte() & 1) {
+        c = hdrf_job_get_ref(eng, Ref(), in.Byte() % 16 ? &info : nullptr, e);
+      } else {
+        int stepped = 0;
+        hdrf_job_ref_t r{};
+        c = hdrf_step_ref(eng, &stepped, &r, e);
+        if (stepped) Keep(c, r);
+      }
       break;
     }
     case 27: {

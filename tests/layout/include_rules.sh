@@ -7,11 +7,15 @@
 #     it measures the engine against (tests/reference/);
 #   - engine/ knows nothing of storage/, the api parts or tools/;
 #   - storage/ knows the engine's state types but nothing of api parts or tools/.
-# Usage: include_rules.sh SOURCE_ROOT [CXX]. Prints each violation as
+# Usage: include_rules.sh SOURCE_ROOT [CXX [GENERATED_INCLUDE_DIR]] (the
+# last holds the generated hdrf/version.h). Prints each violation as
 # FILE:LINE: include; exits 1 when there is one.
 set -u
 root=${1:?source root}
 cxx=${2:-c++}
+gen=${3:-}
+gen_inc=()
+[ -n "$gen" ] && gen_inc=(-I"$gen")
 cd "$root" || exit 1
 bad=0
 
@@ -35,7 +39,7 @@ check storage 'hdrf/|engine/|storage/|hdrf_state_generated\.h|rocksdb/|flatbuffe
 
 # Every public header on its own (C headers also as C).
 for h in api/hdrf/*.h; do
-  if ! out=$(echo "#include \"${h#api/}\"" | "$cxx" -std=c++20 -fsyntax-only -Iapi -x c++ - 2>&1); then
+  if ! out=$(echo "#include \"${h#api/}\"" | "$cxx" -std=c++20 -fsyntax-only -Iapi "${gen_inc[@]}" -x c++ - 2>&1); then
     echo "layout: $h does not compile on its own:"
     echo "$out" | head -5
     bad=1
@@ -44,7 +48,7 @@ done
 
 # The C interface also as C99.
 case "$cxx" in *g++*) cc=${cxx/g++/gcc} ;; *clang++*) cc=${cxx/clang++/clang} ;; *) cc=cc ;; esac
-if ! out=$(echo '#include "hdrf/c.h"' | "$cc" -std=c99 -pedantic -fsyntax-only -Iapi -x c - 2>&1); then
+if ! out=$(echo '#include "hdrf/c.h"' | "$cc" -std=c99 -pedantic -fsyntax-only -Iapi "${gen_inc[@]}" -x c - 2>&1); then
   echo "layout: api/hdrf/c.h does not compile as C99:"
   echo "$out" | head -5
   bad=1

@@ -306,10 +306,21 @@ TEST(Follower, PromotedAfterTheWriterClosesTakesEventsAndPersistsThem) {
   EXPECT_EQ(held.code(), StatusCode::kFailedPrecondition) << held.ToString();
   EXPECT_THAT(held.message(), HasSubstr("still held"));
   EXPECT_TRUE(f->is_follower());
+  // Names resolve on the follower (its jobs came through catch-up) ...
+  ASSERT_TRUE(f->CatchUp().ok());
+  const std::vector<JobInfo> jobs = w->Jobs();
+  ASSERT_FALSE(jobs.empty());
+  for (const JobInfo& j : jobs) {
+    auto ref = f->FindJob(j.name);
+    ASSERT_TRUE(ref.ok()) << j.name << ": " << ref.status().ToString();
+    EXPECT_EQ(ref->seq, w->FindJob(j.name)->seq) << j.name;
+  }
   ASSERT_TRUE(w->Close().ok());
   w.reset();
   ASSERT_TRUE(f->Promote({.wait_ms = 5000, .durability = Durability::kAsync}).ok());
   EXPECT_FALSE(f->is_follower());
+  // ... and after the promotion, through the writer's name index.
+  for (const JobInfo& j : jobs) EXPECT_TRUE(f->FindJob(j.name).ok()) << j.name;
   EXPECT_EQ(f->last_seq(), 2000u);
   EXPECT_EQ(f->Digest(), PrefixDigest(stream, 2000));
   EXPECT_EQ(f->follower_lag().applied_seq, 0u);

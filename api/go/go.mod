@@ -1,0 +1,3 @@
+module hdrf
+
+go 1.19

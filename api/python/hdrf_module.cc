@@ -1,0 +1,510 @@
+// The Python module `hdrf` (pybind11) over the C++ API (hdrf/engine.h).
+// docs/embedding.md is the guide; api/python/README.md the reference.
+//
+// Errors: every refused call raises hdrf.Error (a subclass per code:
+// hdrf.NotFoundError, hdrf.InvalidArgumentError, ...) whose `code` is the
+// hdrf_code / hdrf::StatusCode value and `code_name` its name.
+// Threads: the GIL is released inside every engine call, so Python threads
+// run events in parallel under the engine's lock sharding.
+// Ownership: an Engine owns its C++ engine; close() (or the end of a
+// `with` block) closes the store and frees it; later calls raise
+// FailedPreconditionError. A Job names one job of one engine and is refused
+// by any other engine.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "hdrf/config.h"
+#include "hdrf/engine.h"
+#include "hdrf/metrics.h"
+#include "hdrf/quantity.h"
+#include "hdrf/sim.h"
+#include "hdrf/version.h"
+
+namespace py = pybind11;
+
+namespace hdrf::python {
+namespace {
+
+// hdrf.Error and one subclass per code, made at import.
+std::map<int, py::object>& ErrorTypes() {
+  static auto* m = new std::map<int, py::object>;
+  return *m;
+}
+
+[[noreturn]] void Raise(const Status& s) {
+  const int code = static_cast<int>(s.code());
+  auto it = ErrorTypes().find(code);
+  py::object type = it != ErrorTypes().end() ? it->second : ErrorTypes().at(-1);
+  py::object err = type(s.message());
+  err.attr("code") = code;
+  err.attr("code_name") = StatusCodeName(s.code());
+  PyErr_SetObject(type.ptr(), err.ptr());
+  throw py::error_already_set();
+}
+
+void Check(const Status& s) {
+  if (!s.ok()) Raise(s);
+}
+template <typename T>
+T Value(StatusOr<T> v) {
+  if (!v.ok()) Raise(v.status());
+  return std::move(v).value();
+}
+
+// {"cpu": "500m", "memory": 1073741824} -> canonical amounts (strings are
+// quantities, SPEC §2; integers are canonical units).
+ResourceAmounts Amounts(const py::dict& d, const char* what) {
+  ResourceAmounts out;
+  for (auto [k, v] : d) {
+    const std::string name = py::str(k);
+    if (py::isinstance<py::int_>(v)) {
+      out[name] = v.cast<int64_t>();
+    } else {
+      auto q = ParseQuantity(name, std::string(py::str(v)));
+      if (!q.ok()) Raise(q.status().WithContext(what));
+      out[name] = *q;
+    }
+  }
+  return out;
+}
+
+QueueSpec ToQueueSpec(const py::dict& d) {
+  QueueSpec q;
+  for (auto [k, v] : d) {
+    const std::string key = py::str(k);
+    if (key == "path") q.path = py::str(v);
+    else if (key == "weight") q.weight = v.cast<double>();
+    else if (key == "capability") q.capability = Amounts(v.cast<py::dict>(), "capability");
+    else if (key == "guarantee") q.guarantee = Amounts(v.cast<py::dict>(), "guarantee");
+    else if (key == "reclaimable") q.reclaimable = v.cast<bool>();
+    else if (key == "min_user_limit_percent") q.min_user_limit_percent = v.cast<int>();
+    else if (key == "user_limit_factor") q.user_limit_factor = v.cast<double>();
+    else Raise(Status::InvalidArgument("queue spec: unknown key '" + key + "'"));
+  }
+  if (q.path.empty()) Raise(Status::InvalidArgument("queue spec: no path"));
+  return q;
+}
+
+// A Job: a JobRef and the serial number of the engine that made it.
+struct Job {
+  JobRef ref;
+  uint64_t engine = 0;
+};
+
+EngineOptions ToOptions(const std::string& db_path, const std::string& durability,
+                        double overcommit_factor, int64_t checkpoint_every,
+                        uint32_t latency_sample_every) {
+  EngineOptions o;
+  o.db_path = db_path;
+  o.durability = Value(ParseDurability(durability));
+  if (overcommit_factor > 0) o.overcommit_factor = overcommit_factor;
+  if (checkpoint_every >= 0) o.checkpoint_every = static_cast<uint64_t>(checkpoint_every);
+  o.latency_sample_every = latency_sample_every;
+  return o;
+}
+
+// hdrf.Engine. `mu` shared: a call; exclusive: close (waits for calls).
+class PyEngine {
+ public:
+  explicit PyEngine(std::unique_ptr<Engine> e) : engine_(std::move(e)) {
+    static std::atomic<uint64_t> next{1};
+    serial_ = next.fetch_add(1);
+  }
+
+  // Runs `f(engine)` with the GIL released and the engine held.
+  template <typename F>
+  auto Run(F&& f) {
+    py::gil_scoped_release nogil;
+    std::shared_lock<std::shared_mutex> l(mu_);
+    if (!engine_) {
+      py::gil_scoped_acquire gil;
+      Raise(Status::FailedPrecondition("engine is closed"));
+    }
+    return f(*engine_);
+  }
+
+  JobRef Ref(const Job& j) const {
+    if (j.engine != serial_)
+      Raise(Status::InvalidArgument("job #" + std::to_string(j.ref.seq) +
+                                    " belongs to another engine"));
+    return j.ref;
+  }
+  Job MakeJob(JobRef r) const { return Job{r, serial_}; }
+  // A Job or a job name.
+  JobRef Resolve(const py::object& job) {
+    if (py::isinstance<py::str>(job)) {
+      const std::string name = py::str(job);
+      return Value(Run([&](Engine& e) { return e.FindJob(name); }));
+    }
+    return Ref(job.cast<const Job&>());
+  }
+
+  void Close() {
+    std::unique_ptr<Engine> e;
+    {
+      py::gil_scoped_release nogil;
+      std::unique_lock<std::shared_mutex> l(mu_);
+      e = std::move(engine_);
+    }
+    if (!e) return;  // closed already: a no-op, like file.close()
+    Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = e->Close();
+      e.reset();
+    }
+    Check(s);
+  }
+  bool closed() {
+    std::shared_lock<std::shared_mutex> l(mu_);
+    return !engine_;
+  }
+  uint64_t serial() const { return serial_; }
+
+ private:
+  std::shared_mutex mu_;
+  std::unique_ptr<Engine> engine_;  // guarded by mu_; null once closed
+  uint64_t serial_;
+};
+
+Event::Type OpType(const py::handle& op) {
+  if (py::isinstance<py::str>(op)) {
+    const std::string s = py::str(op);
+    if (s == "allocate") return Event::Type::kAllocate;
+    if (s == "release") return Event::Type::kRelease;
+    if (s == "finish") return Event::Type::kFinish;
+    if (s == "remove") return Event::Type::kRemove;
+    Raise(Status::InvalidArgument("op '" + s + "': expected allocate, release, finish or remove"));
+  }
+  const int t = op.cast<int>();
+  if (t == 0 || t == 1 || t == 2 || t == 4) return static_cast<Event::Type>(t);
+  Raise(Status::InvalidArgument("op " + std::to_string(t) + " is not an hdrf.OP_* value"));
+}
+
+// ops: a list of (job, op, n) tuples, or a buffer (numpy array,
+// array.array, memoryview) of int64 with 4 per op: job id, job seq, op, n.
+py::object Apply(PyEngine& self, const py::object& ops, bool results) {
+  std::vector<Engine::TaskOp> task_ops;
+  if (py::isinstance<py::buffer>(ops) && !py::isinstance<py::list>(ops)) {
+    py::buffer_info b = ops.cast<py::buffer>().request();
+    if (b.itemsize != 8 || b.format.find_first_of("qlL") == std::string::npos)
+      Raise(Status::InvalidArgument("apply: the buffer must hold int64 values"));
+    if (b.size % 4 != 0) Raise(Status::InvalidArgument("apply: 4 int64 values per op"));
+    const bool contiguous = b.ndim == 1 || (b.ndim == 2 && b.shape[1] == 4 &&
+                                            b.strides[1] == 8 && b.strides[0] == 32);
+    if (!contiguous) Raise(Status::InvalidArgument("apply: a contiguous (n, 4) int64 array"));
+    const auto* v = static_cast<const int64_t*>(b.ptr);
+    task_ops.resize(static_cast<size_t>(b.size / 4));
+    for (size_t i = 0; i < task_ops.size(); ++i) {
+      task_ops[i].job = JobRef{static_cast<JobId>(v[4 * i]), static_cast<uint64_t>(v[4 * i + 1])};
+      task_ops[i].type = OpType(py::int_(v[4 * i + 2]));
+      task_ops[i].n = v[4 * i + 3];
+    }
+  } else {
+    for (const py::handle& item : ops) {
+      auto t = item.cast<py::tuple>();
+      if (t.size() < 2 || t.size() > 3) Raise(Status::InvalidArgument("apply: ops are (job, op, n)"));
+      Engine::TaskOp op;
+      op.job = self.Resolve(py::reinterpret_borrow<py::object>(t[0]));
+      op.type = OpType(t[1]);
+      op.n = t.size() == 3 ? t[2].cast<int64_t>() : 1;
+      task_ops.push_back(op);
+    }
+  }
+  std::vector<Status> status(results ? task_ops.size() : 0);
+  for (size_t i = 0; i < status.size(); ++i) task_ops[i].status = &status[i];
+  size_t refused = 0;
+  Status s = self.Run([&](Engine& e) {
+    return e.ApplyTasks(task_ops.data(), task_ops.size(), nullptr, &refused);
+  });
+  const size_t applied = task_ops.size() - refused;
+  if (!s.ok() && applied == 0) Raise(s);
+  if (!results) return py::int_(applied);
+  std::vector<int> codes(status.size());
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<int>(status[i].code());
+  return py::make_tuple(applied, codes);
+}
+
+py::dict QueueDict(const QueueInfo& q, const std::vector<std::string>& names) {
+  py::dict d;
+  d["path"] = q.path;
+  d["weight"] = q.weight;
+  d["share"] = q.share;
+  d["key"] = q.key;
+  d["blocked"] = q.blocked;
+  d["state"] = QueueStateName(q.state);
+  d["is_leaf"] = q.is_leaf;
+  d["reclaimable"] = q.reclaimable;
+  d["depth"] = q.depth;
+  py::dict jobs, usage;
+  for (int s = 0; s < 4; ++s) jobs[JobStateName(static_cast<JobState>(s))] = q.jobs_by_state[s];
+  for (size_t r = 0; r < names.size() && r < q.usage.size(); ++r) usage[names[r].c_str()] = q.usage[r];
+  d["jobs"] = jobs;
+  d["allocated"] = usage;
+  return d;
+}
+
+py::dict JobDict(const JobInfo& j) {
+  py::dict d;
+  d["name"] = j.name;
+  d["queue"] = j.queue;
+  d["user"] = j.user;
+  d["tasks"] = j.tasks;
+  d["allocated"] = j.allocated;
+  d["state"] = JobStateName(j.state);
+  d["blocked"] = j.blocked;
+  d["key"] = j.key;
+  d["share"] = j.drf_share;
+  d["weight"] = j.weight;
+  d["min_available"] = j.min_available;
+  d["seq"] = j.seq;
+  return d;
+}
+
+py::dict ExplanationDict(const Explanation& e) {
+  py::list levels;
+  for (const auto& level : e.levels) {
+    py::list siblings;
+    for (const auto& s : level.siblings) {
+      py::dict sd;
+      sd["name"] = s.name;
+      sd["key"] = s.key;
+      sd["blocked"] = s.blocked;
+      sd["on_path"] = s.is_path;
+      siblings.append(sd);
+    }
+    py::dict ld;
+    ld["parent"] = level.parent;
+    ld["siblings"] = siblings;
+    levels.append(ld);
+  }
+  py::dict d;
+  d["job"] = e.job;
+  d["queue"] = e.queue;
+  d["key"] = e.key;
+  d["blocked"] = e.blocked;
+  d["schedulable"] = e.schedulable;
+  d["next"] = e.is_next;
+  d["blocked_by"] = e.blocked_by;
+  d["unfit_because"] = e.unfit_because;
+  d["levels"] = levels;
+  return d;
+}
+
+TruthJob ToTruthJob(const py::dict& d) {
+  TruthJob j;
+  for (auto [k, v] : d) {
+    const std::string key = py::str(k);
+    if (key == "name") j.name = py::str(v);
+    else if (key == "queue") j.queue = py::str(v);
+    else if (key == "user") j.user = py::str(v);
+    else if (key == "task") j.task = Amounts(v.cast<py::dict>(), "task");
+    else if (key == "tasks") j.tasks = v.cast<int64_t>();
+    else if (key == "running") j.running = v.cast<int64_t>();
+    else if (key == "weight") j.weight = v.cast<double>();
+    else if (key == "min_available") j.min_available = v.cast<int64_t>();
+    else Raise(Status::InvalidArgument("truth job: unknown key '" + key + "'"));
+  }
+  return j;
+}
+
+py::dict ReconcileDict(const ReconcileResult& r) {
+  py::dict d;
+  d["events"] = r.events;
+  d["queues_created"] = r.queues_created;
+  d["queues_updated"] = r.queues_updated;
+  d["queues_deleted"] = r.queues_deleted;
+  d["jobs_removed"] = r.jobs_removed;
+  d["jobs_submitted"] = r.jobs_submitted;
+  d["jobs_resubmitted"] = r.jobs_resubmitted;
+  d["jobs_adjusted"] = r.jobs_adjusted;
+  return d;
+}
+
+void DefineErrors(py::module_& m) {
+  py::object base = py::reinterpret_steal<py::object>(
+      PyErr_NewExceptionWithDoc("hdrf.Error", "A refused hdrf call; .code and .code_name say why.",
+                                PyExc_Exception, nullptr));
+  m.attr("Error") = base;
+  ErrorTypes()[-1] = base;
+  const std::pair<StatusCode, const char*> codes[] = {
+      {StatusCode::kInvalidArgument, "InvalidArgumentError"},
+      {StatusCode::kNotFound, "NotFoundError"},
+      {StatusCode::kAlreadyExists, "AlreadyExistsError"},
+      {StatusCode::kFailedPrecondition, "FailedPreconditionError"},
+      {StatusCode::kOutOfRange, "OutOfRangeError"},
+      {StatusCode::kCorruption, "CorruptionError"},
+      {StatusCode::kIoError, "IOError"},
+      {StatusCode::kUnimplemented, "UnimplementedError"},
+      {StatusCode::kInternal, "InternalError"}};
+  for (const auto& [code, name] : codes) {
+    const std::string full = std::string("hdrf.") + name;
+    py::object t = py::reinterpret_steal<py::object>(
+        PyErr_NewException(full.c_str(), base.ptr(), nullptr));
+    m.attr(name) = t;
+    ErrorTypes()[static_cast<int>(code)] = t;
+  }
+}
+
+}  // namespace
+
+void DefineEngine(py::module_& m);
+
+}  // namespace hdrf::python
+
+PYBIND11_MODULE(hdrf, m) {
+  using namespace hdrf;
+  using namespace hdrf::python;
+  m.doc() = "hdrf: embeddable hierarchical multi-resource fairness engine (docs/embedding.md)";
+  m.attr("__version__") = HDRF_VERSION_STRING;
+  m.attr("OP_ALLOCATE") = 0;
+  m.attr("OP_RELEASE") = 1;
+  m.attr("OP_FINISH") = 2;
+  m.attr("OP_REMOVE") = 4;
+  DefineErrors(m);
+  py::class_<Job>(m, "Job", "One job of one engine (a job ref); a plain value.")
+      .def_property_readonly("id", [](const Job& j) { return j.ref.id; })
+      .def_property_readonly("seq", [](const Job& j) { return j.ref.seq; })
+      .def("__eq__", [](const Job& a, const Job& b) {
+        return a.engine == b.engine && a.ref.id == b.ref.id && a.ref.seq == b.ref.seq;
+      })
+      .def("__hash__", [](const Job& j) { return py::hash(py::make_tuple(j.engine, j.ref.id, j.ref.seq)); })
+      .def("__repr__", [](const Job& j) { return "<hdrf.Job #" + std::to_string(j.ref.seq) + ">"; });
+  DefineEngine(m);
+}
+
+namespace hdrf::python {
+
+// engine.allocate/release/finish(job, n): a Job or a job name.
+auto TaskEvent(Status (Engine::*method)(JobRef, int64_t)) {
+  return [method](PyEngine& self, const py::object& job, int64_t n) {
+    const JobRef r = self.Resolve(job);
+    Check(self.Run([&](Engine& e) { return (e.*method)(r, n); }));
+  };
+}
+
+void DefineEngine(py::module_& m) {
+  auto make = [](StatusOr<std::unique_ptr<Engine>> e) {
+    return std::make_unique<PyEngine>(Value(std::move(e)));
+  };
+  py::class_<PyEngine>(m, "Engine", "An hdrf engine; use it in a `with` block or call close().")
+      .def(py::init([make](const py::dict& cluster, const std::vector<py::dict>& queues,
+                           const std::string& db_path, const std::string& durability,
+                           double overcommit_factor, int64_t checkpoint_every,
+                           uint32_t latency_sample_every) {
+             std::vector<QueueSpec> qs;
+             for (const py::dict& q : queues) qs.push_back(ToQueueSpec(q));
+             const ResourceAmounts c = Amounts(cluster, "cluster");
+             const EngineOptions o = ToOptions(db_path, durability, overcommit_factor,
+                                               checkpoint_every, latency_sample_every);
+             py::gil_scoped_release nogil;
+             return make(Engine::Create(c, qs, o));
+           }),
+           py::arg("cluster"), py::arg("queues") = std::vector<py::dict>(), py::kw_only(),
+           py::arg("db_path") = "", py::arg("durability") = "sync",
+           py::arg("overcommit_factor") = 0.0, py::arg("checkpoint_every") = -1,
+           py::arg("latency_sample_every") = 16u)
+      .def_static("from_scenario", [make](const std::string& yaml, bool run_steps) {
+             Scenario sc = Value(ParseScenario(yaml, "scenario"));
+             py::gil_scoped_release nogil;
+             return make(RunScenarioEngine(sc, EngineOptions(), run_steps));
+           }, py::arg("yaml"), py::arg("run_steps") = true)
+      .def_static("from_config", [make](const std::string& yaml) {
+             QueueConfig cfg = Value(ParseQueueConfig(yaml, "config"));
+             if (cfg.cluster.empty()) Raise(Status::InvalidArgument("config: no cluster"));
+             return make(Engine::Create(cfg.cluster, cfg.queues));
+           }, py::arg("yaml"))
+      .def_static("open", [make](const std::string& db_path, const std::string& durability) {
+             EngineOptions o = ToOptions(db_path, durability, 0, -1, 16);
+             py::gil_scoped_release nogil;
+             return make(Engine::Open(o));
+           }, py::arg("db_path"), py::arg("durability") = "sync")
+      .def("close", &PyEngine::Close)
+      .def_property_readonly("closed", &PyEngine::closed)
+      .def("__enter__", [](PyEngine& e) -> PyEngine& { return e; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyEngine& e, const py::args&) { e.Close(); })
+      .def("submit", [](PyEngine& self, const std::string& name, const std::string& queue,
+                        const std::string& user, int64_t tasks, const py::dict& task, double weight,
+                        int64_t min_available) {
+             JobSpec s;
+             s.name = name;
+             s.queue = queue;
+             s.user = user;
+             s.tasks = tasks;
+             s.task = Amounts(task, ("job " + name + ": task").c_str());
+             s.weight = weight;
+             s.min_available = min_available;
+             return self.MakeJob(Value(self.Run([&](Engine& e) { return e.Submit(s); })));
+           }, py::arg("name"), py::arg("queue") = "", py::arg("user") = "default",
+           py::arg("tasks") = 1, py::arg("task") = py::dict(), py::arg("weight") = 1.0,
+           py::arg("min_available") = 1)
+      .def("find", [](PyEngine& self, const std::string& name) {
+             return self.MakeJob(Value(self.Run([&](Engine& e) { return e.FindJob(name); })));
+           })
+      .def("allocate", TaskEvent(&Engine::Allocate), py::arg("job"), py::arg("n") = 1)
+      .def("release", TaskEvent(&Engine::Release), py::arg("job"), py::arg("n") = 1)
+      .def("finish", TaskEvent(&Engine::Finish), py::arg("job"), py::arg("n") = 1)
+      .def("remove", [](PyEngine& self, const py::object& job) {
+             const JobRef r = self.Resolve(job);
+             Check(self.Run([&](Engine& e) { return e.Remove(r); }));
+           }, py::arg("job"))
+      .def("apply", &Apply, py::arg("ops"), py::arg("results") = false)
+      .def("reconcile", [](PyEngine& self, const std::vector<py::dict>& jobs,
+                           const std::optional<std::vector<py::dict>>& queues) {
+             ClusterTruth t;
+             for (const py::dict& j : jobs) t.jobs.push_back(ToTruthJob(j));
+             if (queues) {
+               t.queues.emplace();
+               for (const py::dict& q : *queues) t.queues->push_back(ToQueueSpec(q));
+             }
+             return ReconcileDict(Value(self.Run([&](Engine& e) { return e.Reconcile(t); })));
+           }, py::arg("jobs"), py::arg("queues") = py::none(),
+           "Makes the engine hold exactly these jobs (dicts: name, queue, user, task, tasks, "
+           "running, weight, min_available) and, when given, these queues; returns what changed.")
+      .def("step", [](PyEngine& self) -> py::object {
+             auto r = Value(self.Run([&](Engine& e) { return e.Step(); }));
+             if (!r) return py::none();
+             return py::cast(self.MakeJob(*r));
+           })
+      .def("fill", [](PyEngine& self) { return Value(self.Run([&](Engine& e) { return e.Fill(); })); })
+      .def("job", [](PyEngine& self, const py::object& job) {
+             const JobRef r = self.Resolve(job);
+             return JobDict(Value(self.Run([&](Engine& e) { return e.GetJob(r); })));
+           })
+      .def("jobs", [](PyEngine& self) {
+             py::list out;
+             for (const JobInfo& j : self.Run([&](Engine& e) { return e.Jobs(); })) out.append(JobDict(j));
+             return py::iter(out);
+           }, "An iterator over every job (dicts), in submission order.")
+      .def("queues", [](PyEngine& self) {
+             std::vector<std::string> names;
+             auto qs = self.Run([&](Engine& e) {
+               names = e.ResourceNames();
+               return e.Queues();
+             });
+             py::list out;
+             for (const QueueInfo& q : qs) out.append(QueueDict(q, names));
+             return py::iter(out);
+           }, "An iterator over every queue (dicts), in path order.")
+      .def("explain", [](PyEngine& self, const std::string& name) {
+             return ExplanationDict(Value(self.Run([&](Engine& e) { return e.Explain(name); })));
+           })
+      .def("metrics", [](PyEngine& self) { return self.Run([](Engine& e) { return MetricsText(e); }); })
+      .def("digest", [](PyEngine& self) { return self.Run([](Engine& e) { return e.DigestHex(); }); })
+      .def_property_readonly("last_seq", [](PyEngine& self) { return self.Run([](Engine& e) { return e.last_seq(); }); })
+      .def("__len__", [](PyEngine& self) { return self.Run([](Engine& e) { return e.job_count(); }); })
+      .def("flush", [](PyEngine& self) { Check(self.Run([](Engine& e) { return e.Flush(); })); })
+      .def("checkpoint", [](PyEngine& self) { Check(self.Run([](Engine& e) { return e.Checkpoint(); })); });
+}
+
+}  // namespace hdrf::python
