@@ -14,6 +14,8 @@
 #include <functional>
 #include <map>
 
+#include <xxhash.h>
+
 namespace hdrf {
 
 const char* TraceEventTypeName(TraceEventType t) {
@@ -27,16 +29,11 @@ const char* TraceEventTypeName(TraceEventType t) {
   return "?";
 }
 
-// ---- XXH64 -------------------------------------------------------------------
+// ---- byte order and XXH64 ------------------------------------------------------
 
 namespace {
 
-constexpr uint64_t kP1 = 11400714785074694791ULL;
-constexpr uint64_t kP2 = 14029467366897019727ULL;
-constexpr uint64_t kP3 = 1609587929392839161ULL;
-constexpr uint64_t kP4 = 9650029242287828579ULL;
-constexpr uint64_t kP5 = 2870177450012600261ULL;
-
+// Little-endian loads (the format's byte order).
 inline uint64_t Load64(const unsigned char* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -49,62 +46,13 @@ inline uint32_t Load32(const unsigned char* p) {
   if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
   return v;
 }
-inline uint64_t XxRound(uint64_t acc, uint64_t in) {
-  acc += in * kP2;
-  acc = std::rotl(acc, 31);
-  return acc * kP1;
-}
-inline uint64_t XxMerge(uint64_t acc, uint64_t v) {
-  acc ^= XxRound(0, v);
-  return acc * kP1 + kP4;
-}
 
 }  // namespace
 
 uint64_t TraceChecksum(const void* data, size_t len, uint64_t seed) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  const unsigned char* end = p + len;
-  uint64_t h;
-  if (len >= 32) {
-    uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
-    const unsigned char* limit = end - 32;
-    do {
-      v1 = XxRound(v1, Load64(p));
-      v2 = XxRound(v2, Load64(p + 8));
-      v3 = XxRound(v3, Load64(p + 16));
-      v4 = XxRound(v4, Load64(p + 24));
-      p += 32;
-    } while (p <= limit);
-    h = std::rotl(v1, 1) + std::rotl(v2, 7) + std::rotl(v3, 12) + std::rotl(v4, 18);
-    h = XxMerge(h, v1);
-    h = XxMerge(h, v2);
-    h = XxMerge(h, v3);
-    h = XxMerge(h, v4);
-  } else {
-    h = seed + kP5;
-  }
-  h += static_cast<uint64_t>(len);
-  while (p + 8 <= end) {
-    h ^= XxRound(0, Load64(p));
-    h = std::rotl(h, 27) * kP1 + kP4;
-    p += 8;
-  }
-  if (p + 4 <= end) {
-    h ^= static_cast<uint64_t>(Load32(p)) * kP1;
-    h = std::rotl(h, 23) * kP2 + kP3;
-    p += 4;
-  }
-  while (p < end) {
-    h ^= static_cast<uint64_t>(*p) * kP5;
-    h = std::rotl(h, 11) * kP1;
-    ++p;
-  }
-  h ^= h >> 33;
-  h *= kP2;
-  h ^= h >> 29;
-  h *= kP3;
-  h ^= h >> 32;
-  return h;
+  // libxxhash reads its input as little-endian on every host, as the
+  // format requires (tests/tools/trace_test.cc TraceChecksum.IsXxh64).
+  return XXH64(data, len, seed);
 }
 
 // ---- validation ----------------------------------------------------------------
