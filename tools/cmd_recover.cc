@@ -1,11 +1,13 @@
 // hdrf recover --db DIR [--json]: rebuilds the state from a store (SPEC §11).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "hdrf/json_line.h"
 #include "tools/commands.h"
 #include "tools/flags.h"
 
@@ -85,8 +87,10 @@ int CmdRecover(int argc, char** argv) {
     return 1;
   }
   if (flags.Has("json")) {
-    std::printf("{\"last_seq\": %llu, \"digest\": \"%s\", \"queues\": %zu, \"jobs\": %zu, \"seconds\": %.3f}\n",
-                static_cast<unsigned long long>(last), digest.c_str(), queues, jobs, seconds);
+    // Milliseconds, as the text report shows them.
+    Json j = {{"last_seq", last}, {"digest", digest}, {"queues", queues}, {"jobs", jobs},
+              {"seconds", std::round(seconds * 1000) / 1000}};
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("store     %s\nlast_seq  %llu\ndigest    %s\nqueues    %zu\njobs      %zu\nseconds   %.3f\n",
                 dir.c_str(), static_cast<unsigned long long>(last), digest.c_str(), queues, jobs,

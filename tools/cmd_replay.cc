@@ -29,7 +29,7 @@
 #endif
 
 #include "hdrf/engine.h"
-#include "api/formats/json.h"
+#include "hdrf/json_line.h"
 #include "hdrf/store_trace.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
@@ -797,19 +797,21 @@ int CmdReplay(int argc, char** argv) {
   const double plot_s = static_cast<double>(ns(static_cast<double>(workers[0].plot_ticks))) / 1e9;
   if (cfg.threads == 1) seconds = std::max(0.0, seconds - plot_s);
   const double eps = seconds > 0 ? static_cast<double>(events) / seconds : 0;
-  std::string extra_json;
+  Json extra = Json::object();
   Status plot_status;
   if (!cfg.plot.empty()) {
     plot_status = plot.Write(cfg.plot, "Dominant share of the top-level queues: " + cfg.trace);
     if (!plot_status.ok()) std::fprintf(stderr, "hdrf replay: %s\n", plot_status.message().c_str());
-    extra_json += ", \"plot\": " + json::Quote(cfg.plot) + ", \"plot_samples\": " + std::to_string(plot.samples()) +
-                  ", \"plot_seconds\": " + json::Number(plot_s);
+    extra["plot"] = cfg.plot;
+    extra["plot_samples"] = plot.samples();
+    extra["plot_seconds"] = plot_s;
   }
-  if (!cfg.from_db.empty())
-    extra_json += ", \"from_db\": " + json::Quote(cfg.from_db) +
-                  ", \"store_last_seq\": " + std::to_string(from_db.last_seq) +
-                  ", \"checkpoint_seq\": " + std::to_string(from_db.checkpoint_seq) +
-                  ", \"base_events\": " + std::to_string(from_db.base_events);
+  if (!cfg.from_db.empty()) {
+    extra["from_db"] = cfg.from_db;
+    extra["store_last_seq"] = from_db.last_seq;
+    extra["checkpoint_seq"] = from_db.checkpoint_seq;
+    extra["base_events"] = from_db.base_events;
+  }
   const std::string digest = engine->DigestHex();
   const uint64_t last_seq = engine->last_seq();
   const bool interrupted = g_interrupted.load();
@@ -824,24 +826,17 @@ int CmdReplay(int argc, char** argv) {
   if (interrupted) std::fprintf(stderr, "hdrf replay: interrupted\n");
 
   if (cfg.json) {
-    std::printf(
-        "{\"events\": %llu, \"seconds\": %s, \"events_per_sec\": %s, "
-        "\"latency_ns\": {\"p50\": %llu, \"p99\": %llu, \"p999\": %llu}, \"digest\": \"%s\", "
-        "\"last_seq\": %llu, \"refused\": %llu, \"skipped_releases\": %llu, \"threads\": %d, "
-        "\"partition\": \"%s\", \"durability\": \"%s\", \"trace\": %s, \"trace_events\": %llu, "
-        "\"setup_events\": %llu, \"setup_seconds\": %s, \"warmup\": %llu, \"warmup_refused\": %llu, "
-        "\"latency_mean_ns\": %llu, \"latency_max_ns\": %llu, \"read_seconds\": %s, \"jobs\": %zu, "
-        "\"queues\": %zu, \"rate\": %s, \"interrupted\": %s%s}\n",
-        static_cast<unsigned long long>(events), json::Number(seconds).c_str(), json::Number(eps).c_str(),
-        static_cast<unsigned long long>(p50), static_cast<unsigned long long>(p99),
-        static_cast<unsigned long long>(p999), digest.c_str(), static_cast<unsigned long long>(last_seq),
-        static_cast<unsigned long long>(refused), static_cast<unsigned long long>(skipped + warm_skipped),
-        cfg.threads, cfg.subtree ? "subtree" : "job", durability, json::Quote(cfg.trace).c_str(),
-        static_cast<unsigned long long>(total), static_cast<unsigned long long>(setup_end),
-        json::Number(setup_s).c_str(), static_cast<unsigned long long>(warm_end - setup_end),
-        static_cast<unsigned long long>(warm_refused), static_cast<unsigned long long>(lmean),
-        static_cast<unsigned long long>(lmax), json::Number(read_s).c_str(), trace.jobs.size(),
-        trace.queues.size(), json::Number(cfg.rate).c_str(), interrupted ? "true" : "false", extra_json.c_str());
+    Json j = {{"events", events}, {"seconds", seconds}, {"events_per_sec", eps},
+              {"latency_ns", {{"p50", p50}, {"p99", p99}, {"p999", p999}}}, {"digest", digest},
+              {"last_seq", last_seq}, {"refused", refused}, {"skipped_releases", skipped + warm_skipped},
+              {"threads", cfg.threads}, {"partition", cfg.subtree ? "subtree" : "job"},
+              {"durability", durability}, {"trace", cfg.trace}, {"trace_events", total},
+              {"setup_events", setup_end}, {"setup_seconds", setup_s}, {"warmup", warm_end - setup_end},
+              {"warmup_refused", warm_refused}, {"latency_mean_ns", lmean}, {"latency_max_ns", lmax},
+              {"read_seconds", read_s}, {"jobs", trace.jobs.size()}, {"queues", trace.queues.size()},
+              {"rate", cfg.rate}, {"interrupted", interrupted}};
+    for (auto& [key, value] : extra.items()) j[key] = value;
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("trace     %s: %zu queues, %zu jobs, %llu events (read in %.2f s)\n", cfg.trace.c_str(),
                 trace.queues.size(), trace.jobs.size(), static_cast<unsigned long long>(total), read_s);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "hdrf/config.h"
-#include "api/formats/json.h"
+#include "hdrf/json_line.h"
 #include "hdrf/trace.h"
 #include "hdrf/trace_import.h"
 #include "tools/commands.h"
@@ -97,13 +97,11 @@ int CmdTraceImport(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t setup = TraceSetupEvents(*trace);
   if (flags.Has("json")) {
-    std::printf(
-        "{\"from\": %s, \"out\": %s, \"lines\": %zu, \"events\": %zu, \"setup_events\": %zu, \"jobs\": %zu, "
-        "\"queues\": %zu, \"queue_lines\": %zu, \"cluster_lines\": %zu, \"checked\": %s, \"digest\": %s, "
-        "\"seconds\": %s}\n",
-        json::Quote(from).c_str(), json::Quote(out).c_str(), stats.lines, stats.events, setup, trace->jobs.size(),
-        trace->queues.size(), stats.queue_lines, stats.cluster_lines, o.check ? "true" : "false",
-        o.check ? json::Quote(stats.digest).c_str() : "null", json::Number(secs).c_str());
+    Json j = {{"from", from}, {"out", out}, {"lines", stats.lines}, {"events", stats.events},
+              {"setup_events", setup}, {"jobs", trace->jobs.size()}, {"queues", trace->queues.size()},
+              {"queue_lines", stats.queue_lines}, {"cluster_lines", stats.cluster_lines}, {"checked", o.check},
+              {"digest", o.check ? Json(stats.digest) : Json()}, {"seconds", secs}};
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("wrote %s: %zu events (%zu jobs; events 1..%zu are the leading submissions), %zu queues\n",
                 out.c_str(), stats.events, trace->jobs.size(), setup, trace->queues.size());
