@@ -56,7 +56,7 @@ Status ApplyRange(Engine& eng, const Trace& tr, std::vector<JobRef>& refs, size_
     while (i < to && ops.size() < batch && (tr.events[i].type == TraceEventType::kSubmit) == submits) {
       const TraceEvent& e = tr.events[i++];
       Engine::TaskOp op;
-      op.type = static_cast<Event::Type>(static_cast<uint8_t>(e.type));
+      op.type = ToEventType(e.type);
       op.n = e.n;
       if (submits) {
         op.spec = &tr.jobs[e.job];

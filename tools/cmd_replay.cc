@@ -360,7 +360,7 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
     while (i < count && ops.size() < g_batch && (ev[i].type == TraceEventType::kSubmit) == submits) {
       const TraceEvent& e = ev[i++];
       Engine::TaskOp op;
-      op.type = static_cast<Event::Type>(static_cast<uint8_t>(e.type));
+      op.type = ToEventType(e.type);
       op.n = e.n;
       if (submits) {
         op.spec = &c.jobs[e.job];

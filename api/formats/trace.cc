@@ -19,14 +19,8 @@
 namespace hdrf {
 
 const char* TraceEventTypeName(TraceEventType t) {
-  switch (t) {
-    case TraceEventType::kAllocate: return "allocate";
-    case TraceEventType::kRelease: return "release";
-    case TraceEventType::kFinish: return "finish";
-    case TraceEventType::kSubmit: return "submit";
-    case TraceEventType::kRemove: return "remove";
-  }
-  return "?";
+  if (static_cast<uint8_t>(t) > static_cast<uint8_t>(TraceEventType::kRemove)) return "?";
+  return EventTypeName(ToEventType(t));
 }
 
 // ---- byte order and XXH64 ------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "hdrf/sim.h"
 #include "hdrf/trace.h"
 #include "hdrf/trace_import.h"
+#include "tests/tools/trace_replay.h"
 
 namespace hdrf {
 namespace {
@@ -33,35 +34,6 @@ std::string ScenarioDigest(const std::string& rel) {
   return res.ok() ? res->digest : "";
 }
 
-// One thread, trace order, every event through Engine::Apply (as hdrf
-// replay --threads 1 does); fails the test on any refusal.
-std::string ReplayDigest(const Trace& t) {
-  auto eng = Engine::Create(t.cluster, t.queues);
-  EXPECT_TRUE(eng.ok()) << eng.status().ToString();
-  if (!eng.ok()) return "";
-  std::vector<JobRef> refs(t.jobs.size());
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const TraceEvent& e = t.events[i];
-    Status s;
-    if (e.type == TraceEventType::kSubmit) {
-      auto r = (*eng)->Submit(t.jobs[e.job]);
-      s = r.status();
-      if (r.ok()) refs[e.job] = *r;
-    } else {
-      Event ev;
-      ev.type = e.type == TraceEventType::kAllocate  ? Event::Type::kAllocate
-                : e.type == TraceEventType::kRelease ? Event::Type::kRelease
-                : e.type == TraceEventType::kFinish  ? Event::Type::kFinish
-                                                     : Event::Type::kRemove;
-      ev.job_seq = refs[e.job].seq;
-      ev.n = e.n;
-      s = (*eng)->Apply(ev);
-    }
-    EXPECT_TRUE(s.ok()) << "event " << i + 1 << ": " << s.ToString();
-    if (!s.ok()) return "";
-  }
-  return (*eng)->DigestHex();
-}
 
 struct Generated {
   std::string digest;
