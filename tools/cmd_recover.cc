@@ -9,7 +9,7 @@
 #include "hdrf/engine.h"
 #include "hdrf/json_line.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 namespace {
@@ -42,28 +42,17 @@ std::vector<std::string> SplitComma(const std::string& s) {
 }  // namespace
 
 int CmdRecover(int argc, char** argv) {
-  Flags flags({"db", "resources"}, {"json", "help"});
-  Status s = flags.Parse(argc, argv, 2);
-  if (flags.Has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  if (!s.ok() || !flags.positional().empty() || !flags.Has("db") || flags.Get("db").empty()) {
-    std::fprintf(stderr, "hdrf recover: %s\n",
-                 !s.ok()                        ? s.message().c_str()
-                 : !flags.positional().empty() ? ("unexpected argument '" + flags.positional()[0] + "'").c_str()
-                                               : "--db DIR is required (see --help)");
-    return 2;
-  }
+  Cli flags("hdrf recover", kHelp);
+  for (const char* f : {"db", "resources"}) flags.Value(f);
+  flags.Bool("json");
+  if (auto exit = flags.Parse(argc, argv, 2)) return *exit;
+  if (!flags.Has("db") || flags.Get("db").empty()) return flags.Usage("--db DIR is required (see --help)");
   const std::string dir = flags.Get("db");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> expected_resources;
   if (flags.Has("resources")) {
     std::vector<std::string> want = SplitComma(flags.Get("resources"));
-    if (want.empty()) {
-      std::fprintf(stderr, "hdrf recover: --resources needs at least one name\n");
-      return 2;
-    }
+    if (want.empty()) return flags.Usage("--resources needs at least one name");
     expected_resources = std::move(want);
   }
   EngineOptions o;

@@ -9,7 +9,7 @@
 #include "hdrf/json_line.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 
@@ -80,15 +80,12 @@ Json AmountsJson(const ResourceAmounts& a) {
 }
 
 int Gen(int argc, char** argv) {
-  Flags flags({"jobs", "depth", "fanout", "events", "seed", "out", "load", "users", "max-tasks", "alloc-percent"},
-              {"saturate", "full-use", "json", "help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kTraceUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage("gen: " + s.message());
-  if (!flags.positional().empty()) return Usage("gen: unexpected argument '" + flags.positional()[0] + "'");
+  Cli flags("hdrf trace: gen", kTraceUsage);
+  for (const char* f : {"jobs", "depth", "fanout", "events", "seed", "out", "load", "users", "max-tasks",
+                        "alloc-percent"})
+    flags.Value(f);
+  for (const char* f : {"saturate", "full-use", "json"}) flags.Bool(f);
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
   if (!flags.Has("out")) return Usage("gen: --out FILE is required (see --help)");
   TraceGenOptions o;
   auto get_int = [&](const char* name, int64_t def, int64_t lo, int64_t hi, int64_t* out) -> Status {
@@ -174,13 +171,10 @@ int Gen(int argc, char** argv) {
 }
 
 int Info(int argc, char** argv) {
-  Flags flags({}, {"json", "help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kTraceUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage("info: " + s.message());
+  Cli flags("hdrf trace: info", kTraceUsage);
+  flags.Bool("json");
+  flags.Positionals();
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
   if (flags.positional().size() != 1) return Usage("info: expected one trace FILE (see --help)");
   const std::string path = flags.positional()[0];
   auto t0 = std::chrono::steady_clock::now();
@@ -216,14 +210,9 @@ int Info(int argc, char** argv) {
 }
 
 int Cut(int argc, char** argv) {
-  Flags flags({"trace", "until", "out"}, {"help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kTraceUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage("cut: " + s.message());
-  if (!flags.positional().empty()) return Usage("cut: unexpected argument '" + flags.positional()[0] + "'");
+  Cli flags("hdrf trace: cut", kTraceUsage);
+  for (const char* f : {"trace", "until", "out"}) flags.Value(f);
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
   if (!flags.Has("trace")) return Usage("cut: --trace FILE is required");
   if (!flags.Has("out")) return Usage("cut: --out FILE is required");
   if (!flags.Has("until")) return Usage("cut: --until SEQ is required");

@@ -11,7 +11,7 @@
 #include "hdrf/trace.h"
 #include "hdrf/trace_import.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 
@@ -41,23 +41,15 @@ const char kImportUsage[] =
     "Errors name FILE:LINE and what is wrong; the exit code is then 1 (2 for\n"
     "bad usage).\n";
 
-int ImportUsage(const std::string& msg) {
-  std::fprintf(stderr, "hdrf trace import: %s\n", msg.c_str());
-  return 2;
-}
-
 }  // namespace
 
 int CmdTraceImport(int argc, char** argv) {
-  Flags flags({"from", "config", "out"}, {"no-check", "json", "help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kImportUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return ImportUsage(s.message());
-  if (!flags.positional().empty())
-    return ImportUsage("unexpected argument '" + flags.positional()[0] + "' (the events go after --from)");
+  Cli flags("hdrf trace import", kImportUsage);
+  for (const char* f : {"from", "config", "out"}) flags.Value(f);
+  for (const char* f : {"no-check", "json"}) flags.Bool(f);
+  flags.PositionalHint(" (the events go after --from)");
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
+  auto ImportUsage = [&](const std::string& msg) { return flags.Usage(msg); };
   if (!flags.Has("from") || flags.Get("from").empty()) return ImportUsage("--from FILE is required (see --help)");
   if (!flags.Has("out") || flags.Get("out").empty()) return ImportUsage("--out TRACE is required (see --help)");
   if (flags.Has("config") && flags.Get("config").empty()) return ImportUsage("flag --config: empty file name");
