@@ -5,15 +5,16 @@
 // submissions, in order, on this thread); warm-up (the next --warmup events,
 // in order, untimed); the timed replay (on --threads threads); report.
 // The timed loop touches no strings, maps or allocations: JobRefs are
-// resolved at setup, latencies go to a fixed log-bucketed histogram, and the
-// clock is the time-stamp counter where there is one.
+// resolved at setup, latencies go to each thread's own copy of the engine's
+// histogram (ShardedLatencyHistogram::Snapshot, plain counters, merged at
+// the end), and the clock is the time-stamp counter where there is one.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -31,6 +32,7 @@
 
 #include "hdrf/engine.h"
 #include "hdrf/json_line.h"
+#include "hdrf/latency_histogram.h"
 #include "hdrf/store_trace.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
@@ -122,76 +124,6 @@ inline uint64_t Ticks() {
 #endif
 }
 
-// ---- latency histogram -------------------------------------------------------------
-
-// Log-bucketed like HdrHistogram: values below 64 exactly, above that 32
-// sub-buckets per power of two (<= 3.2% error). 15 KB, no allocation.
-class Histogram {
- public:
-  static constexpr int kBuckets = 1920;
-  void Record(uint64_t v) {
-    ++counts_[Index(v)];
-    sum_ += v;
-    if (v > max_) max_ = v;
-  }
-  void RecordN(uint64_t v, uint64_t n) {
-    counts_[Index(v)] += n;
-    sum_ += v * n;
-    if (v > max_) max_ = v;
-  }
-  void Merge(const Histogram& o) {
-    for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
-    sum_ += o.sum_;
-    max_ = std::max(max_, o.max_);
-  }
-  uint64_t count() const {
-    uint64_t c = 0;
-    for (uint64_t x : counts_) c += x;
-    return c;
-  }
-  uint64_t max() const { return max_; }
-  double mean() const {
-    uint64_t c = count();
-    return c ? static_cast<double>(sum_) / static_cast<double>(c) : 0;
-  }
-  // The value at quantile q (0..1): the middle of its bucket, at most max.
-  double Quantile(double q) const {
-    uint64_t c = count();
-    if (c == 0) return 0;
-    uint64_t target = static_cast<uint64_t>(std::ceil(q * static_cast<double>(c)));
-    target = std::clamp<uint64_t>(target, 1, c);
-    uint64_t seen = 0;
-    for (int i = 0; i < kBuckets; ++i) {
-      seen += counts_[i];
-      if (seen >= target) {
-        double mid = (static_cast<double>(Low(i)) + static_cast<double>(High(i))) / 2;
-        return std::min(mid, static_cast<double>(max_));
-      }
-    }
-    return static_cast<double>(max_);
-  }
-
- private:
-  static int Index(uint64_t v) {
-    if (v < 64) return static_cast<int>(v);
-    int e = 63 - std::countl_zero(v) - 5;
-    return e * 32 + static_cast<int>(v >> e);
-  }
-  static uint64_t Low(int i) {
-    if (i < 64) return static_cast<uint64_t>(i);
-    int e = i / 32 - 1;
-    return static_cast<uint64_t>(i - e * 32) << e;
-  }
-  static uint64_t High(int i) {
-    if (i < 64) return static_cast<uint64_t>(i);
-    int e = i / 32 - 1;
-    return ((static_cast<uint64_t>(i - e * 32) + 1) << e) - 1;
-  }
-  uint64_t counts_[kBuckets] = {};
-  unsigned __int128 sum_ = 0;
-  uint64_t max_ = 0;
-};
-
 // ---- stopping ----------------------------------------------------------------------
 
 std::atomic<bool> g_stop{false};
@@ -211,7 +143,8 @@ struct alignas(64) Worker {
   uint64_t skipped = 0;           // releases of refused allocations
   bool owes = false;              // some allocation of this thread was refused
   std::string first_error;
-  Histogram hist;
+  // Latencies in clock ticks (Ticks()); converted to ns in the report.
+  ShardedLatencyHistogram::Snapshot hist;
   std::vector<TraceEvent> events; // this thread's share (threads > 1)
   SharePlot* plot = nullptr;      // --plot: thread 0 samples shares
   uint64_t plot_every = 0, plot_next = 0, plot_ticks = 0;
@@ -376,7 +309,7 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
     }
     if (timed) {
       const uint64_t t = Ticks();
-      w.hist.RecordN(t >= prev ? t - prev : 0, ops.size());
+      w.hist.Record(t >= prev ? t - prev : 0, ops.size());
       prev = t;
     }
   }
@@ -769,7 +702,7 @@ struct Figures {
 Figures Summarize(const Config& cfg, std::vector<Worker>& workers, uint64_t timed_ns, uint64_t calib_ticks0,
                   uint64_t calib_ns0) {
   Figures f;
-  Histogram hist;
+  ShardedLatencyHistogram::Snapshot hist;  // ticks
   for (Worker& w : workers) {
     hist.Merge(w.hist);
     f.events += w.done.load();
@@ -787,11 +720,11 @@ Figures Summarize(const Config& cfg, std::vector<Worker>& workers, uint64_t time
                                                                static_cast<double>(calib_ticks1 - calib_ticks0)
                                                          : 1.0;
   auto ns = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks * ns_per_tick)); };
-  f.p50 = ns(hist.Quantile(0.50));
-  f.p99 = ns(hist.Quantile(0.99));
-  f.p999 = ns(hist.Quantile(0.999));
-  f.lmax = ns(static_cast<double>(hist.max()));
-  f.lmean = ns(hist.mean());
+  f.p50 = ns(static_cast<double>(hist.Percentile(50)));
+  f.p99 = ns(static_cast<double>(hist.Percentile(99)));
+  f.p999 = ns(static_cast<double>(hist.Percentile(99.9)));
+  f.lmax = ns(static_cast<double>(hist.max_ns));
+  f.lmean = ns(hist.MeanNs());
   // Sampling for --plot stopped thread 0, the only thread with one.
   f.plot_s = static_cast<double>(ns(static_cast<double>(workers[0].plot_ticks))) / 1e9;
   f.seconds = static_cast<double>(timed_ns) / 1e9;
