@@ -198,33 +198,21 @@ class Importer {
   StatusOr<ResourceAmounts> Amounts(const Record& r, Field f) const {
     const Value& v = *r.f[f];
     const std::string what = kFieldNames[f];
-    std::vector<std::pair<std::string, std::string>> items;
+    ResourceAmounts out;
     if (v.kind == Value::kObject) {
-      items = v.members;
-    } else if (v.kind == Value::kString) {
-      std::string_view s = v.text;
-      while (!s.empty()) {
-        size_t sep = s.find_first_of(";,");
-        std::string_view item = s.substr(0, sep);
-        s = sep == std::string_view::npos ? std::string_view() : s.substr(sep + 1);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-        if (item.empty()) continue;
-        size_t eq = item.find('=');
-        if (eq == std::string_view::npos)
-          return Err(r.line, what + ": '" + std::string(item) + "' is not RESOURCE=QUANTITY");
-        items.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+      for (const auto& [name, text] : v.members) {
+        Status s = AddResourceQuantity(name, text, &out);
+        if (!s.ok()) return Err(r.line, what + ": " + s.message());
       }
+    } else if (v.kind == Value::kString) {
+      ResourceListOptions o;
+      o.separators = ";,";
+      o.skip_empty_items = true;
+      auto list = ParseResourceList(v.text, o);
+      if (!list.ok()) return Err(r.line, what + ": " + list.status().message());
+      out = std::move(*list);
     } else {
       return Err(r.line, what + ": expected resources like cpu=500m;memory=1Gi, found " + v.text);
-    }
-    ResourceAmounts out;
-    for (const auto& [name, text] : items) {
-      if (!IsKnownResourceName(name)) return Err(r.line, what + ": unknown resource '" + name + "'");
-      auto q = ParseQuantity(name, text);
-      if (!q.ok()) return Err(r.line, what + ": " + name + ": " + q.status().message());
-      if (*q < 0) return Err(r.line, what + ": " + name + ": " + text + " is negative");
-      if (!out.emplace(name, *q).second) return Err(r.line, what + ": resource '" + name + "' given twice");
     }
     if (out.empty()) return Err(r.line, what + ": no resources given");
     return out;
