@@ -116,12 +116,17 @@ class Engine {
     const JobSpec* spec = nullptr;               // kSubmit
     JobRef* submitted = nullptr;                 // kSubmit, may be null
   };
-  // Applies `ops` in order under one lock and, with a store, waits once for
-  // the durability of the last one (group commit: with kSync every op is on
-  // disk when this returns). Refused ops are skipped and counted in
-  // *refused; the first refusal's status is returned only when nothing could
-  // be made durable. `*last_seq` receives the sequence number of the last
-  // applied op (0 if none).
+  // Applies `ops` in order in one exclusive section and, with a store, waits
+  // once for the durability of the last applied op (group commit: with kSync
+  // every applied op is on disk when this returns). An op the engine refuses
+  // (a stale JobRef, a count the job does not allow, a submission without a
+  // spec or one Submit refuses, a type not listed above) is skipped and
+  // counted in *refused; its status is not returned. `*last_seq` receives
+  // the sequence number of the last applied op (0 if none). Either pointer
+  // may be null. Returns an error only when the engine takes no events (it
+  // is closed or its log failed: nothing is applied, *last_seq and
+  // *refused are left alone) or the durability wait fails. Not timed in
+  // EventLatency().
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
 
   // ---- scheduling (SPEC §5) ----

@@ -5,8 +5,9 @@
 // Families (docs/metrics.md lists each with its type, labels and unit):
 //   per engine: hdrf_events_total, hdrf_jobs, hdrf_queues,
 //               hdrf_durability_lag_events, hdrf_cluster_capacity{resource},
-//               hdrf_event_latency_seconds (histogram, only when a
-//               LatencyHistogram is given: see below);
+//               hdrf_event_latency_seconds (histogram: the engine's own
+//               sampled latencies once it holds a sample, or those given
+//               in MetricsOptions);
 //   per queue (label queue="root/eng/dev"): hdrf_queue_allocated{resource},
 //               hdrf_queue_share, hdrf_queue_key, hdrf_queue_blocked,
 //               hdrf_queue_weight, hdrf_queue_state{state},
