@@ -148,4 +148,40 @@ std::string FormatQuantity(std::string_view resource, int64_t amount) {
   return sign + std::to_string(a) + kBin[k];
 }
 
+Status AddResourceQuantity(std::string_view name, std::string_view text, ResourceAmounts* out,
+                           bool known_names_only) {
+  const std::string n(name);
+  if (known_names_only && !IsKnownResourceName(n)) return Status::InvalidArgument("unknown resource '" + n + "'");
+  if (out->count(n)) return Status::InvalidArgument("resource '" + n + "' given twice");
+  auto q = ParseQuantity(n, text);
+  if (!q.ok()) return q.status().WithContext(n);
+  out->emplace(n, *q);
+  return Status::Ok();
+}
+
+StatusOr<ResourceAmounts> ParseResourceList(std::string_view text, const ResourceListOptions& o) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  };
+  ResourceAmounts out;
+  if (trim(text).empty()) return out;
+  for (;;) {
+    const size_t sep = text.find_first_of(o.separators);
+    const std::string_view item = trim(text.substr(0, sep));
+    if (!item.empty() || !o.skip_empty_items) {
+      const size_t eq = item.find('=');
+      if (eq == std::string_view::npos)
+        return Status::InvalidArgument("'" + std::string(item) + "' is not RESOURCE=QUANTITY");
+      const std::string_view name = trim(item.substr(0, eq));
+      if (name.empty()) return Status::InvalidArgument("'" + std::string(item) + "' has no resource name");
+      HDRF_RETURN_IF_ERROR(AddResourceQuantity(name, trim(item.substr(eq + 1)), &out, o.known_names_only));
+    }
+    if (sep == std::string_view::npos) break;
+    text.remove_prefix(sep + 1);
+  }
+  return out;
+}
+
 }  // namespace hdrf

@@ -491,35 +491,37 @@ Status Tree::Remove(JobId id) {
 Status Tree::CheckAllocate(JobId id, int64_t n) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(id));
   const Job& j = jobs_[id];
-  if (n < 1) return Status::InvalidArgument("job " + j.name + ": allocate needs n >= 1");
-  if (j.allocated + n > j.tasks)
-    return Status::OutOfRange("job " + j.name + ": allocate " + std::to_string(n) + " with " +
-                              std::to_string(j.tasks - j.allocated) + " unallocated tasks");
-  if (j.state == JobState::kPending)
-    return Status::FailedPrecondition("job " + j.name + ": Pending (not admitted by the enqueue gate)");
-  return Status::Ok();
+  switch (AllocateRule(n, j.allocated, j.tasks, j.state)) {
+    case TaskRule::kOk: return Status::Ok();
+    case TaskRule::kBadCount: return Status::InvalidArgument("job " + j.name + ": allocate needs n >= 1");
+    case TaskRule::kTooFewTasks:
+      return Status::OutOfRange("job " + j.name + ": allocate " + std::to_string(n) + " with " +
+                                std::to_string(j.tasks - j.allocated) + " unallocated tasks");
+    case TaskRule::kPending:
+      return Status::FailedPrecondition("job " + j.name + ": Pending (not admitted by the enqueue gate)");
+  }
+  return Status::Internal("unknown task rule");
 }
 
 Status Tree::CheckRelease(JobId id, int64_t n, const char* verb) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(id));
   const Job& j = jobs_[id];
-  if (n < 1) return Status::InvalidArgument("job " + j.name + ": " + verb + " needs n >= 1");
-  if (n > j.allocated)
-    return Status::OutOfRange("job " + j.name + ": " + verb + " " + std::to_string(n) + " with " +
-                              std::to_string(j.allocated) + " running tasks");
-  return Status::Ok();
+  switch (ReleaseRule(n, j.allocated)) {
+    case TaskRule::kOk: return Status::Ok();
+    case TaskRule::kBadCount: return Status::InvalidArgument("job " + j.name + ": " + verb + " needs n >= 1");
+    default:
+      return Status::OutOfRange("job " + j.name + ": " + verb + " " + std::to_string(n) + " with " +
+                                std::to_string(j.allocated) + " running tasks");
+  }
 }
 
 Status Tree::Allocate(JobId id, int64_t n) {
   HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
   const Job& j = jobs_[id];
-  const int64_t* t = &task_[size_t{id} * R_];
-  for (int r = 0; r < R_; ++r) {
-    if (t[r] != 0 && (n > free_[r] / t[r] || n * t[r] > free_[r]))
-      return Status::OutOfRange("job " + j.name + ": allocating " + std::to_string(n) +
-                                " tasks needs more " + names_[r] + " than is free (" +
-                                FormatQuantity(names_[r], free_[r]) + ")");
-  }
+  const int r = ShortResource(n, &task_[size_t{id} * R_], free_.data(), R_);
+  if (r >= 0)
+    return Status::OutOfRange("job " + j.name + ": allocating " + std::to_string(n) + " tasks needs more " +
+                              names_[r] + " than is free (" + FormatQuantity(names_[r], free_[r]) + ")");
   ChangeAllocation(id, n, 0);
   return Status::Ok();
 }

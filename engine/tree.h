@@ -154,6 +154,29 @@ class Tree {
   // RebuildAll()). Neither validates: the caller has checked every event.
   void ApplyTaskDelta(JobId j, int64_t d_allocated, int64_t d_tasks);
   void RestoreTasks(JobId j, int64_t allocated, int64_t tasks);
+  // The rules Allocate, Release and Finish check, as functions of a job's
+  // counts and state, its task shape and the free amounts. The Tree's own
+  // checks are these, and so are the folding replay's, which checks each
+  // event against the state its run has reached before the run is applied.
+  enum class TaskRule { kOk, kBadCount, kTooFewTasks, kPending };
+  static TaskRule AllocateRule(int64_t n, int64_t allocated, int64_t tasks, JobState state) {
+    if (n < 1) return TaskRule::kBadCount;
+    if (allocated + n > tasks) return TaskRule::kTooFewTasks;
+    if (state == JobState::kPending) return TaskRule::kPending;
+    return TaskRule::kOk;
+  }
+  static TaskRule ReleaseRule(int64_t n, int64_t allocated) {
+    if (n < 1) return TaskRule::kBadCount;
+    if (n > allocated) return TaskRule::kTooFewTasks;
+    return TaskRule::kOk;
+  }
+  // The first resource of which `n` tasks of shape `task` need more than
+  // `free` holds (no overflow); -1 when they fit.
+  static int ShortResource(int64_t n, const int64_t* task, const int64_t* free, int resources) {
+    for (int r = 0; r < resources; ++r)
+      if (task[r] != 0 && (n > free[r] / task[r] || n * task[r] > free[r])) return r;
+    return -1;
+  }
   // Raw job fields for the folding replay (j must be alive).
   int64_t job_tasks(JobId j) const;
   int64_t job_allocated(JobId j) const;

@@ -17,6 +17,31 @@ namespace fbs = ::hdrf::storage::fb;
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
+// The schema's enums are the engine's, value for value (hdrf_state.fbs): the
+// codec converts them with casts, so a renumbering on either side must fail
+// to compile.
+#define HDRF_SAME(fb_enum, fb_name, engine_value)                                              \
+  static_assert(static_cast<uint8_t>(fbs::fb_enum::fb_name) == static_cast<uint8_t>(engine_value), \
+                #fb_enum "::" #fb_name " must equal " #engine_value)
+HDRF_SAME(EventType, Allocate, Event::Type::kAllocate);
+HDRF_SAME(EventType, Release, Event::Type::kRelease);
+HDRF_SAME(EventType, Finish, Event::Type::kFinish);
+HDRF_SAME(EventType, Submit, Event::Type::kSubmit);
+HDRF_SAME(EventType, Remove, Event::Type::kRemove);
+HDRF_SAME(EventType, CreateQueue, Event::Type::kCreateQueue);
+HDRF_SAME(EventType, UpdateQueue, Event::Type::kUpdateQueue);
+HDRF_SAME(EventType, SetQueueState, Event::Type::kSetQueueState);
+HDRF_SAME(EventType, DeleteQueue, Event::Type::kDeleteQueue);
+HDRF_SAME(EventType, SetCapacity, Event::Type::kSetCapacity);
+HDRF_SAME(QueueState, Open, QueueState::kOpen);
+HDRF_SAME(QueueState, Closing, QueueState::kClosing);
+HDRF_SAME(QueueState, Closed, QueueState::kClosed);
+HDRF_SAME(JobState, Pending, JobState::kPending);
+HDRF_SAME(JobState, Inqueue, JobState::kInqueue);
+HDRF_SAME(JobState, Running, JobState::kRunning);
+HDRF_SAME(JobState, Unknown, JobState::kUnknown);
+#undef HDRF_SAME
+
 // ---- keys ----
 
 void PutBe64(std::string* s, uint64_t v) {

@@ -156,10 +156,10 @@ bool Replayer::StartRun() {
   return true;
 }
 
-// The checks of Tree::Allocate/Release/Finish, in the same order, against
-// the state the run has reached. Anything it does not accept is applied on
-// its own by the tree, which then gives the same answer a sequential replay
-// would (the raw state is the same), so being conservative here is safe.
+// The Tree's own rules (Tree::AllocateRule, ReleaseRule, ShortResource),
+// applied to the state the run has reached. Anything they do not accept is
+// applied on its own by the tree, which then gives the same answer a
+// sequential replay would (the raw state is the same).
 bool Replayer::Fold(const LogOp& op) {
   const JobId id = Find(op.job_seq);
   if (id == engine::kNone || id >= slot_.size()) return false;
@@ -171,29 +171,28 @@ bool Replayer::Fold(const LogOp& op) {
     if (e->seq != op.job_seq) return false;
   } else {
     if (!tree_.job_alive(id) || tree_.job_seq(id) != op.job_seq) return false;
-    const JobState st = tree_.job_state(id);
-    if (st == JobState::kPending) return false;
     const int64_t a = tree_.job_allocated(id), t = tree_.job_tasks(id);
     slot = static_cast<uint32_t>(run_.size());
-    run_.push_back(Entry{id, op.job_seq, a, t, a, t, tree_.job_task(id)});
+    run_.push_back(Entry{id, tree_.job_state(id), op.job_seq, a, t, a, t, tree_.job_task(id)});
     e = &run_.back();
   }
+  using Tree = engine::Tree;
   const int64_t n = op.n;
   const size_t R = free_.size();
   switch (op.type) {
     case Event::Type::kAllocate: {
-      if (n < 1 || e->alloc + n > e->tasks) return false;
-      for (size_t r = 0; r < R; ++r) {
-        const int64_t t = e->task[r];
-        if (t != 0 && (n > free_[r] / t || n * t > free_[r])) return false;
-      }
+      // A job's state does not change during a run (a run has no Pending
+      // jobs and ends at anything that could make one).
+      if (Tree::AllocateRule(n, e->alloc, e->tasks, e->state) != Tree::TaskRule::kOk ||
+          Tree::ShortResource(n, e->task, free_.data(), static_cast<int>(R)) >= 0)
+        return false;
       for (size_t r = 0; r < R; ++r) free_[r] -= n * e->task[r];
       e->alloc += n;
       break;
     }
     case Event::Type::kRelease:
     case Event::Type::kFinish: {
-      if (n < 1 || n > e->alloc) return false;
+      if (Tree::ReleaseRule(n, e->alloc) != Tree::TaskRule::kOk) return false;
       for (size_t r = 0; r < R; ++r) free_[r] += n * e->task[r];
       e->alloc -= n;
       if (op.type == Event::Type::kFinish) e->tasks -= n;

@@ -110,6 +110,7 @@ class Replayer {
 
   struct Entry {
     JobId id;
+    JobState state;          // when it joined the run
     uint64_t seq;
     int64_t alloc0, tasks0;  // at the start of the run
     int64_t alloc, tasks;    // after the events folded so far

@@ -12,12 +12,13 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "hdrf/engine.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 #include "tools/human_quantity.h"
 #include "tools/tree_view.h"
 
@@ -71,7 +72,7 @@ Status ApplyRange(Engine& eng, const Trace& tr, std::vector<JobRef>& refs, size_
     while (i < to && ops.size() < batch && (tr.events[i].type == TraceEventType::kSubmit) == submits) {
       const TraceEvent& e = tr.events[i++];
       Engine::TaskOp op;
-      op.type = static_cast<Event::Type>(static_cast<uint8_t>(e.type));
+      op.type = ToEventType(e.type);
       op.n = e.n;
       if (submits) {
         op.spec = &tr.jobs[e.job];
@@ -95,20 +96,22 @@ int Fail(const std::string& what) {
   return 1;
 }
 
-}  // namespace
+struct DemoOptions {
+  TraceGenOptions gen;
+  int64_t batch = 4096;
+  double kill_at = 0.5;
+  int64_t nodes = 2000;      // 0: the generator's own cluster
+  int64_t gpu_nodes = 0;
+  std::filesystem::path dir;
+};
 
-int CmdDemo(int argc, char** argv) {
-  Flags flags({"dir", "jobs", "depth", "fanout", "events", "seed", "batch", "kill-at", "nodes"}, {"help"});
-  Status ps = flags.Parse(argc, argv, 2);
-  if (flags.Has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  if (!ps.ok() || !flags.positional().empty()) {
-    std::fprintf(stderr, "hdrf demo: %s\n", ps.ok() ? "unexpected argument (see --help)" : ps.message().c_str());
-    return 2;
-  }
-  TraceGenOptions g;
+// The flags into *o; the exit code when done.
+std::optional<int> ParseFlags(int argc, char** argv, DemoOptions* o) {
+  Cli flags("hdrf demo", kHelp);
+  for (const char* f : {"dir", "jobs", "depth", "fanout", "events", "seed", "batch", "kill-at", "nodes"})
+    flags.Value(f);
+  flags.PositionalHint(" (see --help)");
+  if (auto exit = flags.Parse(argc, argv, 2)) return exit;
   auto jobs = flags.GetInt("jobs", 100000);
   auto depth = flags.GetInt("depth", 3);
   auto fanout = flags.GetInt("fanout", 15);
@@ -119,22 +122,95 @@ int CmdDemo(int argc, char** argv) {
   auto nodes = flags.GetInt("nodes", 2000);
   for (const Status& s : {jobs.status(), depth.status(), fanout.status(), events.status(), seed.status(),
                           batch.status(), kill_at.status(), nodes.status()})
-    if (!s.ok()) {
-      std::fprintf(stderr, "hdrf demo: %s\n", s.message().c_str());
-      return 2;
-    }
-  if (*batch < 1 || *kill_at <= 0 || *kill_at >= 1 || *nodes < 0 || *nodes > 10000000) {
-    std::fprintf(stderr, "hdrf demo: --batch must be >= 1, --kill-at within (0, 1), --nodes in 0..10^7\n");
-    return 2;
+    if (!s.ok()) return flags.Usage(s.message());
+  if (*batch < 1 || *kill_at <= 0 || *kill_at >= 1 || *nodes < 0 || *nodes > 10000000)
+    return flags.Usage("--batch must be >= 1, --kill-at within (0, 1), --nodes in 0..10^7");
+  o->nodes = *nodes;
+  if (*nodes > 0) o->gen.cluster = NodesCluster(*nodes, &o->gpu_nodes);
+  o->gen.jobs = *jobs;
+  o->gen.depth = static_cast<int>(*depth);
+  o->gen.fanout = static_cast<int>(*fanout);
+  o->gen.events = *events;
+  o->gen.seed = static_cast<uint64_t>(*seed);
+  o->batch = *batch;
+  o->kill_at = *kill_at;
+  o->dir = flags.Get("dir", "hdrf-data");
+  return std::nullopt;
+}
+
+// The child: replays the whole trace durably, writing each acknowledged
+// sequence number to `ack_fd`; never returns.
+[[noreturn]] void ReplayChild(const Trace& tr, const std::filesystem::path& store, size_t batch, int ack_fd) {
+  EngineOptions o;
+  o.db_path = store.string();
+  o.durability = Durability::kSync;
+  auto eng = Engine::Create(tr.cluster, tr.queues, o);
+  if (!eng.ok()) {
+    std::fprintf(stderr, "hdrf demo (child): %s\n", eng.status().message().c_str());
+    _exit(3);
   }
-  int64_t gpu_nodes = 0;
-  if (*nodes > 0) g.cluster = NodesCluster(*nodes, &gpu_nodes);
-  g.jobs = *jobs;
-  g.depth = static_cast<int>(*depth);
-  g.fanout = static_cast<int>(*fanout);
-  g.events = *events;
-  g.seed = static_cast<uint64_t>(*seed);
-  const std::filesystem::path dir = flags.Get("dir", "hdrf-data");
+  std::vector<JobRef> refs(tr.jobs.size());
+  Status s = ApplyRange(**eng, tr, refs, 0, tr.events.size(), batch, ack_fd);
+  if (!s.ok()) {
+    std::fprintf(stderr, "hdrf demo (child): %s\n", s.message().c_str());
+    _exit(4);
+  }
+  _exit(0);
+}
+
+struct Killed {
+  uint64_t acked = 0;  // the last sequence number the child acknowledged
+  double seconds = 0;  // from fork to kill
+};
+
+// Steps 2-3: a durable replay in a child process, SIGKILLed once `kill_seq`
+// events are acknowledged.
+StatusOr<Killed> ReplayAndKill(const Trace& tr, const std::filesystem::path& store, size_t batch,
+                               uint64_t kill_seq) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return Status::IoError("pipe failed");
+  auto t1 = Clock::now();
+  pid_t child = fork();
+  if (child < 0) return Status::IoError("fork failed");
+  if (child == 0) {
+    close(pipefd[0]);
+    ReplayChild(tr, store, batch, pipefd[1]);
+  }
+  close(pipefd[1]);
+  Killed k;
+  uint64_t v = 0;
+  double last_print = 0;
+  const bool tty = isatty(2);
+  while (read(pipefd[0], &v, sizeof v) == sizeof v) {
+    k.acked = v;
+    const double secs = Since(t1);
+    if (tty && secs - last_print > 0.25) {
+      last_print = secs;
+      std::fprintf(stderr, "\r      acked %" PRIu64 " / %zu  (%.0f events/s)   ", k.acked, tr.events.size(),
+                   static_cast<double>(k.acked) / secs);
+    }
+    if (k.acked >= kill_seq) {
+      kill(child, SIGKILL);
+      break;
+    }
+  }
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  close(pipefd[0]);
+  k.seconds = Since(t1);
+  if (tty) std::fprintf(stderr, "\n");
+  if (!(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL))
+    return Status::Internal("the replay child ended before it was killed (status " + std::to_string(wstatus) + ")");
+  return k;
+}
+
+}  // namespace
+
+int CmdDemo(int argc, char** argv) {
+  DemoOptions opt;
+  if (auto exit = ParseFlags(argc, argv, &opt)) return *exit;
+  const TraceGenOptions& g = opt.gen;
+  const std::filesystem::path& dir = opt.dir;
   const std::filesystem::path store = dir / "store";
 
   // 1. The trace.
@@ -149,11 +225,11 @@ int CmdDemo(int argc, char** argv) {
               total, Since(t0));
   std::string capacity;
   for (const auto& [r, v] : tr->cluster) capacity += " " + ShortResourceName(r) + " " + HumanQuantity(r, v);
-  if (*nodes > 0)
+  if (opt.nodes > 0)
     std::printf("      cluster: %" PRId64 " nodes of 64 cores, 256Gi and 110 pods, %" PRId64
                 " of them with 8 GPUs, and half a task\n      granule more of each resource so that none is ever"
                 " exactly used up:%s\n",
-                *nodes, gpu_nodes, capacity.c_str());
+                opt.nodes, opt.gpu_nodes, capacity.c_str());
   else
     std::printf("      cluster (0.6 x the jobs' demand):%s\n", capacity.c_str());
 
@@ -165,57 +241,14 @@ int CmdDemo(int argc, char** argv) {
     std::filesystem::remove_all(store, ec);
     if (ec) return Fail("cannot remove " + store.string() + ": " + ec.message());
   }
-  const uint64_t kill_seq = static_cast<uint64_t>(static_cast<double>(total) * *kill_at);
+  const uint64_t kill_seq = static_cast<uint64_t>(static_cast<double>(total) * opt.kill_at);
   std::printf("[2/6] replaying with sync durability into %s (batches of %" PRId64 ", group commit)\n",
-              store.c_str(), *batch);
+              store.c_str(), opt.batch);
   std::fflush(stdout);
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return Fail("pipe failed");
-  auto t1 = Clock::now();
-  pid_t child = fork();
-  if (child < 0) return Fail("fork failed");
-  if (child == 0) {
-    close(pipefd[0]);
-    EngineOptions o;
-    o.db_path = store.string();
-    o.durability = Durability::kSync;
-    auto eng = Engine::Create(tr->cluster, tr->queues, o);
-    if (!eng.ok()) {
-      std::fprintf(stderr, "hdrf demo (child): %s\n", eng.status().message().c_str());
-      _exit(3);
-    }
-    std::vector<JobRef> refs(tr->jobs.size());
-    Status s = ApplyRange(**eng, *tr, refs, 0, total, static_cast<size_t>(*batch), pipefd[1]);
-    if (!s.ok()) {
-      std::fprintf(stderr, "hdrf demo (child): %s\n", s.message().c_str());
-      _exit(4);
-    }
-    _exit(0);
-  }
-  close(pipefd[1]);
-  uint64_t acked = 0, v = 0;
-  double last_print = 0;
-  const bool tty = isatty(2);
-  while (read(pipefd[0], &v, sizeof v) == sizeof v) {
-    acked = v;
-    const double secs = Since(t1);
-    if (tty && secs - last_print > 0.25) {
-      last_print = secs;
-      std::fprintf(stderr, "\r      acked %" PRIu64 " / %zu  (%.0f events/s)   ", acked, total,
-                   static_cast<double>(acked) / secs);
-    }
-    if (acked >= kill_seq) {
-      kill(child, SIGKILL);
-      break;
-    }
-  }
-  int wstatus = 0;
-  waitpid(child, &wstatus, 0);
-  close(pipefd[0]);
-  const double replay_secs = Since(t1);
-  if (tty) std::fprintf(stderr, "\n");
-  if (!(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL))
-    return Fail("the replay child ended before it was killed (status " + std::to_string(wstatus) + ")");
+  auto killed = ReplayAndKill(*tr, store, static_cast<size_t>(opt.batch), kill_seq);
+  if (!killed.ok()) return Fail(killed.status().message());
+  const uint64_t acked = killed->acked;
+  const double replay_secs = killed->seconds;
   std::printf("[3/6] killed the replay with SIGKILL after %" PRIu64 " acknowledged events (%.1f s, %.0f events/s durable)\n",
               acked, replay_secs, static_cast<double>(acked) / replay_secs);
 

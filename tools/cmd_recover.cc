@@ -1,13 +1,15 @@
 // hdrf recover --db DIR [--json]: rebuilds the state from a store (SPEC §11).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "hdrf/json_line.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 namespace {
@@ -40,28 +42,17 @@ std::vector<std::string> SplitComma(const std::string& s) {
 }  // namespace
 
 int CmdRecover(int argc, char** argv) {
-  Flags flags({"db", "resources"}, {"json", "help"});
-  Status s = flags.Parse(argc, argv, 2);
-  if (flags.Has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  if (!s.ok() || !flags.positional().empty() || !flags.Has("db") || flags.Get("db").empty()) {
-    std::fprintf(stderr, "hdrf recover: %s\n",
-                 !s.ok()                        ? s.message().c_str()
-                 : !flags.positional().empty() ? ("unexpected argument '" + flags.positional()[0] + "'").c_str()
-                                               : "--db DIR is required (see --help)");
-    return 2;
-  }
+  Cli flags("hdrf recover", kHelp);
+  for (const char* f : {"db", "resources"}) flags.Value(f);
+  flags.Bool("json");
+  if (auto exit = flags.Parse(argc, argv, 2)) return *exit;
+  if (!flags.Has("db") || flags.Get("db").empty()) return flags.Usage("--db DIR is required (see --help)");
   const std::string dir = flags.Get("db");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> expected_resources;
   if (flags.Has("resources")) {
     std::vector<std::string> want = SplitComma(flags.Get("resources"));
-    if (want.empty()) {
-      std::fprintf(stderr, "hdrf recover: --resources needs at least one name\n");
-      return 2;
-    }
+    if (want.empty()) return flags.Usage("--resources needs at least one name");
     expected_resources = std::move(want);
   }
   EngineOptions o;
@@ -85,8 +76,10 @@ int CmdRecover(int argc, char** argv) {
     return 1;
   }
   if (flags.Has("json")) {
-    std::printf("{\"last_seq\": %llu, \"digest\": \"%s\", \"queues\": %zu, \"jobs\": %zu, \"seconds\": %.3f}\n",
-                static_cast<unsigned long long>(last), digest.c_str(), queues, jobs, seconds);
+    // Milliseconds, as the text report shows them.
+    Json j = {{"last_seq", last}, {"digest", digest}, {"queues", queues}, {"jobs", jobs},
+              {"seconds", std::round(seconds * 1000) / 1000}};
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("store     %s\nlast_seq  %llu\ndigest    %s\nqueues    %zu\njobs      %zu\nseconds   %.3f\n",
                 dir.c_str(), static_cast<unsigned long long>(last), digest.c_str(), queues, jobs,

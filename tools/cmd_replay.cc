@@ -5,21 +5,23 @@
 // submissions, in order, on this thread); warm-up (the next --warmup events,
 // in order, untimed); the timed replay (on --threads threads); report.
 // The timed loop touches no strings, maps or allocations: JobRefs are
-// resolved at setup, latencies go to a fixed log-bucketed histogram, and the
-// clock is the time-stamp counter where there is one.
+// resolved at setup, latencies go to each thread's own copy of the engine's
+// histogram (ShardedLatencyHistogram::Snapshot, plain counters, merged at
+// the end), and the clock is the time-stamp counter where there is one.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,11 +31,12 @@
 #endif
 
 #include "hdrf/engine.h"
-#include "api/formats/json.h"
+#include "hdrf/json_line.h"
+#include "hdrf/latency_histogram.h"
 #include "hdrf/store_trace.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 #include "tools/replay_plot.h"
 
 namespace hdrf::tools {
@@ -103,11 +106,6 @@ const char kReplayUsage[] =
     "Exit codes: 0 done, 1 unreadable or corrupt trace or an engine error,\n"
     "2 bad usage.\n";
 
-int Usage(const std::string& msg) {
-  std::fprintf(stderr, "hdrf replay: %s\n", msg.c_str());
-  return 2;
-}
-
 // ---- clock -----------------------------------------------------------------------
 
 inline uint64_t SteadyNs() {
@@ -125,76 +123,6 @@ inline uint64_t Ticks() {
   return SteadyNs();
 #endif
 }
-
-// ---- latency histogram -------------------------------------------------------------
-
-// Log-bucketed like HdrHistogram: values below 64 exactly, above that 32
-// sub-buckets per power of two (<= 3.2% error). 15 KB, no allocation.
-class Histogram {
- public:
-  static constexpr int kBuckets = 1920;
-  void Record(uint64_t v) {
-    ++counts_[Index(v)];
-    sum_ += v;
-    if (v > max_) max_ = v;
-  }
-  void RecordN(uint64_t v, uint64_t n) {
-    counts_[Index(v)] += n;
-    sum_ += v * n;
-    if (v > max_) max_ = v;
-  }
-  void Merge(const Histogram& o) {
-    for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
-    sum_ += o.sum_;
-    max_ = std::max(max_, o.max_);
-  }
-  uint64_t count() const {
-    uint64_t c = 0;
-    for (uint64_t x : counts_) c += x;
-    return c;
-  }
-  uint64_t max() const { return max_; }
-  double mean() const {
-    uint64_t c = count();
-    return c ? static_cast<double>(sum_) / static_cast<double>(c) : 0;
-  }
-  // The value at quantile q (0..1): the middle of its bucket, at most max.
-  double Quantile(double q) const {
-    uint64_t c = count();
-    if (c == 0) return 0;
-    uint64_t target = static_cast<uint64_t>(std::ceil(q * static_cast<double>(c)));
-    target = std::clamp<uint64_t>(target, 1, c);
-    uint64_t seen = 0;
-    for (int i = 0; i < kBuckets; ++i) {
-      seen += counts_[i];
-      if (seen >= target) {
-        double mid = (static_cast<double>(Low(i)) + static_cast<double>(High(i))) / 2;
-        return std::min(mid, static_cast<double>(max_));
-      }
-    }
-    return static_cast<double>(max_);
-  }
-
- private:
-  static int Index(uint64_t v) {
-    if (v < 64) return static_cast<int>(v);
-    int e = 63 - std::countl_zero(v) - 5;
-    return e * 32 + static_cast<int>(v >> e);
-  }
-  static uint64_t Low(int i) {
-    if (i < 64) return static_cast<uint64_t>(i);
-    int e = i / 32 - 1;
-    return static_cast<uint64_t>(i - e * 32) << e;
-  }
-  static uint64_t High(int i) {
-    if (i < 64) return static_cast<uint64_t>(i);
-    int e = i / 32 - 1;
-    return ((static_cast<uint64_t>(i - e * 32) + 1) << e) - 1;
-  }
-  uint64_t counts_[kBuckets] = {};
-  unsigned __int128 sum_ = 0;
-  uint64_t max_ = 0;
-};
 
 // ---- stopping ----------------------------------------------------------------------
 
@@ -215,7 +143,8 @@ struct alignas(64) Worker {
   uint64_t skipped = 0;           // releases of refused allocations
   bool owes = false;              // some allocation of this thread was refused
   std::string first_error;
-  Histogram hist;
+  // Latencies in clock ticks (Ticks()); converted to ns in the report.
+  ShardedLatencyHistogram::Snapshot hist;
   std::vector<TraceEvent> events; // this thread's share (threads > 1)
   SharePlot* plot = nullptr;      // --plot: thread 0 samples shares
   uint64_t plot_every = 0, plot_next = 0, plot_ticks = 0;
@@ -360,7 +289,7 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
     while (i < count && ops.size() < g_batch && (ev[i].type == TraceEventType::kSubmit) == submits) {
       const TraceEvent& e = ev[i++];
       Engine::TaskOp op;
-      op.type = static_cast<Event::Type>(static_cast<uint8_t>(e.type));
+      op.type = ToEventType(e.type);
       op.n = e.n;
       if (submits) {
         op.spec = &c.jobs[e.job];
@@ -380,7 +309,7 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
     }
     if (timed) {
       const uint64_t t = Ticks();
-      w.hist.RecordN(t >= prev ? t - prev : 0, ops.size());
+      w.hist.Record(t >= prev ? t - prev : 0, ops.size());
       prev = t;
     }
   }
@@ -534,207 +463,211 @@ std::string TopLevel(const std::string& path) {
   return std::string(p.substr(0, p.find('/')));
 }
 
-}  // namespace
+// ---- flags -------------------------------------------------------------------------
 
-int CmdReplay(int argc, char** argv) {
-  Flags flags({"trace", "db", "durability", "threads", "until", "rate", "warmup", "duration", "partition",
-               "batch", "from-db", "plot", "plot-samples"},
-              {"json", "progress", "no-progress", "help"});
-  Status ps = flags.Parse(argc, argv, 2);
-  if (flags.Has("help")) {
-    std::fputs(kReplayUsage, stdout);
-    return 0;
-  }
-  if (!ps.ok()) return Usage(ps.message());
-  if (!flags.positional().empty())
-    return Usage("unexpected argument '" + flags.positional()[0] + "' (the trace goes after --trace)");
-  Config cfg;
+// An integer flag within lo..hi; `range` says what the bound is.
+std::optional<int> IntFlag(const Cli& flags, const char* name, int64_t def, int64_t lo, int64_t hi,
+                           const std::string& range, int64_t* out) {
+  auto v = flags.GetInt(name, def);
+  if (!v.ok()) return flags.Usage(v.status().message());
+  if (*v < lo || *v > hi) return flags.Usage("flag --" + std::string(name) + ": " + range);
+  *out = *v;
+  return std::nullopt;
+}
+
+// A flag > 0 when given (0 = not given).
+std::optional<int> PositiveFlag(const Cli& flags, const char* name, const char* unit, double* out) {
+  auto v = flags.GetDouble(name, 0);
+  if (!v.ok()) return flags.Usage(v.status().message());
+  if (flags.Has(name) && !(*v > 0)) return flags.Usage("flag --" + std::string(name) + ": must be > 0 " + unit);
+  *out = *v;
+  return std::nullopt;
+}
+
+// Where the events come from and go to: --trace / --from-db, --db, --plot.
+std::optional<int> SourceFlags(const Cli& flags, Config* cfg) {
   if (flags.Has("trace") == flags.Has("from-db"))
-    return Usage(flags.Has("trace") ? "--trace and --from-db exclude each other"
-                                    : "--trace FILE is required (or --from-db DIR; see --help)");
-  cfg.trace = flags.Get("trace");
-  cfg.from_db = flags.Get("from-db");
-  if (flags.Has("trace") && cfg.trace.empty()) return Usage("flag --trace: empty file name");
-  if (flags.Has("from-db") && cfg.from_db.empty()) return Usage("flag --from-db: empty directory name");
+    return flags.Usage(flags.Has("trace") ? "--trace and --from-db exclude each other"
+                                          : "--trace FILE is required (or --from-db DIR; see --help)");
+  cfg->trace = flags.Get("trace");
+  cfg->from_db = flags.Get("from-db");
+  if (flags.Has("trace") && cfg->trace.empty()) return flags.Usage("flag --trace: empty file name");
+  if (flags.Has("from-db") && cfg->from_db.empty()) return flags.Usage("flag --from-db: empty directory name");
   if (flags.Has("from-db") && flags.Has("until"))
-    return Usage("--until counts trace events; it does not apply to --from-db (the whole log is replayed)");
-  if (flags.Has("from-db") && flags.Has("db") && flags.Get("db") == cfg.from_db)
-    return Usage("--db must be a new store, not the --from-db store");
+    return flags.Usage("--until counts trace events; it does not apply to --from-db (the whole log is replayed)");
+  if (flags.Has("from-db") && flags.Has("db") && flags.Get("db") == cfg->from_db)
+    return flags.Usage("--db must be a new store, not the --from-db store");
   if (flags.Has("plot")) {
-    cfg.plot = flags.Get("plot");
-    if (Status p = CheckPlotPath(cfg.plot); !p.ok()) return Usage(p.message());
+    cfg->plot = flags.Get("plot");
+    if (Status p = CheckPlotPath(cfg->plot); !p.ok()) return flags.Usage(p.message());
   }
-  if (flags.Has("plot-samples") && !flags.Has("plot")) return Usage("--plot-samples needs --plot FILE.svg");
-  auto plot_samples = flags.GetInt("plot-samples", 200);
-  if (!plot_samples.ok()) return Usage(plot_samples.status().message());
-  if (*plot_samples < 1 || *plot_samples > 100000) return Usage("flag --plot-samples: must be in 1..100000");
-  cfg.plot_samples = *plot_samples;
-  cfg.db = flags.Get("db");
-  if (flags.Has("db") && cfg.db.empty()) return Usage("flag --db: empty directory name");
+  if (flags.Has("plot-samples") && !flags.Has("plot")) return flags.Usage("--plot-samples needs --plot FILE.svg");
+  cfg->db = flags.Get("db");
+  if (flags.Has("db") && cfg->db.empty()) return flags.Usage("flag --db: empty directory name");
   if (flags.Has("durability")) {
     auto d = ParseDurability(flags.Get("durability"));
-    if (!d.ok()) return Usage("flag --" + d.status().message());
-    cfg.durability = *d;
+    if (!d.ok()) return flags.Usage("flag --" + d.status().message());
+    cfg->durability = *d;
   }
-  auto threads = flags.GetInt("threads", 1);
-  if (!threads.ok()) return Usage(threads.status().message());
-  if (*threads < 1 || *threads > 1024) return Usage("flag --threads: must be in 1..1024");
-  cfg.threads = static_cast<int>(*threads);
-  if (flags.Has("until")) {
-    auto u = flags.GetInt("until", 0);
-    if (!u.ok()) return Usage(u.status().message());
-    if (*u < 0) return Usage("flag --until: must be >= 0");
-    cfg.until = static_cast<uint64_t>(*u);
-  }
-  auto warmup = flags.GetInt("warmup", 0);
-  if (!warmup.ok()) return Usage(warmup.status().message());
-  if (*warmup < 0) return Usage("flag --warmup: must be >= 0");
-  cfg.warmup = static_cast<uint64_t>(*warmup);
-  auto batch = flags.GetInt("batch", 1);
-  if (!batch.ok()) return Usage(batch.status().message());
-  if (*batch < 1 || *batch > 1000000) return Usage("flag --batch: must be within 1..1000000");
-  g_batch = static_cast<size_t>(*batch);
-  auto rate = flags.GetDouble("rate", 0);
-  if (!rate.ok()) return Usage(rate.status().message());
-  if (flags.Has("rate") && !(*rate > 0)) return Usage("flag --rate: must be > 0 events per second");
-  cfg.rate = *rate;
-  auto duration = flags.GetDouble("duration", 0);
-  if (!duration.ok()) return Usage(duration.status().message());
-  if (flags.Has("duration") && !(*duration > 0)) return Usage("flag --duration: must be > 0 seconds");
-  cfg.duration = *duration;
+  return std::nullopt;
+}
+
+// Parses and checks the flags into *cfg; the exit code when done.
+std::optional<int> ParseFlags(int argc, char** argv, Config* cfg) {
+  Cli flags("hdrf replay", kReplayUsage);
+  for (const char* f : {"trace", "db", "durability", "threads", "until", "rate", "warmup", "duration", "partition",
+                        "batch", "from-db", "plot", "plot-samples"})
+    flags.Value(f);
+  for (const char* f : {"json", "progress", "no-progress"}) flags.Bool(f);
+  flags.PositionalHint(" (the trace goes after --trace)");
+  if (auto exit = flags.Parse(argc, argv, 2)) return exit;
+  if (auto exit = SourceFlags(flags, cfg)) return exit;
+  int64_t threads, until, warmup, batch;
+  if (auto e = IntFlag(flags, "plot-samples", 200, 1, 100000, "must be in 1..100000", &cfg->plot_samples)) return e;
+  if (auto e = IntFlag(flags, "threads", 1, 1, 1024, "must be in 1..1024", &threads)) return e;
+  if (auto e = IntFlag(flags, "until", INT64_MAX, 0, INT64_MAX, "must be >= 0", &until)) return e;
+  if (auto e = IntFlag(flags, "warmup", 0, 0, INT64_MAX, "must be >= 0", &warmup)) return e;
+  if (auto e = IntFlag(flags, "batch", 1, 1, 1000000, "must be within 1..1000000", &batch)) return e;
+  if (auto e = PositiveFlag(flags, "rate", "events per second", &cfg->rate)) return e;
+  if (auto e = PositiveFlag(flags, "duration", "seconds", &cfg->duration)) return e;
+  cfg->threads = static_cast<int>(threads);
+  cfg->until = flags.Has("until") ? static_cast<uint64_t>(until) : UINT64_MAX;
+  cfg->warmup = static_cast<uint64_t>(warmup);
+  g_batch = static_cast<size_t>(batch);
   std::string partition = flags.Get("partition", "job");
   if (partition != "job" && partition != "subtree")
-    return Usage("flag --partition: '" + partition + "': expected job or subtree");
-  cfg.subtree = partition == "subtree";
+    return flags.Usage("flag --partition: '" + partition + "': expected job or subtree");
+  cfg->subtree = partition == "subtree";
   if (flags.Has("progress") && flags.Has("no-progress"))
-    return Usage("--progress and --no-progress contradict each other");
-  cfg.json = flags.Has("json");
+    return flags.Usage("--progress and --no-progress contradict each other");
+  cfg->json = flags.Has("json");
   bool tty = ::isatty(STDERR_FILENO) == 1;
-  cfg.progress = flags.Has("no-progress") ? 0 : flags.Has("progress") ? (tty ? 1 : 2) : (tty ? 1 : 0);
+  cfg->progress = flags.Has("no-progress") ? 0 : flags.Has("progress") ? (tty ? 1 : 2) : (tty ? 1 : 0);
+  return std::nullopt;
+}
 
-  const uint64_t calib_ticks0 = Ticks(), calib_ns0 = SteadyNs();
+// ---- phases ------------------------------------------------------------------------
 
-  // ---- read ----
-  StoreTrace from_db;  // --from-db: the store's checkpoint and log as a trace
-  auto trace_or = cfg.from_db.empty() ? ReadTrace(cfg.trace) : StatusOr<Trace>(Trace());
-  if (!cfg.from_db.empty()) {
-    auto st = ReadStoreTrace(cfg.from_db);
-    trace_or = st.ok() ? StatusOr<Trace>(std::move(st->trace)) : StatusOr<Trace>(st.status());
-    if (st.ok()) from_db = std::move(st).value();
-    cfg.trace = cfg.from_db;
+// The events to replay and where the phases end.
+struct Input {
+  Trace trace;
+  StoreTrace from_db;     // --from-db: the store's checkpoint and log as a trace
+  double read_s = 0;
+  uint64_t total = 0;     // trace events
+  uint64_t limit = 0;     // events applied (--until)
+  uint64_t setup_end = 0; // setup: events [0, setup_end)
+  uint64_t warm_end = 0;  // warm-up: [setup_end, warm_end); timed: [warm_end, limit)
+};
+
+StatusOr<Input> ReadInput(Config* cfg, uint64_t start_ns) {
+  Input in;
+  if (cfg->from_db.empty()) {
+    HDRF_ASSIGN_OR_RETURN(in.trace, ReadTrace(cfg->trace));
+  } else {
+    HDRF_ASSIGN_OR_RETURN(in.from_db, ReadStoreTrace(cfg->from_db));
+    in.trace = std::move(in.from_db.trace);
+    cfg->trace = cfg->from_db;
   }
-  if (!trace_or.ok()) {
-    std::fprintf(stderr, "hdrf replay: %s\n", trace_or.status().message().c_str());
-    return 1;
-  }
-  Trace trace = std::move(trace_or).value();
-  const double read_s = static_cast<double>(SteadyNs() - calib_ns0) / 1e9;
-  const uint64_t total = trace.events.size();
-  const uint64_t limit = std::min<uint64_t>(total, cfg.until);
+  in.read_s = static_cast<double>(SteadyNs() - start_ns) / 1e9;
+  in.total = in.trace.events.size();
+  in.limit = std::min<uint64_t>(in.total, cfg->until);
   // From a store: the checkpoint's submissions are the setup, its
   // allocations are applied untimed before any --warmup events.
-  const uint64_t setup_end = std::min<uint64_t>(cfg.from_db.empty() ? TraceSetupEvents(trace) : from_db.base_submits, limit);
-  const uint64_t warm_end =
-      std::min<uint64_t>(setup_end + (from_db.base_events - from_db.base_submits) + cfg.warmup, limit);
-  SharePlot plot;
+  in.setup_end =
+      std::min<uint64_t>(cfg->from_db.empty() ? TraceSetupEvents(in.trace) : in.from_db.base_submits, in.limit);
+  in.warm_end = std::min<uint64_t>(
+      in.setup_end + (in.from_db.base_events - in.from_db.base_submits) + cfg->warmup, in.limit);
+  return in;
+}
 
-  // ---- engine ----
-  EngineOptions opts;
-  opts.db_path = cfg.db;
-  opts.durability = cfg.durability;
-  auto engine_or = Engine::Create(trace.cluster, trace.queues, opts);
-  if (!engine_or.ok()) {
-    std::fprintf(stderr, "hdrf replay: %s\n", engine_or.status().message().c_str());
-    return 1;
+// Gives each worker its share of the timed events; each job's events stay
+// in order on one thread.
+void Partition(const Config& cfg, const Trace& trace, const TraceEvent* timed, size_t timed_count,
+               std::vector<Worker>& workers) {
+  std::vector<uint32_t> owner(trace.jobs.size());
+  if (cfg.subtree) {
+    std::map<std::string, uint32_t> tops;
+    for (const JobSpec& j : trace.jobs) tops.emplace(TopLevel(j.queue), 0);
+    uint32_t k = 0;
+    for (auto& kv : tops) kv.second = k++;
+    for (size_t j = 0; j < trace.jobs.size(); ++j)
+      owner[j] = tops[TopLevel(trace.jobs[j].queue)] % static_cast<uint32_t>(cfg.threads);
+  } else {
+    for (size_t j = 0; j < owner.size(); ++j) owner[j] = static_cast<uint32_t>(j % cfg.threads);
   }
-  std::unique_ptr<Engine> engine = std::move(engine_or).value();
+  std::vector<size_t> sizes(workers.size(), 0);
+  for (size_t i = 0; i < timed_count; ++i) ++sizes[owner[timed[i].job]];
+  for (size_t t = 0; t < workers.size(); ++t) workers[t].events.reserve(sizes[t]);
+  for (size_t i = 0; i < timed_count; ++i) workers[owner[timed[i].job]].events.push_back(timed[i]);
+}
 
-  std::vector<JobRef> refs(trace.jobs.size());
-  std::vector<uint32_t> debt(trace.jobs.size(), 0);
-  Shared shared{engine.get(), refs.data(), trace.jobs.data(), debt.data()};
-  std::vector<Worker> workers(static_cast<size_t>(cfg.threads));
-
-  g_stop.store(false);
-  g_interrupted.store(false);
-  auto old_sigint = ::signal(SIGINT, OnSigint);
-  Reporter reporter(engine.get(), !cfg.db.empty(), cfg.progress, &workers);
-
-  // ---- setup: the leading submissions, in order ----
-  reporter.Phase("setup", setup_end);
-  uint64_t setup_ns0 = SteadyNs();
-  size_t applied = RunUntimed(shared, trace.events.data(), setup_end, workers[0]);
-  const double setup_s = static_cast<double>(SteadyNs() - setup_ns0) / 1e9;
-  if (workers[0].refused > 0) {
-    reporter.Stop();
-    ::signal(SIGINT, old_sigint);
-    std::fprintf(stderr, "hdrf replay: %s: setup failed: %s\n", cfg.trace.c_str(),
-                 workers[0].first_error.c_str());
-    return 1;
-  }
-  if (!cfg.plot.empty()) plot.Sample(*engine);
-  // ---- warm-up: in order, untimed ----
+// What setup and warm-up left behind.
+struct Untimed {
+  double setup_s = 0;
   uint64_t warm_refused = 0, warm_skipped = 0;
-  if (applied == setup_end && warm_end > setup_end) {
+  std::string first_error;
+};
+
+// Setup (the leading submissions) and warm-up, in order on worker 0.
+// Fails when a setup event is refused.
+StatusOr<Untimed> RunSetupAndWarmup(const Config& cfg, const Input& in, const Shared& shared, SharePlot* plot,
+                                    Reporter* reporter, std::vector<Worker>& workers) {
+  Untimed u;
+  reporter->Phase("setup", in.setup_end);
+  const uint64_t setup_ns0 = SteadyNs();
+  size_t applied = RunUntimed(shared, in.trace.events.data(), in.setup_end, workers[0]);
+  u.setup_s = static_cast<double>(SteadyNs() - setup_ns0) / 1e9;
+  if (workers[0].refused > 0)
+    return Status::InvalidArgument(cfg.trace + ": setup failed: " + workers[0].first_error);
+  if (!cfg.plot.empty()) plot->Sample(*shared.engine);
+  if (applied == in.setup_end && in.warm_end > in.setup_end) {
     workers[0].done.store(0);
-    reporter.Phase("warmup", warm_end - setup_end);
-    applied += RunUntimed(shared, trace.events.data() + setup_end, warm_end - setup_end, workers[0]);
-    warm_refused = workers[0].refused;
-    warm_skipped = workers[0].skipped;
+    reporter->Phase("warmup", in.warm_end - in.setup_end);
+    RunUntimed(shared, in.trace.events.data() + in.setup_end, in.warm_end - in.setup_end, workers[0]);
+    u.warm_refused = workers[0].refused;
+    u.warm_skipped = workers[0].skipped;
   }
-  std::string first_error = workers[0].first_error;
+  u.first_error = workers[0].first_error;
   // Tasks owed by refused warm-up allocations belong to whichever thread
   // owns their job now.
   for (Worker& w : workers) w.owes = workers[0].owes;
   workers[0].refused = workers[0].skipped = 0;
   workers[0].first_error.clear();
   workers[0].done.store(0);
+  return u;
+}
 
-  // ---- timed replay ----
-  const TraceEvent* timed = trace.events.data() + warm_end;
-  const size_t timed_count = g_stop.load() ? 0 : static_cast<size_t>(limit - warm_end);
+// The timed replay on cfg.threads threads; returns its wall time in ns.
+uint64_t RunTimedPhase(const Config& cfg, Input& in, const Shared& shared, SharePlot* plot, Reporter* reporter,
+                       std::vector<Worker>& workers) {
+  const TraceEvent* timed = in.trace.events.data() + in.warm_end;
+  const size_t timed_count = g_stop.load() ? 0 : static_cast<size_t>(in.limit - in.warm_end);
   if (cfg.threads > 1) {
-    // Partition before the clock starts; each job's events stay in order.
-    std::vector<uint32_t> owner(trace.jobs.size());
-    if (cfg.subtree) {
-      std::map<std::string, uint32_t> tops;
-      for (const JobSpec& j : trace.jobs) tops.emplace(TopLevel(j.queue), 0);
-      uint32_t k = 0;
-      for (auto& kv : tops) kv.second = k++;
-      for (size_t j = 0; j < trace.jobs.size(); ++j)
-        owner[j] = tops[TopLevel(trace.jobs[j].queue)] % static_cast<uint32_t>(cfg.threads);
-    } else {
-      for (size_t j = 0; j < owner.size(); ++j) owner[j] = static_cast<uint32_t>(j % cfg.threads);
-    }
-    std::vector<size_t> sizes(workers.size(), 0);
-    for (size_t i = 0; i < timed_count; ++i) ++sizes[owner[timed[i].job]];
-    for (size_t t = 0; t < workers.size(); ++t) workers[t].events.reserve(sizes[t]);
-    for (size_t i = 0; i < timed_count; ++i) workers[owner[timed[i].job]].events.push_back(timed[i]);
-  }
-  // The events are no longer needed once partitioned.
-  if (cfg.threads > 1) {
-    trace.events.clear();
-    trace.events.shrink_to_fit();
+    // Partition before the clock starts; the events are then no longer needed.
+    Partition(cfg, in.trace, timed, timed_count, workers);
+    in.trace.events.clear();
+    in.trace.events.shrink_to_fit();
     timed = nullptr;
   }
-
   if (!cfg.plot.empty()) {
-    plot.Sample(*engine);
-    workers[0].plot = &plot;
-    workers[0].plot_every = std::max<uint64_t>(1, workers[0].events.size() ? workers[0].events.size() / cfg.plot_samples
-                                                                            : timed_count / cfg.plot_samples);
-    workers[0].plot_next = workers[0].plot_every;
+    plot->Sample(*shared.engine);
+    Worker& w0 = workers[0];
+    w0.plot = plot;
+    w0.plot_every = std::max<uint64_t>(1, w0.events.size() ? w0.events.size() / cfg.plot_samples
+                                                           : timed_count / cfg.plot_samples);
+    w0.plot_next = w0.plot_every;
   }
-  reporter.Phase("replay", timed_count);
+  reporter->Phase("replay", timed_count);
   Pace pace;
   pace.rate = cfg.rate / cfg.threads;
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
   auto run = [&](size_t t, const TraceEvent* ev, size_t count) {
     if (cfg.rate > 0)
       RunTimed<true>(shared, ev, count, workers[t], pace);
     else
       RunTimed<false>(shared, ev, count, workers[t], pace);
   };
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
   if (cfg.threads > 1) {
     for (size_t t = 0; t < workers.size(); ++t) {
       pool.emplace_back([&, t] {
@@ -751,12 +684,153 @@ int CmdReplay(int argc, char** argv) {
   } else {
     run(0, timed, timed_count);
   }
-  const uint64_t t1_ns = SteadyNs();
-  double seconds = static_cast<double>(t1_ns - t0_ns) / 1e9;
+  return SteadyNs() - t0_ns;
+}
 
+// ---- report ------------------------------------------------------------------------
+
+// The run's figures, latencies in ns.
+struct Figures {
+  uint64_t events = 0, refused = 0, skipped = 0;
+  uint64_t p50 = 0, p99 = 0, p999 = 0, lmax = 0, lmean = 0;
+  double seconds = 0, eps = 0, plot_s = 0;
+  std::string first_error;
+};
+
+// Merges the workers' counts and latencies; the tick clock is calibrated
+// against steady_clock over the whole run (from calib_ticks0 / calib_ns0).
+Figures Summarize(const Config& cfg, std::vector<Worker>& workers, uint64_t timed_ns, uint64_t calib_ticks0,
+                  uint64_t calib_ns0) {
+  Figures f;
+  ShardedLatencyHistogram::Snapshot hist;  // ticks
+  for (Worker& w : workers) {
+    hist.Merge(w.hist);
+    f.events += w.done.load();
+    f.refused += w.refused;
+    f.skipped += w.skipped;
+    if (f.first_error.empty() && !w.first_error.empty()) f.first_error = w.first_error;
+  }
+  uint64_t calib_ticks1 = Ticks(), calib_ns1 = SteadyNs();
+  if (calib_ns1 - calib_ns0 < 20'000'000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    calib_ticks1 = Ticks();
+    calib_ns1 = SteadyNs();
+  }
+  const double ns_per_tick = calib_ticks1 > calib_ticks0 ? static_cast<double>(calib_ns1 - calib_ns0) /
+                                                               static_cast<double>(calib_ticks1 - calib_ticks0)
+                                                         : 1.0;
+  auto ns = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks * ns_per_tick)); };
+  f.p50 = ns(static_cast<double>(hist.Percentile(50)));
+  f.p99 = ns(static_cast<double>(hist.Percentile(99)));
+  f.p999 = ns(static_cast<double>(hist.Percentile(99.9)));
+  f.lmax = ns(static_cast<double>(hist.max_ns));
+  f.lmean = ns(hist.MeanNs());
+  // Sampling for --plot stopped thread 0, the only thread with one.
+  f.plot_s = static_cast<double>(ns(static_cast<double>(workers[0].plot_ticks))) / 1e9;
+  f.seconds = static_cast<double>(timed_ns) / 1e9;
+  if (cfg.threads == 1) f.seconds = std::max(0.0, f.seconds - f.plot_s);
+  f.eps = f.seconds > 0 ? static_cast<double>(f.events) / f.seconds : 0;
+  return f;
+}
+
+void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figures& f, const Engine& engine,
+               const SharePlot& plot, bool interrupted) {
+  const char* durability = cfg.db.empty() ? "none" : DurabilityName(cfg.durability);
+  Json j = {{"events", f.events}, {"seconds", f.seconds}, {"events_per_sec", f.eps},
+            {"latency_ns", {{"p50", f.p50}, {"p99", f.p99}, {"p999", f.p999}}}, {"digest", engine.DigestHex()},
+            {"last_seq", engine.last_seq()}, {"refused", f.refused}, {"skipped_releases", f.skipped + u.warm_skipped},
+            {"threads", cfg.threads}, {"partition", cfg.subtree ? "subtree" : "job"},
+            {"durability", durability}, {"trace", cfg.trace}, {"trace_events", in.total},
+            {"setup_events", in.setup_end}, {"setup_seconds", u.setup_s}, {"warmup", in.warm_end - in.setup_end},
+            {"warmup_refused", u.warm_refused}, {"latency_mean_ns", f.lmean}, {"latency_max_ns", f.lmax},
+            {"read_seconds", in.read_s}, {"jobs", in.trace.jobs.size()}, {"queues", in.trace.queues.size()},
+            {"rate", cfg.rate}, {"interrupted", interrupted}};
+  if (!cfg.plot.empty()) {
+    j["plot"] = cfg.plot;
+    j["plot_samples"] = plot.samples();
+    j["plot_seconds"] = f.plot_s;
+  }
+  if (!cfg.from_db.empty()) {
+    j["from_db"] = cfg.from_db;
+    j["store_last_seq"] = in.from_db.last_seq;
+    j["checkpoint_seq"] = in.from_db.checkpoint_seq;
+    j["base_events"] = in.from_db.base_events;
+  }
+  std::printf("%s\n", JsonLine(j).c_str());
+}
+
+void PrintText(const Config& cfg, const Input& in, const Untimed& u, const Figures& f, const Engine& engine,
+               const SharePlot& plot) {
+  std::printf("trace     %s: %zu queues, %zu jobs, %llu events (read in %.2f s)\n", cfg.trace.c_str(),
+              in.trace.queues.size(), in.trace.jobs.size(), static_cast<unsigned long long>(in.total), in.read_s);
+  std::printf("setup     %llu submissions in %.2f s", static_cast<unsigned long long>(in.setup_end), u.setup_s);
+  if (in.warm_end > in.setup_end)
+    std::printf("; warm-up %llu events", static_cast<unsigned long long>(in.warm_end - in.setup_end));
+  std::printf("\n");
+  std::printf("replayed  %llu events in %.3f s on %d thread%s: %s events/s%s\n",
+              static_cast<unsigned long long>(f.events), f.seconds, cfg.threads, cfg.threads == 1 ? "" : "s",
+              Rate(f.eps).c_str(), cfg.db.empty() ? " (memory only)" : "");
+  std::printf("latency   p50 %s, p99 %s, p99.9 %s, max %s (mean %s)\n", Duration(static_cast<double>(f.p50)).c_str(),
+              Duration(static_cast<double>(f.p99)).c_str(), Duration(static_cast<double>(f.p999)).c_str(),
+              Duration(static_cast<double>(f.lmax)).c_str(), Duration(static_cast<double>(f.lmean)).c_str());
+  std::printf("refused   %llu (skipped releases %llu)\n", static_cast<unsigned long long>(f.refused + u.warm_refused),
+              static_cast<unsigned long long>(f.skipped + u.warm_skipped));
+  if (!cfg.db.empty())
+    std::printf("store     %s (durability %s)\n", cfg.db.c_str(), DurabilityName(cfg.durability));
+  std::printf("digest    %s\n", engine.DigestHex().c_str());
+  std::printf("last_seq  %llu\n", static_cast<unsigned long long>(engine.last_seq()));
+  if (!cfg.from_db.empty())
+    std::printf("store     %s: checkpoint at event %llu, log to event %llu (rebuilt in %llu untimed events)\n",
+                cfg.from_db.c_str(), static_cast<unsigned long long>(in.from_db.checkpoint_seq),
+                static_cast<unsigned long long>(in.from_db.last_seq),
+                static_cast<unsigned long long>(in.from_db.base_events));
+  if (!cfg.plot.empty())
+    std::printf("plot      %s: %zu samples, %.3f s sampling (not counted above)\n", cfg.plot.c_str(),
+                plot.samples(), f.plot_s);
+}
+
+}  // namespace
+
+int CmdReplay(int argc, char** argv) {
+  Config cfg;
+  if (auto exit = ParseFlags(argc, argv, &cfg)) return *exit;
+  const uint64_t calib_ticks0 = Ticks(), calib_ns0 = SteadyNs();
+  auto in_or = ReadInput(&cfg, calib_ns0);
+  if (!in_or.ok()) {
+    std::fprintf(stderr, "hdrf replay: %s\n", in_or.status().message().c_str());
+    return 1;
+  }
+  Input& in = *in_or;
+  EngineOptions opts;
+  opts.db_path = cfg.db;
+  opts.durability = cfg.durability;
+  auto engine_or = Engine::Create(in.trace.cluster, in.trace.queues, opts);
+  if (!engine_or.ok()) {
+    std::fprintf(stderr, "hdrf replay: %s\n", engine_or.status().message().c_str());
+    return 1;
+  }
+  std::unique_ptr<Engine> engine = std::move(engine_or).value();
+  std::vector<JobRef> refs(in.trace.jobs.size());
+  std::vector<uint32_t> debt(in.trace.jobs.size(), 0);
+  Shared shared{engine.get(), refs.data(), in.trace.jobs.data(), debt.data()};
+  std::vector<Worker> workers(static_cast<size_t>(cfg.threads));
+  SharePlot plot;
+
+  g_stop.store(false);
+  g_interrupted.store(false);
+  auto old_sigint = ::signal(SIGINT, OnSigint);
+  Reporter reporter(engine.get(), !cfg.db.empty(), cfg.progress, &workers);
+  auto untimed = RunSetupAndWarmup(cfg, in, shared, &plot, &reporter, workers);
+  if (!untimed.ok()) {
+    reporter.Stop();
+    ::signal(SIGINT, old_sigint);
+    std::fprintf(stderr, "hdrf replay: %s\n", untimed.status().message().c_str());
+    return 1;
+  }
+  const uint64_t timed_ns = RunTimedPhase(cfg, in, shared, &plot, &reporter, workers);
   if (!cfg.plot.empty()) plot.Sample(*engine);
 
-  // ---- persistence: make everything durable ----
+  // Make everything durable.
   Status close_status;
   if (!cfg.db.empty()) {
     close_status = engine->Flush();
@@ -769,106 +843,26 @@ int CmdReplay(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  // ---- report ----
-  Histogram hist;
-  uint64_t events = 0, refused = 0, skipped = 0;
-  for (Worker& w : workers) {
-    hist.Merge(w.hist);
-    events += w.done.load();
-    refused += w.refused;
-    skipped += w.skipped;
-    if (first_error.empty() && !w.first_error.empty()) first_error = w.first_error;
-  }
-  // Calibrate the tick clock against steady_clock over the whole run.
-  uint64_t calib_ticks1 = Ticks(), calib_ns1 = SteadyNs();
-  if (calib_ns1 - calib_ns0 < 20'000'000) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    calib_ticks1 = Ticks();
-    calib_ns1 = SteadyNs();
-  }
-  const double ns_per_tick = calib_ticks1 > calib_ticks0 ? static_cast<double>(calib_ns1 - calib_ns0) /
-                                                               static_cast<double>(calib_ticks1 - calib_ticks0)
-                                                         : 1.0;
-  auto ns = [&](double ticks) { return static_cast<uint64_t>(std::llround(ticks * ns_per_tick)); };
-  const uint64_t p50 = ns(hist.Quantile(0.50)), p99 = ns(hist.Quantile(0.99)),
-                 p999 = ns(hist.Quantile(0.999)), lmax = ns(static_cast<double>(hist.max())),
-                 lmean = ns(hist.mean());
-  // Sampling for --plot stopped thread 0, the only thread with one.
-  const double plot_s = static_cast<double>(ns(static_cast<double>(workers[0].plot_ticks))) / 1e9;
-  if (cfg.threads == 1) seconds = std::max(0.0, seconds - plot_s);
-  const double eps = seconds > 0 ? static_cast<double>(events) / seconds : 0;
-  std::string extra_json;
+  Figures f = Summarize(cfg, workers, timed_ns, calib_ticks0, calib_ns0);
+  if (!untimed->first_error.empty()) f.first_error = untimed->first_error;  // the earliest
   Status plot_status;
   if (!cfg.plot.empty()) {
     plot_status = plot.Write(cfg.plot, "Dominant share of the top-level queues: " + cfg.trace);
     if (!plot_status.ok()) std::fprintf(stderr, "hdrf replay: %s\n", plot_status.message().c_str());
-    extra_json += ", \"plot\": " + json::Quote(cfg.plot) + ", \"plot_samples\": " + std::to_string(plot.samples()) +
-                  ", \"plot_seconds\": " + json::Number(plot_s);
   }
-  if (!cfg.from_db.empty())
-    extra_json += ", \"from_db\": " + json::Quote(cfg.from_db) +
-                  ", \"store_last_seq\": " + std::to_string(from_db.last_seq) +
-                  ", \"checkpoint_seq\": " + std::to_string(from_db.checkpoint_seq) +
-                  ", \"base_events\": " + std::to_string(from_db.base_events);
-  const std::string digest = engine->DigestHex();
-  const uint64_t last_seq = engine->last_seq();
   const bool interrupted = g_interrupted.load();
-  const char* durability = cfg.db.empty() ? "none" : DurabilityName(cfg.durability);
-
-  if (refused + warm_refused > 0)
+  if (f.refused + untimed->warm_refused > 0)
     std::fprintf(stderr, "hdrf replay: %llu events refused%s; first: %s\n",
-                 static_cast<unsigned long long>(refused + warm_refused),
+                 static_cast<unsigned long long>(f.refused + untimed->warm_refused),
                  cfg.threads > 1 ? " (cluster full while another thread had not released yet)" : "",
-                 first_error.c_str());
-  if (!close_status.ok()) std::fprintf(stderr, "hdrf replay: store %s: %s\n", cfg.db.c_str(), close_status.message().c_str());
+                 f.first_error.c_str());
+  if (!close_status.ok())
+    std::fprintf(stderr, "hdrf replay: store %s: %s\n", cfg.db.c_str(), close_status.message().c_str());
   if (interrupted) std::fprintf(stderr, "hdrf replay: interrupted\n");
-
-  if (cfg.json) {
-    std::printf(
-        "{\"events\": %llu, \"seconds\": %s, \"events_per_sec\": %s, "
-        "\"latency_ns\": {\"p50\": %llu, \"p99\": %llu, \"p999\": %llu}, \"digest\": \"%s\", "
-        "\"last_seq\": %llu, \"refused\": %llu, \"skipped_releases\": %llu, \"threads\": %d, "
-        "\"partition\": \"%s\", \"durability\": \"%s\", \"trace\": %s, \"trace_events\": %llu, "
-        "\"setup_events\": %llu, \"setup_seconds\": %s, \"warmup\": %llu, \"warmup_refused\": %llu, "
-        "\"latency_mean_ns\": %llu, \"latency_max_ns\": %llu, \"read_seconds\": %s, \"jobs\": %zu, "
-        "\"queues\": %zu, \"rate\": %s, \"interrupted\": %s%s}\n",
-        static_cast<unsigned long long>(events), json::Number(seconds).c_str(), json::Number(eps).c_str(),
-        static_cast<unsigned long long>(p50), static_cast<unsigned long long>(p99),
-        static_cast<unsigned long long>(p999), digest.c_str(), static_cast<unsigned long long>(last_seq),
-        static_cast<unsigned long long>(refused), static_cast<unsigned long long>(skipped + warm_skipped),
-        cfg.threads, cfg.subtree ? "subtree" : "job", durability, json::Quote(cfg.trace).c_str(),
-        static_cast<unsigned long long>(total), static_cast<unsigned long long>(setup_end),
-        json::Number(setup_s).c_str(), static_cast<unsigned long long>(warm_end - setup_end),
-        static_cast<unsigned long long>(warm_refused), static_cast<unsigned long long>(lmean),
-        static_cast<unsigned long long>(lmax), json::Number(read_s).c_str(), trace.jobs.size(),
-        trace.queues.size(), json::Number(cfg.rate).c_str(), interrupted ? "true" : "false", extra_json.c_str());
-  } else {
-    std::printf("trace     %s: %zu queues, %zu jobs, %llu events (read in %.2f s)\n", cfg.trace.c_str(),
-                trace.queues.size(), trace.jobs.size(), static_cast<unsigned long long>(total), read_s);
-    std::printf("setup     %llu submissions in %.2f s", static_cast<unsigned long long>(setup_end), setup_s);
-    if (warm_end > setup_end)
-      std::printf("; warm-up %llu events", static_cast<unsigned long long>(warm_end - setup_end));
-    std::printf("\n");
-    std::printf("replayed  %llu events in %.3f s on %d thread%s: %s events/s%s\n",
-                static_cast<unsigned long long>(events), seconds, cfg.threads, cfg.threads == 1 ? "" : "s",
-                Rate(eps).c_str(), cfg.db.empty() ? " (memory only)" : "");
-    std::printf("latency   p50 %s, p99 %s, p99.9 %s, max %s (mean %s)\n", Duration(static_cast<double>(p50)).c_str(),
-                Duration(static_cast<double>(p99)).c_str(), Duration(static_cast<double>(p999)).c_str(),
-                Duration(static_cast<double>(lmax)).c_str(), Duration(static_cast<double>(lmean)).c_str());
-    std::printf("refused   %llu (skipped releases %llu)\n", static_cast<unsigned long long>(refused + warm_refused),
-                static_cast<unsigned long long>(skipped + warm_skipped));
-    if (!cfg.db.empty()) std::printf("store     %s (durability %s)\n", cfg.db.c_str(), durability);
-    std::printf("digest    %s\n", digest.c_str());
-    std::printf("last_seq  %llu\n", static_cast<unsigned long long>(last_seq));
-    if (!cfg.from_db.empty())
-      std::printf("store     %s: checkpoint at event %llu, log to event %llu (rebuilt in %llu untimed events)\n",
-                  cfg.from_db.c_str(), static_cast<unsigned long long>(from_db.checkpoint_seq),
-                  static_cast<unsigned long long>(from_db.last_seq),
-                  static_cast<unsigned long long>(from_db.base_events));
-    if (!cfg.plot.empty())
-      std::printf("plot      %s: %zu samples, %.3f s sampling (not counted above)\n", cfg.plot.c_str(),
-                  plot.samples(), plot_s);
-  }
+  if (cfg.json)
+    PrintJson(cfg, in, *untimed, f, *engine, plot, interrupted);
+  else
+    PrintText(cfg, in, *untimed, f, *engine, plot);
   std::fflush(stdout);
   if (interrupted) return 130;
   return close_status.ok() && plot_status.ok() ? 0 : 1;

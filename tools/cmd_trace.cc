@@ -6,10 +6,10 @@
 #include <cstring>
 #include <string>
 
-#include "api/formats/json.h"
+#include "hdrf/json_line.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 
@@ -73,25 +73,19 @@ std::string AmountsText(const ResourceAmounts& a) {
   return out;
 }
 
-std::string AmountsJson(const ResourceAmounts& a) {
-  std::string out = "{";
-  for (const auto& [name, v] : a) {
-    if (out.size() > 1) out += ", ";
-    out += json::Quote(name) + ": " + json::Number(v);
-  }
-  return out + "}";
+Json AmountsJson(const ResourceAmounts& a) {
+  Json out = Json::object();
+  for (const auto& [name, v] : a) out[name] = v;
+  return out;
 }
 
 int Gen(int argc, char** argv) {
-  Flags flags({"jobs", "depth", "fanout", "events", "seed", "out", "load", "users", "max-tasks", "alloc-percent"},
-              {"saturate", "full-use", "json", "help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kTraceUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage("gen: " + s.message());
-  if (!flags.positional().empty()) return Usage("gen: unexpected argument '" + flags.positional()[0] + "'");
+  Cli flags("hdrf trace: gen", kTraceUsage);
+  for (const char* f : {"jobs", "depth", "fanout", "events", "seed", "out", "load", "users", "max-tasks",
+                        "alloc-percent"})
+    flags.Value(f);
+  for (const char* f : {"saturate", "full-use", "json"}) flags.Bool(f);
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
   if (!flags.Has("out")) return Usage("gen: --out FILE is required (see --help)");
   TraceGenOptions o;
   auto get_int = [&](const char* name, int64_t def, int64_t lo, int64_t hi, int64_t* out) -> Status {
@@ -152,17 +146,13 @@ int Gen(int argc, char** argv) {
   uint64_t bytes = FileSize(out);
   const double E = static_cast<double>(std::max<int64_t>(o.events, 1));
   if (flags.Has("json")) {
-    std::printf(
-        "{\"out\": %s, \"bytes\": %llu, \"queues\": %zu, \"leaves\": %zu, \"jobs\": %zu, "
-        "\"events\": %zu, \"setup_events\": %lld, \"task_events\": %lld, \"cluster\": %s, "
-        "\"allocates\": %lld, \"releases\": %lld, \"refits\": %lld, \"saturated_fraction\": %s, "
-        "\"flip_fraction\": %s, \"gen_seconds\": %s, \"write_seconds\": %s}\n",
-        json::Quote(out).c_str(), static_cast<unsigned long long>(bytes), trace->queues.size(), st.leaves,
-        trace->jobs.size(), trace->events.size(), static_cast<long long>(o.jobs),
-        static_cast<long long>(o.events), AmountsJson(trace->cluster).c_str(),
-        static_cast<long long>(st.allocates), static_cast<long long>(st.releases),
-        static_cast<long long>(st.refits), json::Number(st.saturated / E).c_str(),
-        json::Number(st.flips / E).c_str(), json::Number(gen_s).c_str(), json::Number(write_s).c_str());
+    Json j = {{"out", out}, {"bytes", bytes}, {"queues", trace->queues.size()}, {"leaves", st.leaves},
+              {"jobs", trace->jobs.size()}, {"events", trace->events.size()}, {"setup_events", o.jobs},
+              {"task_events", o.events}, {"cluster", AmountsJson(trace->cluster)},
+              {"allocates", st.allocates}, {"releases", st.releases}, {"refits", st.refits},
+              {"saturated_fraction", st.saturated / E}, {"flip_fraction", st.flips / E},
+              {"gen_seconds", gen_s}, {"write_seconds", write_s}};
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("wrote %s: %llu bytes in %.2f s (generate %.2f s, write %.2f s)\n", out.c_str(),
                 static_cast<unsigned long long>(bytes), gen_s + write_s, gen_s, write_s);
@@ -181,13 +171,10 @@ int Gen(int argc, char** argv) {
 }
 
 int Info(int argc, char** argv) {
-  Flags flags({}, {"json", "help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kTraceUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage("info: " + s.message());
+  Cli flags("hdrf trace: info", kTraceUsage);
+  flags.Bool("json");
+  flags.Positionals();
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
   if (flags.positional().size() != 1) return Usage("info: expected one trace FILE (see --help)");
   const std::string path = flags.positional()[0];
   auto t0 = std::chrono::steady_clock::now();
@@ -202,15 +189,11 @@ int Info(int argc, char** argv) {
   size_t setup = TraceSetupEvents(*trace);
   uint64_t bytes = FileSize(path);
   if (flags.Has("json")) {
-    std::printf(
-        "{\"trace\": %s, \"bytes\": %llu, \"version\": %u, \"queues\": %zu, \"jobs\": %zu, \"events\": %zu, "
-        "\"setup_events\": %zu, \"allocate\": %lld, \"release\": %lld, \"finish\": %lld, \"submit\": %lld, "
-        "\"remove\": %lld, \"cluster\": %s, \"read_seconds\": %s}\n",
-        json::Quote(path).c_str(), static_cast<unsigned long long>(bytes), kTraceVersion,
-        trace->queues.size(), trace->jobs.size(), trace->events.size(), setup,
-        static_cast<long long>(counts[0]), static_cast<long long>(counts[1]),
-        static_cast<long long>(counts[2]), static_cast<long long>(counts[3]),
-        static_cast<long long>(counts[4]), AmountsJson(trace->cluster).c_str(), json::Number(read_s).c_str());
+    Json j = {{"trace", path}, {"bytes", bytes}, {"version", kTraceVersion}, {"queues", trace->queues.size()},
+              {"jobs", trace->jobs.size()}, {"events", trace->events.size()}, {"setup_events", setup},
+              {"allocate", counts[0]}, {"release", counts[1]}, {"finish", counts[2]}, {"submit", counts[3]},
+              {"remove", counts[4]}, {"cluster", AmountsJson(trace->cluster)}, {"read_seconds", read_s}};
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("%s: hdrf trace version %u, %llu bytes, checksums ok (read in %.2f s)\n", path.c_str(),
                 kTraceVersion, static_cast<unsigned long long>(bytes), read_s);
@@ -227,14 +210,9 @@ int Info(int argc, char** argv) {
 }
 
 int Cut(int argc, char** argv) {
-  Flags flags({"trace", "until", "out"}, {"help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kTraceUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return Usage("cut: " + s.message());
-  if (!flags.positional().empty()) return Usage("cut: unexpected argument '" + flags.positional()[0] + "'");
+  Cli flags("hdrf trace: cut", kTraceUsage);
+  for (const char* f : {"trace", "until", "out"}) flags.Value(f);
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
   if (!flags.Has("trace")) return Usage("cut: --trace FILE is required");
   if (!flags.Has("out")) return Usage("cut: --out FILE is required");
   if (!flags.Has("until")) return Usage("cut: --until SEQ is required");

@@ -7,11 +7,11 @@
 #include <string>
 
 #include "hdrf/config.h"
-#include "api/formats/json.h"
+#include "hdrf/json_line.h"
 #include "hdrf/trace.h"
 #include "hdrf/trace_import.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 
@@ -41,23 +41,15 @@ const char kImportUsage[] =
     "Errors name FILE:LINE and what is wrong; the exit code is then 1 (2 for\n"
     "bad usage).\n";
 
-int ImportUsage(const std::string& msg) {
-  std::fprintf(stderr, "hdrf trace import: %s\n", msg.c_str());
-  return 2;
-}
-
 }  // namespace
 
 int CmdTraceImport(int argc, char** argv) {
-  Flags flags({"from", "config", "out"}, {"no-check", "json", "help"});
-  Status s = flags.Parse(argc, argv, 3);
-  if (flags.Has("help")) {
-    std::fputs(kImportUsage, stdout);
-    return 0;
-  }
-  if (!s.ok()) return ImportUsage(s.message());
-  if (!flags.positional().empty())
-    return ImportUsage("unexpected argument '" + flags.positional()[0] + "' (the events go after --from)");
+  Cli flags("hdrf trace import", kImportUsage);
+  for (const char* f : {"from", "config", "out"}) flags.Value(f);
+  for (const char* f : {"no-check", "json"}) flags.Bool(f);
+  flags.PositionalHint(" (the events go after --from)");
+  if (auto exit = flags.Parse(argc, argv, 3)) return *exit;
+  auto ImportUsage = [&](const std::string& msg) { return flags.Usage(msg); };
   if (!flags.Has("from") || flags.Get("from").empty()) return ImportUsage("--from FILE is required (see --help)");
   if (!flags.Has("out") || flags.Get("out").empty()) return ImportUsage("--out TRACE is required (see --help)");
   if (flags.Has("config") && flags.Get("config").empty()) return ImportUsage("flag --config: empty file name");
@@ -97,13 +89,11 @@ int CmdTraceImport(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t setup = TraceSetupEvents(*trace);
   if (flags.Has("json")) {
-    std::printf(
-        "{\"from\": %s, \"out\": %s, \"lines\": %zu, \"events\": %zu, \"setup_events\": %zu, \"jobs\": %zu, "
-        "\"queues\": %zu, \"queue_lines\": %zu, \"cluster_lines\": %zu, \"checked\": %s, \"digest\": %s, "
-        "\"seconds\": %s}\n",
-        json::Quote(from).c_str(), json::Quote(out).c_str(), stats.lines, stats.events, setup, trace->jobs.size(),
-        trace->queues.size(), stats.queue_lines, stats.cluster_lines, o.check ? "true" : "false",
-        o.check ? json::Quote(stats.digest).c_str() : "null", json::Number(secs).c_str());
+    Json j = {{"from", from}, {"out", out}, {"lines", stats.lines}, {"events", stats.events},
+              {"setup_events", setup}, {"jobs", trace->jobs.size()}, {"queues", trace->queues.size()},
+              {"queue_lines", stats.queue_lines}, {"cluster_lines", stats.cluster_lines}, {"checked", o.check},
+              {"digest", o.check ? Json(stats.digest) : Json()}, {"seconds", secs}};
+    std::printf("%s\n", JsonLine(j).c_str());
   } else {
     std::printf("wrote %s: %zu events (%zu jobs; events 1..%zu are the leading submissions), %zu queues\n",
                 out.c_str(), stats.events, trace->jobs.size(), setup, trace->queues.size());

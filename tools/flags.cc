@@ -1,8 +1,6 @@
 #include "tools/flags.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
+#include "tools/cli.h"
 
 namespace hdrf::tools {
 
@@ -43,23 +41,12 @@ std::string Flags::Get(const std::string& name, const std::string& def) const {
 
 StatusOr<int64_t> Flags::GetInt(const std::string& name, int64_t def) const {
   auto it = values_.find(name);
-  if (it == values_.end()) return def;
-  errno = 0;
-  char* end = nullptr;
-  long long v = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end != '\0' || errno == ERANGE)
-    return Status::InvalidArgument("flag --" + name + ": '" + it->second + "' is not an integer");
-  return static_cast<int64_t>(v);
+  return it == values_.end() ? StatusOr<int64_t>(def) : ParseIntFlag(name, it->second);
 }
 
 StatusOr<double> Flags::GetDouble(const std::string& name, double def) const {
   auto it = values_.find(name);
-  if (it == values_.end()) return def;
-  char* end = nullptr;
-  double v = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || *end != '\0' || !std::isfinite(v))
-    return Status::InvalidArgument("flag --" + name + ": '" + it->second + "' is not a number");
-  return v;
+  return it == values_.end() ? StatusOr<double>(def) : ParseDoubleFlag(name, it->second);
 }
 
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {

@@ -1,6 +1,7 @@
 // A small command-line flag parser for the hdrf tools: `--name value`,
 // `--name=value`, boolean `--name`, positional arguments. Unknown flags and
-// missing values are errors that name the flag.
+// missing values are errors that name the flag. Being replaced by the CLI11
+// one in tools/cli.h (hdrf queues and explain still use this one).
 #ifndef HDRF_TOOLS_FLAGS_H_
 #define HDRF_TOOLS_FLAGS_H_
 

@@ -235,18 +235,21 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
   return Status::Ok();
 }
 
-#define HDRF_TASK_EVENT(Method)                                             \
-  Status Engine::Method(JobRef job, int64_t n) {                           \
-    EventTimer timer(*impl_);                                              \
-    uint64_t seq = 0;                                                      \
-    Status s = impl_->TaskEvent(Event::Type::k##Method, job, n, &seq);     \
-    if (s.ok() && impl_->log) s = impl_->log->WaitDurable(seq);            \
-    return timer.Done(std::move(s));                                       \
-  }
-HDRF_TASK_EVENT(Allocate)
-HDRF_TASK_EVENT(Release)
-HDRF_TASK_EVENT(Finish)
-#undef HDRF_TASK_EVENT
+namespace {
+// Allocate, Release and Finish: the task event, then the wait for its
+// durability, timed as one call.
+Status TimedTaskEvent(EngineImpl& impl, Event::Type type, JobRef job, int64_t n) {
+  EventTimer timer(impl);
+  uint64_t seq = 0;
+  Status s = impl.TaskEvent(type, job, n, &seq);
+  if (s.ok() && impl.log) s = impl.log->WaitDurable(seq);
+  return timer.Done(std::move(s));
+}
+}  // namespace
+
+Status Engine::Allocate(JobRef job, int64_t n) { return TimedTaskEvent(*impl_, Event::Type::kAllocate, job, n); }
+Status Engine::Release(JobRef job, int64_t n) { return TimedTaskEvent(*impl_, Event::Type::kRelease, job, n); }
+Status Engine::Finish(JobRef job, int64_t n) { return TimedTaskEvent(*impl_, Event::Type::kFinish, job, n); }
 
 namespace {
 // Batches (Engine::ApplyTasks; docs/concurrency.md "Batches"). Task events

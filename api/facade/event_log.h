@@ -1,9 +1,11 @@
 // Internal: EventLog, the seam between the engine API and persistence.
 //
-// Engine::Impl calls Enqueue() while holding its mutex, right after an event
-// was applied, so records arrive in sequence order; it calls WaitDurable()
-// after releasing the mutex, so that many threads' events share one write
-// (group commit). Implemented in api/engine_persist.cc over storage/.
+// Engine::Impl calls Enqueue() right after an event was applied, while it
+// holds the lock that numbered the event (Impl::rw exclusively, or
+// Impl::seq_mu under rw shared for a shard-local task event), so records
+// arrive in sequence order; it calls WaitDurable() after releasing its
+// locks, so that many threads' events share one write (group commit).
+// Implemented in api/facade/engine_persist.cc over storage/.
 #ifndef HDRF_API_EVENT_LOG_H_
 #define HDRF_API_EVENT_LOG_H_
 
@@ -29,8 +31,9 @@ class EventLog {
   // Not Ok once a write failed: the engine then refuses further events
   // rather than diverge from what is durable.
   virtual Status health() const = 0;
-  // Queues event `seq` for writing. Called under Engine::Impl::mu, in
-  // increasing `seq` order, only for events that were applied.
+  // Queues event `seq` for writing. Called under the lock that numbered it
+  // (see above), in increasing `seq` order, only for events that were
+  // applied.
   virtual void Enqueue(uint64_t seq, const Event& e) = 0;
   // Blocks until `seq` is durable under the configured durability (returns
   // at once for kAsync and kNone) or a write failed.
@@ -38,8 +41,8 @@ class EventLog {
   virtual uint64_t durable_seq() const = 0;
   // Writes everything queued and waits for it.
   virtual Status Flush() = 0;
-  // Writes a checkpoint of the state after `seq` (taken without holding
-  // the engine mutex for long).
+  // Writes a checkpoint of the current state (taken without holding the
+  // engine's exclusive lock for long).
   virtual Status Checkpoint() = 0;
   virtual Status Close() = 0;
 };

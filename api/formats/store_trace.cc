@@ -96,7 +96,7 @@ StatusOr<StoreTrace> ReadStoreTrace(const std::string& dir) {
       const storage::LogOp& op = batch.ops[seq - first];
       const std::string ev = where + ": event " + std::to_string(seq) + " (" + EventTypeName(op.type) + ")";
       TraceEvent e;
-      e.type = static_cast<TraceEventType>(static_cast<uint8_t>(op.type));
+      e.type = ToTraceEventType(op.type).value_or(TraceEventType::kAllocate);
       if (op.type == Event::Type::kSubmit) {
         e.job = static_cast<uint32_t>(t.jobs.size());
         by_seq[seq] = e.job;

@@ -14,29 +14,20 @@
 #include <functional>
 #include <map>
 
+#include <xxhash.h>
+
 namespace hdrf {
 
 const char* TraceEventTypeName(TraceEventType t) {
-  switch (t) {
-    case TraceEventType::kAllocate: return "allocate";
-    case TraceEventType::kRelease: return "release";
-    case TraceEventType::kFinish: return "finish";
-    case TraceEventType::kSubmit: return "submit";
-    case TraceEventType::kRemove: return "remove";
-  }
-  return "?";
+  if (static_cast<uint8_t>(t) > static_cast<uint8_t>(TraceEventType::kRemove)) return "?";
+  return EventTypeName(ToEventType(t));
 }
 
-// ---- XXH64 -------------------------------------------------------------------
+// ---- byte order and XXH64 ------------------------------------------------------
 
 namespace {
 
-constexpr uint64_t kP1 = 11400714785074694791ULL;
-constexpr uint64_t kP2 = 14029467366897019727ULL;
-constexpr uint64_t kP3 = 1609587929392839161ULL;
-constexpr uint64_t kP4 = 9650029242287828579ULL;
-constexpr uint64_t kP5 = 2870177450012600261ULL;
-
+// Little-endian loads (the format's byte order).
 inline uint64_t Load64(const unsigned char* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -49,62 +40,13 @@ inline uint32_t Load32(const unsigned char* p) {
   if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
   return v;
 }
-inline uint64_t XxRound(uint64_t acc, uint64_t in) {
-  acc += in * kP2;
-  acc = std::rotl(acc, 31);
-  return acc * kP1;
-}
-inline uint64_t XxMerge(uint64_t acc, uint64_t v) {
-  acc ^= XxRound(0, v);
-  return acc * kP1 + kP4;
-}
 
 }  // namespace
 
 uint64_t TraceChecksum(const void* data, size_t len, uint64_t seed) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  const unsigned char* end = p + len;
-  uint64_t h;
-  if (len >= 32) {
-    uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
-    const unsigned char* limit = end - 32;
-    do {
-      v1 = XxRound(v1, Load64(p));
-      v2 = XxRound(v2, Load64(p + 8));
-      v3 = XxRound(v3, Load64(p + 16));
-      v4 = XxRound(v4, Load64(p + 24));
-      p += 32;
-    } while (p <= limit);
-    h = std::rotl(v1, 1) + std::rotl(v2, 7) + std::rotl(v3, 12) + std::rotl(v4, 18);
-    h = XxMerge(h, v1);
-    h = XxMerge(h, v2);
-    h = XxMerge(h, v3);
-    h = XxMerge(h, v4);
-  } else {
-    h = seed + kP5;
-  }
-  h += static_cast<uint64_t>(len);
-  while (p + 8 <= end) {
-    h ^= XxRound(0, Load64(p));
-    h = std::rotl(h, 27) * kP1 + kP4;
-    p += 8;
-  }
-  if (p + 4 <= end) {
-    h ^= static_cast<uint64_t>(Load32(p)) * kP1;
-    h = std::rotl(h, 23) * kP2 + kP3;
-    p += 4;
-  }
-  while (p < end) {
-    h ^= static_cast<uint64_t>(*p) * kP5;
-    h = std::rotl(h, 11) * kP1;
-    ++p;
-  }
-  h ^= h >> 33;
-  h *= kP2;
-  h ^= h >> 29;
-  h *= kP3;
-  h ^= h >> 32;
-  return h;
+  // libxxhash reads its input as little-endian on every host, as the
+  // format requires (tests/tools/trace_test.cc TraceChecksum.IsXxh64).
+  return XXH64(data, len, seed);
 }
 
 // ---- validation ----------------------------------------------------------------
@@ -373,7 +315,7 @@ class Reader {
     return Status::Ok();
   }
   Status Str(std::string* s, const char* what) {
-    uint32_t n;
+    uint32_t n = 0;
     HDRF_RETURN_IF_ERROR(U32(&n, what));
     HDRF_RETURN_IF_ERROR(Need(n, what));
     s->assign(reinterpret_cast<const char*>(base_ + pos_), n);
@@ -415,8 +357,14 @@ std::string Range(uint64_t a, uint64_t b) { return std::to_string(a) + ".." + st
 
 }  // namespace
 
-StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& name) {
-  const unsigned char* base = static_cast<const unsigned char*>(data);
+// Where the sections of a file image lie (docs/trace.md "Layout").
+struct Sections {
+  uint64_t E = 0, K = 0;  // events, checksum blocks
+  uint64_t hsum_at = 0, events_at = 0, table_at = 0;
+};
+
+// Checks the prefix, the lengths and the header and table checksums.
+StatusOr<Sections> CheckSections(const unsigned char* base, size_t size, const std::string& name) {
   auto corrupt = [&](const std::string& m) { return Status::Corruption(name + ": " + m); };
   if (size < 8 || std::memcmp(base, kTraceMagic, 8) != 0) {
     if (size < 8 && (size == 0 || std::memcmp(base, kTraceMagic, size) == 0))
@@ -431,24 +379,25 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
     return corrupt("unsupported version " + std::to_string(version) + " at offset 8 (this build reads " +
                    std::to_string(kTraceVersion) + ")");
   uint32_t flags = Load32(base + 12);
+  Sections l;
   const uint64_t H = Load64(base + 16);
-  const uint64_t E = Load64(base + 24);
+  const uint64_t E = l.E = Load64(base + 24);
   if (H > size - kPrefixBytes || size - kPrefixBytes - H < 8)
     return corrupt("truncated at offset " + std::to_string(size) + ": the header length " +
                    std::to_string(H) + " (at offset 16) runs past the end of the file");
-  const uint64_t hsum_at = kPrefixBytes + H;
+  const uint64_t hsum_at = l.hsum_at = kPrefixBytes + H;
   uint64_t want = Load64(base + hsum_at), got = TraceChecksum(base, hsum_at, 0);
   if (want != got)
     return corrupt("header checksum mismatch: bytes " + Range(0, hsum_at) +
                    " do not match the checksum at offset " + std::to_string(hsum_at));
   if (flags != 0) return corrupt("unknown flags " + std::to_string(flags) + " at offset 12");
-  const uint64_t events_at = hsum_at + 8;
+  const uint64_t events_at = l.events_at = hsum_at + 8;
   if (E > (size - events_at) / 8)
     return corrupt("truncated at offset " + std::to_string(size) + ": the header announces " +
                    std::to_string(E) + " events (" + std::to_string(8 * E) + " bytes from offset " +
                    std::to_string(events_at) + ")");
-  const uint64_t K = (E + kTraceBlockEvents - 1) / kTraceBlockEvents;
-  const uint64_t table_at = events_at + 8 * E;
+  const uint64_t K = l.K = (E + kTraceBlockEvents - 1) / kTraceBlockEvents;
+  const uint64_t table_at = l.table_at = events_at + 8 * E;
   const uint64_t expect = table_at + 8 * K + 8;
   if (size < expect)
     return corrupt("truncated at offset " + std::to_string(size) + ": expected " + std::to_string(expect) +
@@ -459,9 +408,12 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
   if (Load64(base + table_at + 8 * K) != TraceChecksum(base + table_at, 8 * K, 0))
     return corrupt("block checksum table (bytes " + Range(table_at, table_at + 8 * K) +
                    ") does not match its checksum at offset " + std::to_string(table_at + 8 * K));
+  return l;
+}
 
-  Trace trace;
-  Reader r(base, kPrefixBytes, hsum_at, name);
+// The header: resources, cluster, queues and jobs.
+Status DecodeHeader(const unsigned char* base, const Sections& l, const std::string& name, Trace* trace) {
+  Reader r(base, kPrefixBytes, l.hsum_at, name);
   uint32_t R;
   HDRF_RETURN_IF_ERROR(r.U32(&R, "resource count"));
   std::vector<std::string> names(R);
@@ -472,12 +424,12 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
       return Status::Corruption(name + ": corrupt header at offset " + std::to_string(at) +
                                 ": resource names must be non-empty, sorted and unique");
   }
-  HDRF_RETURN_IF_ERROR(GetAmounts(r, names, &trace.cluster, "cluster"));
+  HDRF_RETURN_IF_ERROR(GetAmounts(r, names, &trace->cluster, "cluster"));
   uint32_t Q;
   HDRF_RETURN_IF_ERROR(r.U32(&Q, "queue count"));
   HDRF_RETURN_IF_ERROR(r.Need(size_t{Q} * 36, "queue table"));  // 36: the smallest queue
-  trace.queues.resize(Q);
-  for (auto& q : trace.queues) {
+  trace->queues.resize(Q);
+  for (auto& q : trace->queues) {
     HDRF_RETURN_IF_ERROR(r.Str(&q.path, "queue path"));
     HDRF_RETURN_IF_ERROR(r.F64(&q.weight, "queue weight"));
     HDRF_RETURN_IF_ERROR(GetAmounts(r, names, &q.capability, "queue capability"));
@@ -501,8 +453,8 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
   uint32_t J;
   HDRF_RETURN_IF_ERROR(r.U32(&J, "job count"));
   HDRF_RETURN_IF_ERROR(r.Need(size_t{J} * 40, "job table"));  // 40: the smallest job
-  trace.jobs.resize(J);
-  for (auto& j : trace.jobs) {
+  trace->jobs.resize(J);
+  for (auto& j : trace->jobs) {
     HDRF_RETURN_IF_ERROR(r.Str(&j.name, "job name"));
     HDRF_RETURN_IF_ERROR(r.Str(&j.queue, "job queue"));
     HDRF_RETURN_IF_ERROR(r.Str(&j.user, "job user"));
@@ -511,11 +463,17 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
     HDRF_RETURN_IF_ERROR(r.F64(&j.weight, "job weight"));
     HDRF_RETURN_IF_ERROR(r.I64(&j.min_available, "job minAvailable"));
   }
-  if (r.pos() != hsum_at)
-    return r.Fail(std::to_string(hsum_at - r.pos()) + " bytes left over after the job table");
+  if (r.pos() != l.hsum_at)
+    return r.Fail(std::to_string(l.hsum_at - r.pos()) + " bytes left over after the job table");
+  return Status::Ok();
+}
 
-  // Events: one pass per checksum block: verify, decode, validate.
-  trace.events.resize(E);
+// The events: one pass per checksum block: verify, decode, validate.
+Status DecodeEvents(const unsigned char* base, const Sections& l, const std::string& name, Trace* trace) {
+  const uint64_t E = l.E, K = l.K, events_at = l.events_at, table_at = l.table_at;
+  trace->events.resize(E);
+  const size_t J = trace->jobs.size();
+  auto corrupt = [&](const std::string& m) { return Status::Corruption(name + ": " + m); };
   std::vector<uint8_t> life(J, kUnsubmitted);
   const std::string prefix = name + ": ";
   for (uint64_t b = 0; b < K; ++b) {
@@ -525,7 +483,7 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
       return corrupt("event block " + std::to_string(b) + " (events " + Range(first + 1, first + count) +
                      ", bytes " + Range(events_at + 8 * first, events_at + 8 * (first + count)) +
                      ") does not match its checksum at offset " + std::to_string(table_at + 8 * b));
-    TraceEvent* out = trace.events.data() + first;
+    TraceEvent* out = trace->events.data() + first;
     for (uint64_t i = 0; i < count; ++i) {
       const unsigned char* p = blk + 8 * i;
       uint32_t word = Load32(p + 4);
@@ -540,6 +498,15 @@ StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& na
       HDRF_RETURN_IF_ERROR(CheckEvent(e, first + i, life, prefix, events_at + 8 * (first + i), true));
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<Trace> DecodeTrace(const void* data, size_t size, const std::string& name) {
+  const unsigned char* base = static_cast<const unsigned char*>(data);
+  HDRF_ASSIGN_OR_RETURN(Sections l, CheckSections(base, size, name));
+  Trace trace;
+  HDRF_RETURN_IF_ERROR(DecodeHeader(base, l, name, &trace));
+  HDRF_RETURN_IF_ERROR(DecodeEvents(base, l, name, &trace));
   return trace;
 }
 
@@ -597,316 +564,6 @@ StatusOr<Trace> ReadTrace(const std::string& path) {
   ::madvise(map, size, MADV_SEQUENTIAL);
   StatusOr<Trace> t = DecodeTrace(map, size, name);
   ::munmap(map, size);
-  return t;
-}
-
-// ---- generator -------------------------------------------------------------------
-
-namespace {
-
-uint64_t SplitMix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// xoshiro256** (Blackman & Vigna), seeded through splitmix64.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) {
-    for (auto& w : s_) w = SplitMix64(seed);
-  }
-  uint64_t Next() {
-    uint64_t result = std::rotl(s_[1] * 5, 7) * 9;
-    uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = std::rotl(s_[3], 45);
-    return result;
-  }
-  // Uniform in [0, bound), bound >= 1 (multiply-shift; the bias is < 2^-40).
-  uint64_t Below(uint64_t bound) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * bound) >> 64);
-  }
-  // Uniform in [lo, hi].
-  int64_t Between(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(Below(static_cast<uint64_t>(hi - lo) + 1));
-  }
-
- private:
-  uint64_t s_[4];
-};
-
-constexpr int64_t kMi = int64_t{1} << 20;
-constexpr int64_t kGi = int64_t{1} << 30;
-
-// Resource order: sorted names, as the engine indexes them.
-enum { kCpu = 0, kMemory = 1, kGpu = 2, kPods = 3, kR = 4 };
-const char* const kResourceNames[kR] = {"cpu", "memory", "nvidia.com/gpu", "pods"};
-// Task amounts are multiples of these granules, so a capacity in whole
-// granules can be used up exactly (saturated) and one off by half a granule
-// never is.
-const int64_t kGranule[kR] = {250, 512 * kMi, 1000, 1000};
-
-}  // namespace
-
-StatusOr<Trace> GenerateTrace(const TraceGenOptions& o, TraceGenState* state) {
-  if (o.jobs < 0 || o.jobs > UINT32_MAX)
-    return Status::InvalidArgument("trace gen: --jobs must be in 0..4294967295");
-  if (o.depth < 0 || o.depth > 16) return Status::InvalidArgument("trace gen: --depth must be in 0..16");
-  if (o.fanout < 1) return Status::InvalidArgument("trace gen: --fanout must be >= 1");
-  if (o.events < 0) return Status::InvalidArgument("trace gen: --events must be >= 0");
-  if (o.events > 0 && o.jobs == 0) return Status::InvalidArgument("trace gen: events need --jobs >= 1");
-  if (o.max_tasks < 1 || o.max_tasks > kMaxTraceEventN)
-    return Status::InvalidArgument("trace gen: --max-tasks must be in 1.." + std::to_string(kMaxTraceEventN));
-  if (o.alloc_percent < 0 || o.alloc_percent > 100)
-    return Status::InvalidArgument("trace gen: --alloc-percent must be in 0..100");
-  if (o.users < 0) return Status::InvalidArgument("trace gen: --users must be >= 0");
-  if (!(o.load >= 0) || o.load > 100) return Status::InvalidArgument("trace gen: --load must be in (0, 100]");
-  for (const auto& [name, amount] : o.cluster) {
-    if (std::find(kResourceNames, kResourceNames + kR, name) == kResourceNames + kR)
-      return Status::InvalidArgument("trace gen: cluster resource '" + name +
-                                     "' is not one the generator uses (cpu, memory, nvidia.com/gpu, pods)");
-    if (amount <= 0) return Status::InvalidArgument("trace gen: cluster " + name + " must be > 0");
-  }
-  uint64_t leaves = 1, queues = 0;
-  for (int d = 0; d < o.depth; ++d) {
-    leaves *= static_cast<uint64_t>(o.fanout);
-    queues += leaves;
-    if (leaves > 10000000)
-      return Status::InvalidArgument("trace gen: --fanout^--depth exceeds 10^7 leaf queues");
-  }
-
-  Rng rng(o.seed);
-  Trace t;
-  // Queue tree, depth-first so parents precede children; weights 1..10.
-  std::vector<std::string> leaf_paths;
-  leaf_paths.reserve(leaves);
-  t.queues.reserve(queues);
-  {
-    std::vector<std::string> level = {"root"};
-    for (int d = 0; d < o.depth; ++d) {
-      std::vector<std::string> next;
-      next.reserve(level.size() * static_cast<size_t>(o.fanout));
-      for (const auto& parent : level)
-        for (int c = 0; c < o.fanout; ++c) next.push_back(parent + "/q" + std::to_string(c));
-      level = std::move(next);
-    }
-    leaf_paths = std::move(level);
-    // Emit every queue in path (depth-first) order with a weight.
-    std::function<void(const std::string&, int)> walk = [&](const std::string& p, int d) {
-      if (d == o.depth) return;
-      for (int c = 0; c < o.fanout; ++c) {
-        QueueSpec q;
-        q.path = p + "/q" + std::to_string(c);
-        q.weight = static_cast<double>(rng.Between(1, 10));
-        std::string path = q.path;
-        t.queues.push_back(std::move(q));
-        walk(path, d + 1);
-      }
-    };
-    walk("root", 0);
-  }
-
-  // Jobs.
-  const int64_t N = o.jobs;
-  const int64_t users = o.users > 0 ? o.users : std::clamp<int64_t>(N / 100, 4, 1000);
-  size_t width = 1;
-  for (int64_t x = std::max<int64_t>(N - 1, 1); x >= 10; x /= 10) ++width;
-  std::vector<int64_t> shape(static_cast<size_t>(N) * kR);
-  std::vector<int64_t> tasks(static_cast<size_t>(N));
-  __int128 demand[kR] = {0, 0, 0, 0};
-  int64_t max_task[kR] = {0, 0, 0, 0};
-  t.jobs.resize(static_cast<size_t>(N));
-  for (int64_t i = 0; i < N; ++i) {
-    JobSpec& j = t.jobs[static_cast<size_t>(i)];
-    std::string digits = std::to_string(i);
-    j.name.reserve(1 + std::max<size_t>(digits.size(), width));
-    j.name = "j";
-    j.name.append(std::max<size_t>(digits.size(), width) - digits.size(), '0');
-    j.name += digits;
-    j.queue = leaf_paths[rng.Below(leaf_paths.size())];
-    j.user = "u" + std::to_string(rng.Below(static_cast<uint64_t>(users)));
-    j.tasks = rng.Between(1, o.max_tasks);
-    int64_t* s = &shape[static_cast<size_t>(i) * kR];
-    uint64_t kind = rng.Below(100);
-    if (kind < 55) {  // cpu batch
-      s[kCpu] = 250 * rng.Between(1, 16);
-      s[kMemory] = 512 * kMi * rng.Between(1, 32);
-    } else if (kind < 80) {  // memory-heavy service
-      s[kCpu] = 500 * rng.Between(1, 4);
-      s[kMemory] = kGi * rng.Between(4, 64);
-    } else {  // gpu training
-      s[kGpu] = 1000 * (int64_t{1} << rng.Below(4));  // 1, 2, 4 or 8 GPUs
-      s[kCpu] = 1000 * rng.Between(2, 16);
-      s[kMemory] = 4 * kGi * rng.Between(2, 32);
-    }
-    s[kPods] = 1000;
-    for (int r = 0; r < kR; ++r) {
-      if (s[r] > 0) j.task[kResourceNames[r]] = s[r];
-      demand[r] += static_cast<__int128>(s[r]) * j.tasks;
-      max_task[r] = std::max(max_task[r], s[r]);
-    }
-    tasks[static_cast<size_t>(i)] = j.tasks;
-  }
-
-  // Cluster: load x demand per resource, at least the largest task.
-  // - Default: cpu, memory and GPUs get whole granules plus half a granule,
-  //   so they come close to full and allocations hit the limits, yet free
-  //   never drops to exactly 0: no resource is ever saturated (SPEC §4), the
-  //   plain ingest case. Pods get the full demand (never the limit).
-  // - `saturate`: whole granules; pods (one per task, needed by every job)
-  //   and GPUs get `load`, cpu and memory 0.3 more so that they rarely bind.
-  const double load = o.load > 0 ? o.load : (o.saturate ? 0.45 : 0.6);
-  int64_t cap[kR];
-  for (int r = 0; r < kR; ++r) {
-    double f = load;
-    if (o.saturate && (r == kCpu || r == kMemory)) f = load + 0.3;
-    if (!o.saturate && r == kPods) f = std::max(1.0, load);
-    const int64_t permille = std::max<int64_t>(1, std::llround(f * 1000));
-    __int128 c = demand[r] * permille / 1000;
-    if (demand[r] == 0) c = 8 * kGranule[r];
-    c = std::max<__int128>(c, max_task[r]);
-    c -= c % kGranule[r];
-    if (c > INT64_MAX / 4) c = INT64_MAX / 4 - (INT64_MAX / 4) % kGranule[r];
-    if (!o.saturate && r != kPods) c += kGranule[r] / 2;
-    if (auto given = o.cluster.find(kResourceNames[r]); given != o.cluster.end()) {
-      if (given->second < max_task[r])
-        return Status::InvalidArgument("trace gen: cluster " + given->first + " " + std::to_string(given->second) +
-                                       " is smaller than the largest task (" + std::to_string(max_task[r]) + ")");
-      // As above: half a granule more keeps every resource from being
-      // exactly used up (nothing saturates) unless `saturate`.
-      c = given->second;
-      if (!o.saturate && given->second <= INT64_MAX / 2) c += kGranule[r] / 2;
-    }
-    cap[r] = static_cast<int64_t>(c);
-    t.cluster[kResourceNames[r]] = cap[r];
-  }
-
-  // Events: N submissions, then E task events.
-  t.events.reserve(static_cast<size_t>(N + o.events));
-  for (int64_t i = 0; i < N; ++i)
-    t.events.push_back({TraceEventType::kSubmit, static_cast<uint32_t>(i), 0});
-  std::vector<int64_t> alloc(static_cast<size_t>(N), 0);
-  std::vector<uint32_t> active, pos(static_cast<size_t>(N), UINT32_MAX);  // jobs with alloc > 0
-  int64_t used[kR] = {0, 0, 0, 0};
-  int64_t allocates = 0, releases = 0, refits = 0, saturated = 0, flips = 0;
-  unsigned sat_mask = 0;
-  // n per event: 1 three times in four, else 2..min(8, limit).
-  auto pick_n = [&](int64_t limit) -> int64_t {
-    if (limit <= 1 || (rng.Next() & 3) != 0) return 1;
-    return rng.Between(2, std::min<int64_t>(8, limit));
-  };
-  auto apply = [&](uint32_t j, int64_t n) {  // n < 0: release
-    const int64_t* s = &shape[size_t{j} * kR];
-    for (int r = 0; r < kR; ++r) used[r] += n * s[r];
-    int64_t before = alloc[j];
-    alloc[j] += n;
-    if (before == 0 && alloc[j] > 0) {
-      pos[j] = static_cast<uint32_t>(active.size());
-      active.push_back(j);
-    } else if (before > 0 && alloc[j] == 0) {
-      uint32_t last = active.back();
-      active[pos[j]] = last;
-      pos[last] = pos[j];
-      active.pop_back();
-      pos[j] = UINT32_MAX;
-    }
-  };
-  const uint64_t alloc_percent = static_cast<uint64_t>(
-      o.alloc_percent > 0 ? o.alloc_percent : 60);
-  auto fits = [&](uint32_t j, int64_t n) {  // how many of n tasks fit
-    const int64_t* s = &shape[size_t{j} * kR];
-    for (int r = 0; r < kR; ++r)
-      if (s[r] > 0) n = std::min(n, (cap[r] - used[r]) / s[r]);
-    return n;
-  };
-  auto emit = [&](TraceEventType type, uint32_t j, int64_t n) {
-    t.events.push_back({type, j, static_cast<uint32_t>(n)});
-    if (type == TraceEventType::kAllocate) {
-      apply(j, n);
-      ++allocates;
-    } else {
-      apply(j, -n);
-      ++releases;
-    }
-  };
-  auto random_active = [&]() -> StatusOr<uint32_t> {
-    if (active.empty()) return Status::Internal("trace gen: a task fits nowhere in an empty cluster");
-    return active[rng.Below(active.size())];
-  };
-  // With `saturate`: a ramp (allocate whenever a job has room) until pods
-  // first run out, then full use: release one task while pods are saturated,
-  // else allocate one task of a job it fits.
-  bool full = false;
-  for (int64_t k = 0; k < o.events; ++k) {
-    if (full) {
-      if (used[kPods] == cap[kPods]) {
-        HDRF_ASSIGN_OR_RETURN(uint32_t j, random_active());
-        emit(TraceEventType::kRelease, j, 1);
-      } else {
-        bool done = false;
-        for (int tries = 0; tries < 16 && !done; ++tries) {
-          uint32_t j = static_cast<uint32_t>(rng.Below(static_cast<uint64_t>(N)));
-          if (alloc[j] < tasks[j] && fits(j, 1) == 1) {
-            emit(TraceEventType::kAllocate, j, 1);
-            done = true;
-          }
-        }
-        if (!done) {
-          ++refits;
-          HDRF_ASSIGN_OR_RETURN(uint32_t j, random_active());
-          emit(TraceEventType::kRelease, j, 1);
-        }
-      }
-    } else {
-      uint32_t j = static_cast<uint32_t>(rng.Below(static_cast<uint64_t>(N)));
-      int64_t a = alloc[j], n_tasks = tasks[j];
-      bool want_alloc = a == 0 ? true
-                        : a == n_tasks ? false
-                        : o.saturate   ? true
-                                       : rng.Below(100) < alloc_percent;
-      if (want_alloc) {
-        int64_t n = o.saturate ? rng.Between(1, std::min<int64_t>(8, n_tasks - a)) : pick_n(n_tasks - a);
-        int64_t fit = fits(j, n);
-        if (fit >= 1) {
-          emit(TraceEventType::kAllocate, j, fit);
-        } else {
-          // Does not fit: release instead, from this job or a running one.
-          ++refits;
-          if (a == 0) {
-            HDRF_ASSIGN_OR_RETURN(j, random_active());
-          }
-          emit(TraceEventType::kRelease, j, pick_n(alloc[j]));
-        }
-      } else {
-        emit(TraceEventType::kRelease, j, pick_n(a));
-      }
-    }
-    unsigned mask = 0;
-    for (int r = 0; r < kR; ++r) mask |= (used[r] == cap[r] ? 1u : 0u) << r;
-    saturated += mask != 0;
-    flips += mask != sat_mask;
-    sat_mask = mask;
-    if (o.saturate && (mask >> kPods & 1u)) full = true;
-  }
-
-  if (state) {
-    state->resources.assign(kResourceNames, kResourceNames + kR);
-    state->capacity.assign(cap, cap + kR);
-    state->used.assign(used, used + kR);
-    state->allocated = std::move(alloc);
-    state->allocates = allocates;
-    state->releases = releases;
-    state->refits = refits;
-    state->saturated = saturated;
-    state->flips = flips;
-    state->leaves = leaf_paths.size();
-  }
   return t;
 }
 

@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "hdrf/engine.h"
 #include "api/formats/text_lines.h"
 
@@ -197,33 +199,21 @@ class Importer {
   StatusOr<ResourceAmounts> Amounts(const Record& r, Field f) const {
     const Value& v = *r.f[f];
     const std::string what = kFieldNames[f];
-    std::vector<std::pair<std::string, std::string>> items;
+    ResourceAmounts out;
     if (v.kind == Value::kObject) {
-      items = v.members;
-    } else if (v.kind == Value::kString) {
-      std::string_view s = v.text;
-      while (!s.empty()) {
-        size_t sep = s.find_first_of(";,");
-        std::string_view item = s.substr(0, sep);
-        s = sep == std::string_view::npos ? std::string_view() : s.substr(sep + 1);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-        if (item.empty()) continue;
-        size_t eq = item.find('=');
-        if (eq == std::string_view::npos)
-          return Err(r.line, what + ": '" + std::string(item) + "' is not RESOURCE=QUANTITY");
-        items.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+      for (const auto& [name, text] : v.members) {
+        Status s = AddResourceQuantity(name, text, &out);
+        if (!s.ok()) return Err(r.line, what + ": " + s.message());
       }
+    } else if (v.kind == Value::kString) {
+      ResourceListOptions o;
+      o.separators = ";,";
+      o.skip_empty_items = true;
+      auto list = ParseResourceList(v.text, o);
+      if (!list.ok()) return Err(r.line, what + ": " + list.status().message());
+      out = std::move(*list);
     } else {
       return Err(r.line, what + ": expected resources like cpu=500m;memory=1Gi, found " + v.text);
-    }
-    ResourceAmounts out;
-    for (const auto& [name, text] : items) {
-      if (!IsKnownResourceName(name)) return Err(r.line, what + ": unknown resource '" + name + "'");
-      auto q = ParseQuantity(name, text);
-      if (!q.ok()) return Err(r.line, what + ": " + name + ": " + q.status().message());
-      if (*q < 0) return Err(r.line, what + ": " + name + ": " + text + " is negative");
-      if (!out.emplace(name, *q).second) return Err(r.line, what + ": resource '" + name + "' given twice");
     }
     if (out.empty()) return Err(r.line, what + ": no resources given");
     return out;
@@ -412,211 +402,233 @@ using text::SplitCsv;
 
 // ---- JSONL ------------------------------------------------------------------------------
 
-class JsonLine {
+// nlohmann-json's SAX parser fills a Record. The input iterator counts the
+// bytes the lexer has read, so that every error can name its column: a
+// field name's, a value's, or the token where the syntax breaks.
+struct CountingIter {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  const char* p;
+  size_t* read;
+  reference operator*() const { return *p; }
+  CountingIter& operator++() {
+    ++p;
+    ++*read;
+    return *this;
+  }
+  CountingIter operator++(int) {
+    CountingIter old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const CountingIter& o) const { return p == o.p; }
+  bool operator!=(const CountingIter& o) const { return p != o.p; }
+};
+
+class JsonlParser : public nlohmann::json_sax<nlohmann::json> {
  public:
-  JsonLine(std::string_view s, uint32_t line, const std::string& name) : s_(s), line_(line), name_(name) {}
+  JsonlParser(std::string_view s, uint32_t line, const std::string& name) : s_(s), line_(line), name_(name) {}
 
   Status Parse(Record* out) {
-    Ws();
-    if (!Eat('{')) return Err("expected a JSON object ('{')");
-    Ws();
-    if (!Eat('}')) {
-      for (;;) {
-        Ws();
-        const size_t key_at = i_;
-        std::string key;
-        if (Peek() != '"') return Err("expected a quoted field name");
-        HDRF_RETURN_IF_ERROR(String(&key));
-        int f = FieldOf(key);
-        if (f < 0) return ErrAt(key_at, "unknown field '" + key + "' (known: " + KnownFields() + ")");
-        Ws();
-        if (!Eat(':')) return Err("expected ':' after the field name");
-        Ws();
-        std::optional<Value> v;
-        HDRF_RETURN_IF_ERROR(ParseValue(&v, /*top=*/true));
-        if (out->f[f]) return ErrAt(key_at, "field '" + key + "' given twice");
-        if (v) out->f[f] = std::move(v);
-        Ws();
-        if (Eat(',')) continue;
-        if (Eat('}')) break;
-        return Err("expected ',' or '}'");
-      }
+    out_ = out;
+    const bool ok = nlohmann::json::sax_parse(CountingIter{s_.data(), &read_}, CountingIter{s_.data() + s_.size(), &read_},
+                                              this, nlohmann::json::input_format_t::json, /*strict=*/true);
+    if (!ok && error_.ok()) return ErrAt(Skip(0), "expected a JSON object ('{')");
+    return error_;
+  }
+
+  // ---- SAX events ----
+  bool null() override {
+    if (depth_ == 1) return AfterValue(std::nullopt);  // null: the field is absent
+    return ValueAt(read_ - 4, std::nullopt);
+  }
+  bool boolean(bool b) override {
+    Value v;
+    v.kind = Value::kBool;
+    v.text = b ? "true" : "false";
+    const size_t at = read_ - v.text.size();
+    return ValueAt(at, std::move(v));
+  }
+  bool number_integer(number_integer_t x) override { return Number(std::to_string(x)); }
+  bool number_unsigned(number_unsigned_t x) override { return Number(std::to_string(x)); }
+  bool number_float(number_float_t, const string_t& text) override { return Number(text); }
+  bool string(string_t& s) override {
+    Value v;
+    v.text = std::move(s);
+    return ValueAt(OpeningQuote(read_), std::move(v));
+  }
+  bool binary(binary_t&) override { return false; }  // not produced by the JSON lexer
+  bool start_object(std::size_t) override {
+    last_end_ = read_;
+    if (depth_ == 0) {
+      depth_ = 1;
+      state_ = kAfterOpen;
+      return true;
     }
-    Ws();
-    if (i_ != s_.size()) return Err("unexpected text after the object (one JSON object per line)");
-    return Status::Ok();
+    if (depth_ == 2) return Fail(read_ - 1, "a nested object is not allowed here");
+    depth_ = 2;
+    state_ = kAfterOpen;
+    object_ = Value();
+    object_.kind = Value::kObject;
+    object_.text = "an object";
+    return true;
+  }
+  bool key(string_t& k) override {
+    const size_t at = OpeningQuote(read_);
+    state_ = kAfterKey;
+    last_end_ = read_;
+    if (depth_ == 2) {
+      member_ = std::move(k);
+      return true;
+    }
+    field_ = FieldOf(k);
+    field_at_ = at;
+    if (field_ < 0) return Fail(at, "unknown field '" + k + "' (known: " + KnownFields() + ")");
+    return true;
+  }
+  bool end_object() override {
+    last_end_ = read_;
+    if (depth_ == 1) {
+      depth_ = 0;
+      state_ = kDone;
+      return true;
+    }
+    depth_ = 1;
+    return AfterValue(std::move(object_));
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 0) return Fail(read_ - 1, "expected a JSON object ('{')");
+    return Fail(read_ - 1, "arrays are not used in this format");
+  }
+  bool end_array() override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    SyntaxError(ex.what());
+    return false;
   }
 
  private:
-  char Peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
-  bool Eat(char c) {
-    if (Peek() != c || i_ >= s_.size()) return false;
-    ++i_;
-    return true;
-  }
-  void Ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
-  }
+  enum State { kStart, kAfterOpen, kAfterKey, kAfterValue, kDone };
+
   Status ErrAt(size_t at, const std::string& what) const {
     return Status::InvalidArgument(name_ + ":" + std::to_string(line_) + ": column " + std::to_string(at + 1) +
                                    ": " + what);
   }
-  Status Err(const std::string& what) const { return ErrAt(i_, what); }
+  bool Fail(size_t at, const std::string& what) {
+    error_ = ErrAt(at, what);
+    return false;
+  }
+  // The first byte at or after `at` that is not a blank.
+  size_t Skip(size_t at) const {
+    while (at < s_.size() && (s_[at] == ' ' || s_[at] == '\t')) ++at;
+    return at;
+  }
+  // The opening quote of the string that ends just before `end`.
+  size_t OpeningQuote(size_t end) const {
+    size_t i = end - 1;
+    while (i > 0) {
+      --i;
+      if (s_[i] != '"') continue;
+      size_t backslashes = 0;
+      while (i - backslashes > 0 && s_[i - backslashes - 1] == '\\') ++backslashes;
+      if (backslashes % 2 == 0) return i;
+    }
+    return 0;
+  }
 
-  // null leaves *out empty (the field is absent).
-  Status ParseValue(std::optional<Value>* out, bool top) {
+  bool Number(const std::string& text) {
+    // The lexer reads one byte past a number (unless the line ends there).
+    const bool at_end = read_ == s_.size() && !s_.empty() && s_.back() >= '0' && s_.back() <= '9';
+    const size_t end = at_end ? read_ : read_ - 1;
     Value v;
-    const char c = Peek();
-    if (c == '"') {
-      HDRF_RETURN_IF_ERROR(String(&v.text));
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      v.kind = Value::kNumber;
-      HDRF_RETURN_IF_ERROR(Number(&v.text));
-    } else if (s_.substr(i_, 4) == "true" || s_.substr(i_, 5) == "false") {
-      v.kind = Value::kBool;
-      v.text = c == 't' ? "true" : "false";
-      i_ += v.text.size();
-    } else if (s_.substr(i_, 4) == "null") {
-      i_ += 4;
-      return Status::Ok();
-    } else if (c == '{' && top) {
-      v.kind = Value::kObject;
-      ++i_;
-      Ws();
-      if (!Eat('}')) {
-        for (;;) {
-          Ws();
-          std::string key;
-          if (Peek() != '"') return Err("expected a quoted resource name");
-          HDRF_RETURN_IF_ERROR(String(&key));
-          Ws();
-          if (!Eat(':')) return Err("expected ':' after the resource name");
-          Ws();
-          std::optional<Value> m;
-          const size_t at = i_;
-          HDRF_RETURN_IF_ERROR(ParseValue(&m, /*top=*/false));
-          if (!m || (m->kind != Value::kString && m->kind != Value::kNumber))
-            return ErrAt(at, "resource '" + key + "': expected a quantity (\"500m\", \"1Gi\" or a number)");
-          v.members.emplace_back(std::move(key), std::move(m->text));
-          Ws();
-          if (Eat(',')) continue;
-          if (Eat('}')) break;
-          return Err("expected ',' or '}' in the resource object");
-        }
-      }
-      v.text = "an object";
-    } else if (c == '[') {
-      return Err("arrays are not used in this format");
-    } else if (c == '{') {
-      return Err("a nested object is not allowed here");
-    } else {
-      return Err(c ? std::string("unexpected character '") + c + "'" : "unexpected end of line");
-    }
-    *out = std::move(v);
-    return Status::Ok();
+    v.kind = Value::kNumber;
+    v.text = text;
+    const size_t start = end - text.size();
+    read_ = end;  // the value ends here (AfterValue records it)
+    const bool ok = ValueAt(start, std::move(v));
+    read_ = at_end ? end : end + 1;
+    return ok;
   }
 
-  Status Number(std::string* out) {
-    const size_t start = i_;
-    auto digits = [&] {
-      size_t n = 0;
-      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_, ++n;
-      return n;
-    };
-    Eat('-');
-    if (Peek() == '0') ++i_;
-    else if (digits() == 0) return ErrAt(start, "malformed number");
-    if (Eat('.') && digits() == 0) return ErrAt(start, "malformed number (no digits after '.')");
-    if (Peek() == 'e' || Peek() == 'E') {
-      ++i_;
-      if (Peek() == '+' || Peek() == '-') ++i_;
-      if (digits() == 0) return ErrAt(start, "malformed number (no digits in the exponent)");
+  bool ValueAt(size_t at, std::optional<Value> v) {
+    if (depth_ == 0) return Fail(Skip(0), "expected a JSON object ('{')");
+    if (depth_ == 2) {
+      if (!v || (v->kind != Value::kString && v->kind != Value::kNumber))
+        return Fail(at, "resource '" + member_ + "': expected a quantity (\"500m\", \"1Gi\" or a number)");
+      object_.members.emplace_back(std::move(member_), std::move(v->text));
+      state_ = kAfterValue;
+      last_end_ = read_;
+      return true;
     }
-    out->assign(s_.substr(start, i_ - start));
-    return Status::Ok();
+    return AfterValue(std::move(v));
   }
-
-  static void Utf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      *out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      *out += static_cast<char>(0xC0 | (cp >> 6));
-      *out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      *out += static_cast<char>(0xE0 | (cp >> 12));
-      *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      *out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      *out += static_cast<char>(0xF0 | (cp >> 18));
-      *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      *out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
-  bool Hex4(uint32_t* cp) {
-    if (i_ + 4 > s_.size()) return false;
-    uint32_t v = 0;
-    for (int k = 0; k < 4; ++k) {
-      char h = s_[i_ + k];
-      v <<= 4;
-      if (h >= '0' && h <= '9') v |= h - '0';
-      else if (h >= 'a' && h <= 'f') v |= h - 'a' + 10;
-      else if (h >= 'A' && h <= 'F') v |= h - 'A' + 10;
-      else return false;
-    }
-    i_ += 4;
-    *cp = v;
+  // A field's value is complete.
+  bool AfterValue(std::optional<Value> v) {
+    state_ = kAfterValue;
+    last_end_ = read_;
+    if (out_->f[field_]) return Fail(field_at_, "field '" + std::string(kFieldNames[field_]) + "' given twice");
+    if (v) out_->f[field_] = std::move(v);
     return true;
   }
 
-  Status String(std::string* out) {
-    const size_t open = i_++;
-    out->clear();
-    for (;;) {
-      if (i_ >= s_.size()) return ErrAt(open, "the string has no closing quote");
-      const char c = s_[i_++];
-      if (c == '"') return Status::Ok();
-      if (static_cast<unsigned char>(c) < 0x20) return ErrAt(i_ - 1, "control character inside a string");
-      if (c != '\\') {
-        *out += c;
-        continue;
-      }
-      const char e = Peek();
-      ++i_;
-      switch (e) {
-        case '"': *out += '"'; break;
-        case '\\': *out += '\\'; break;
-        case '/': *out += '/'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
-        case 'n': *out += '\n'; break;
-        case 'r': *out += '\r'; break;
-        case 't': *out += '\t'; break;
-        case 'u': {
-          uint32_t cp;
-          if (!Hex4(&cp)) return ErrAt(i_ - 2, "malformed \\u escape");
-          if (cp >= 0xD800 && cp < 0xDC00) {
-            uint32_t lo;
-            if (!(Eat('\\') && Eat('u') && Hex4(&lo) && lo >= 0xDC00 && lo < 0xE000))
-              return ErrAt(i_, "a high surrogate \\u escape without its low surrogate");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp < 0xE000) {
-            return ErrAt(i_ - 6, "a lone low surrogate \\u escape");
-          }
-          Utf8(cp, out);
-          break;
-        }
-        default:
-          return ErrAt(i_ - 2, "unknown escape in a string");
-      }
+  // Where and what for a syntax error, from what was read last.
+  void SyntaxError(const std::string& what) {
+    const bool object = depth_ == 2;
+    size_t at = Skip(last_end_);
+    if (state_ == kAfterKey && at < s_.size() && s_[at] == ':') at = Skip(at + 1);
+    else if (state_ == kAfterValue && at < s_.size() && s_[at] == ',') {
+      at = Skip(at + 1);
+      state_ = kAfterOpen;
+    } else if (state_ == kAfterKey) {
+      error_ = ErrAt(at, object ? "expected ':' after the resource name" : "expected ':' after the field name");
+      return;
+    }
+    // A lexer error: nlohmann's message, "... - invalid string: ...; last read: ...".
+    std::string lexer;
+    if (size_t dash = what.find(" - "); dash != std::string::npos && what.compare(dash + 3, 11, "unexpected ") != 0) {
+      lexer = what.substr(dash + 3);
+      lexer = lexer.substr(0, lexer.find("; last read"));
+    }
+    if (state_ == kStart) {
+      error_ = ErrAt(Skip(0), "expected a JSON object ('{')");
+    } else if (state_ == kDone) {
+      error_ = ErrAt(at, "unexpected text after the object (one JSON object per line)");
+    } else if (state_ == kAfterValue) {
+      error_ = ErrAt(at, object ? "expected ',' or '}' in the resource object" : "expected ',' or '}'");
+    } else if (lexer.find("missing closing quote") != std::string::npos) {
+      error_ = ErrAt(at, "the string has no closing quote");
+    } else if (lexer.find("control character") != std::string::npos) {
+      error_ = ErrAt(read_ > 0 ? read_ - 1 : 0, "control character inside a string");
+    } else if (lexer.find("after backslash") != std::string::npos || lexer.find("\\u") != std::string::npos ||
+               lexer.find("surrogate") != std::string::npos) {
+      const size_t bs = read_ > 0 ? s_.rfind('\\', read_ - 1) : std::string_view::npos;
+      error_ = ErrAt(bs == std::string_view::npos ? at : bs, lexer.find("after backslash") != std::string::npos
+                                                                 ? "unknown escape in a string"
+                                                                 : "malformed \\u escape (" + lexer + ")");
+    } else if (state_ == kAfterOpen && (at >= s_.size() || s_[at] != '"')) {
+      error_ = ErrAt(at, object ? "expected a quoted resource name" : "expected a quoted field name");
+    } else if (!lexer.empty()) {
+      error_ = ErrAt(at, lexer);
+    } else {
+      error_ = ErrAt(at, at < s_.size() ? std::string("unexpected character '") + s_[at] + "'" : "unexpected end of line");
     }
   }
 
   std::string_view s_;
-  size_t i_ = 0;
   uint32_t line_;
   const std::string& name_;
+  Record* out_ = nullptr;
+  Status error_;
+  size_t read_ = 0;      // bytes the lexer has read
+  size_t last_end_ = 0;  // where the last complete token ended
+  State state_ = kStart;
+  int depth_ = 0;        // 1: the event object, 2: a resource object
+  int field_ = -1;       // the field whose value comes next
+  size_t field_at_ = 0;  // its name's column
+  std::string member_;   // the resource whose quantity comes next
+  Value object_;         // the resource object being read
 };
 
 using text::ForEachLine;
@@ -684,7 +696,7 @@ StatusOr<Trace> ImportTrace(std::string_view text, TraceImportFormat format, con
     s = ForEachLine(text, &lines, [&](uint32_t number, std::string_view line) -> Status {
       rec.Clear();
       rec.line = number;
-      HDRF_RETURN_IF_ERROR(JsonLine(line, number, name).Parse(&rec));
+      HDRF_RETURN_IF_ERROR(JsonlParser(line, number, name).Parse(&rec));
       return imp.Add(rec);
     });
   }

@@ -223,7 +223,8 @@ class Engine {
   // receives last_seq() as of the batch's end. Each op's `status`, when
   // set, receives its own outcome; when the engine stops accepting events
   // (closed, a failed store) the ops not yet applied are refused with that
-  // status, which is returned.
+  // status, which is returned. Either pointer may be null. Not timed in
+  // EventLatency().
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
 
   // Makes the engine match the platform's view after a restart

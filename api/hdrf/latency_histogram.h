@@ -59,6 +59,15 @@ class ShardedLatencyHistogram {
 
     // Adds `other` (from another histogram, or another engine).
     void Merge(const Snapshot& other);
+    // Counts `n` values of `ns` in this copy: a histogram with one writer
+    // and no atomics (a thread's own, merged later; hdrf replay's workers).
+    void Record(uint64_t ns, uint64_t n = 1) {
+      counts[BucketOf(ns)] += n;
+      min_ns = count ? std::min(min_ns, ns) : ns;
+      max_ns = std::max(max_ns, ns);
+      count += n;
+      sum_ns += ns * n;
+    }
     // The value at percentile p (0..100): the largest value of the bucket
     // holding the ceil(p/100 * count)-th smallest record, clamped to
     // [min_ns, max_ns] (max_ns for the last bucket, which also holds the

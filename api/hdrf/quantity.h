@@ -48,6 +48,30 @@ inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 // deterministic.
 using ResourceAmounts = std::map<std::string, int64_t>;
 
+// Adds resource `name` with the quantity `text` to *out. Errors
+// (InvalidArgument, *out unchanged): "unknown resource 'cpus'" (with
+// `known_names_only`, a name IsKnownResourceName rejects), "resource 'cpu'
+// given twice", "cpu: <ParseQuantity's message>".
+Status AddResourceQuantity(std::string_view name, std::string_view text, ResourceAmounts* out,
+                           bool known_names_only = true);
+
+struct ResourceListOptions {
+  // Characters that separate the items. Default: ",".
+  std::string_view separators = ",";
+  // Skip empty items ("cpu=1,,memory=1"); otherwise they are errors.
+  // Default: false.
+  bool skip_empty_items = false;
+  // Names must pass IsKnownResourceName. Default: true.
+  bool known_names_only = true;
+};
+
+// A resource list as the tools, the C interface and event imports write it:
+// "cpu=500m,memory=1Gi" (blanks around items, names and values ignored; an
+// empty or blank text is the empty list). Errors name the item: "'cpu' is
+// not RESOURCE=QUANTITY", "'=1' has no resource name", and those of
+// AddResourceQuantity.
+StatusOr<ResourceAmounts> ParseResourceList(std::string_view text, const ResourceListOptions& options = {});
+
 }  // namespace hdrf
 
 #endif  // HDRF_QUANTITY_H_

@@ -20,18 +20,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hdrf/event.h"
 #include "hdrf/quantity.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 
 namespace hdrf {
 
-// Values are stored on disk: never renumber, only append. The task event
-// values equal Event::Type's.
+// Values are stored on disk: never renumber, only append. The format needs
+// its own enum (a trace holds job events only), but its values are
+// Event::Type's, value for value (asserted below), so the two convert
+// without a table.
 enum class TraceEventType : uint8_t {
   kAllocate = 0,  // job, n >= 1: n more tasks of the job run
   kRelease = 1,   // job, n >= 1: n running tasks stop (the job keeps its tasks)
@@ -39,13 +43,36 @@ enum class TraceEventType : uint8_t {
   kSubmit = 3,    // job, n = 0: jobs[job] is submitted
   kRemove = 4,    // job, n = 0: the job leaves
 };
-const char* TraceEventTypeName(TraceEventType t);  // "allocate", ...
+#define HDRF_SAME_EVENT_TYPE(name)                                                               \
+  static_assert(static_cast<uint8_t>(TraceEventType::name) == static_cast<uint8_t>(Event::Type::name), \
+                "TraceEventType::" #name " must equal Event::Type::" #name)
+HDRF_SAME_EVENT_TYPE(kAllocate);
+HDRF_SAME_EVENT_TYPE(kRelease);
+HDRF_SAME_EVENT_TYPE(kFinish);
+HDRF_SAME_EVENT_TYPE(kSubmit);
+HDRF_SAME_EVENT_TYPE(kRemove);
+#undef HDRF_SAME_EVENT_TYPE
+
+constexpr Event::Type ToEventType(TraceEventType t) { return static_cast<Event::Type>(t); }
+// The trace type of a job event; nullopt for queue and capacity events,
+// which a trace does not hold.
+constexpr std::optional<TraceEventType> ToTraceEventType(Event::Type t) {
+  if (static_cast<uint8_t>(t) > static_cast<uint8_t>(TraceEventType::kRemove)) return std::nullopt;
+  return static_cast<TraceEventType>(t);
+}
+const char* TraceEventTypeName(TraceEventType t);  // "allocate", ... (EventTypeName's)
 
 struct TraceEvent {
   TraceEventType type = TraceEventType::kAllocate;
   uint32_t job = 0;  // index into Trace::jobs
   uint32_t n = 0;    // tasks; < 2^24 (kMaxTraceEventN)
 };
+
+// A task event or removal (not kSubmit) as the engine Event on the job that
+// was submitted with sequence number `job_seq`.
+inline Event TraceEventToEvent(const TraceEvent& e, uint64_t job_seq) {
+  return Event::Task(ToEventType(e.type), job_seq, e.type == TraceEventType::kRemove ? 0 : e.n);
+}
 
 inline constexpr uint32_t kMaxTraceEventN = (1u << 24) - 1;
 inline constexpr char kTraceMagic[9] = "HDRFTRC1";

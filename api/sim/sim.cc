@@ -1,7 +1,7 @@
 #include "hdrf/sim.h"
 
 #include "hdrf/engine.h"
-#include "api/formats/json.h"
+#include "hdrf/json_line.h"
 
 namespace hdrf {
 namespace {
@@ -79,40 +79,24 @@ StatusOr<SimResult> RunScenario(const Scenario& sc) {
 }
 
 std::string SimResultToJson(const SimResult& r) {
-  std::string o = "{\"jobs\": [";
-  for (size_t i = 0; i < r.jobs.size(); ++i) {
-    const JobInfo& j = r.jobs[i];
-    if (i) o += ", ";
-    o += "{\"name\": " + json::Quote(j.name) + ", \"queue\": " + json::Quote(j.queue) +
-         ", \"user\": " + json::Quote(j.user) +
-         ", \"tasks_allocated\": " + json::Number(j.allocated) +
-         ", \"tasks\": " + json::Number(j.tasks) + ", \"allocated\": {";
-    bool first = true;
-    for (size_t k = 0; k < r.resources.size(); ++k) {
-      if (j.task[k] <= 0) continue;
-      if (!first) o += ", ";
-      first = false;
-      o += json::Quote(r.resources[k]) + ": " + json::Number(j.allocated * j.task[k]);
-    }
-    o += "}, \"share\": " + json::Number(j.drf_share) + ", \"key\": " + json::Number(j.key) +
-         ", \"blocked\": " + (j.blocked ? "true" : "false") + ", \"state\": " +
-         json::Quote(JobStateName(j.state)) + "}";
+  Json jobs = Json::array();
+  for (const JobInfo& j : r.jobs) {
+    Json allocated = Json::object();
+    for (size_t k = 0; k < r.resources.size(); ++k)
+      if (j.task[k] > 0) allocated[r.resources[k]] = j.allocated * j.task[k];
+    jobs.push_back({{"name", j.name}, {"queue", j.queue}, {"user", j.user}, {"tasks_allocated", j.allocated},
+                    {"tasks", j.tasks}, {"allocated", std::move(allocated)}, {"share", j.drf_share},
+                    {"key", j.key}, {"blocked", j.blocked}, {"state", JobStateName(j.state)}});
   }
-  o += "], \"queues\": [";
-  for (size_t i = 0; i < r.queues.size(); ++i) {
-    const QueueInfo& q = r.queues[i];
-    if (i) o += ", ";
-    o += "{\"path\": " + json::Quote(q.path) + ", \"share\": " + json::Number(q.share) +
-         ", \"key\": " + json::Number(q.key) + ", \"blocked\": " + (q.blocked ? "true" : "false") +
-         ", \"allocated\": {";
-    for (size_t k = 0; k < r.resources.size(); ++k) {
-      if (k) o += ", ";
-      o += json::Quote(r.resources[k]) + ": " + json::Number(q.usage[k]);
-    }
-    o += "}}";
+  Json queues = Json::array();
+  for (const QueueInfo& q : r.queues) {
+    Json allocated = Json::object();
+    for (size_t k = 0; k < r.resources.size(); ++k) allocated[r.resources[k]] = q.usage[k];
+    queues.push_back({{"path", q.path}, {"share", q.share}, {"key", q.key}, {"blocked", q.blocked},
+                      {"allocated", std::move(allocated)}});
   }
-  o += "], \"steps\": " + json::Number(r.steps) + ", \"digest\": " + json::Quote(r.digest) + "}";
-  return o;
+  return JsonLine({{"jobs", std::move(jobs)}, {"queues", std::move(queues)}, {"steps", r.steps},
+                   {"digest", r.digest}});
 }
 
 }  // namespace hdrf

@@ -156,6 +156,29 @@ TEST(LatencyHistogram, MergeEqualsRecordingIntoOne) {
   EXPECT_EQ(c.Take().min_ns, 0u);
 }
 
+// A snapshot recorded into directly (one writer, no atomics) equals the
+// sharded histogram's snapshot of the same values, repeated records included.
+TEST(LatencyHistogram, SnapshotRecordEqualsShardedRecord) {
+  H sharded(4);
+  H::Snapshot direct;
+  uint64_t seed = 11;
+  for (int i = 0; i < 5000; ++i) {
+    const uint64_t v = RandomLatency(seed);
+    const uint64_t n = 1 + i % 3;
+    for (uint64_t k = 0; k < n; ++k) sharded.Record(v);
+    direct.Record(v, n);
+  }
+  direct.Record(uint64_t{1} << 40);  // above kMaxTrackable: the last bucket
+  sharded.Record(uint64_t{1} << 40);
+  H::Snapshot want = sharded.Take();
+  EXPECT_EQ(direct.counts, want.counts);
+  EXPECT_EQ(direct.count, want.count);
+  EXPECT_EQ(direct.sum_ns, want.sum_ns);
+  EXPECT_EQ(direct.min_ns, want.min_ns);
+  EXPECT_EQ(direct.max_ns, want.max_ns);
+  for (double p : {50.0, 99.0, 99.9}) EXPECT_EQ(direct.Percentile(p), want.Percentile(p)) << p;
+}
+
 // Many threads, each with its own values: nothing is lost (run under TSan
 // in the concurrency suite too).
 TEST(LatencyHistogram, ConcurrentRecordLosesNothing) {

@@ -87,5 +87,44 @@ TEST(QuantityTest, KnownResourceNames) {
   EXPECT_FALSE(IsKnownResourceName("a/b/c"));
 }
 
+// Each item of a list gives what ParseQuantity gives for it alone.
+TEST(ResourceListTest, ItemsParseLikeSingleQuantities) {
+  auto a = ParseResourceList(" cpu = 500m , memory=1Gi,nvidia.com/gpu=2 ");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a, (ResourceAmounts{{"cpu", Q("cpu", "500m")}, {"memory", Q("memory", "1Gi")},
+                                 {"nvidia.com/gpu", Q("nvidia.com/gpu", "2")}}));
+  EXPECT_TRUE(ParseResourceList("").value().empty());
+  EXPECT_TRUE(ParseResourceList("  ").value().empty());
+  ResourceListOptions semi;
+  semi.separators = ";,";
+  semi.skip_empty_items = true;
+  auto b = ParseResourceList("cpu=2;;memory=1Gi,", semi);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(*b, (ResourceAmounts{{"cpu", 2000}, {"memory", int64_t{1} << 30}}));
+  ResourceListOptions any;
+  any.known_names_only = false;
+  EXPECT_EQ(ParseResourceList("example.org/x=3,widgets=1", any).value(),
+            (ResourceAmounts{{"example.org/x", 3000}, {"widgets", 1000}}));
+}
+
+TEST(ResourceListTest, ErrorsNameTheItem) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const Case& c : {Case{"cpu", "'cpu' is not RESOURCE=QUANTITY"}, Case{"=1", "'=1' has no resource name"},
+                        Case{"cpus=4", "unknown resource 'cpus'"}, Case{"cpu=1,cpu=2", "resource 'cpu' given twice"},
+                        Case{"cpu=1,,memory=1", "'' is not RESOURCE=QUANTITY"}, Case{"cpu=lots", "cpu: "},
+                        Case{"cpu=-1", "cpu: "}}) {
+    auto r = ParseResourceList(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.text;
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << c.text << ": " << r.status().message();
+  }
+  ResourceAmounts out{{"cpu", 1}};
+  EXPECT_FALSE(AddResourceQuantity("cpu", "2", &out).ok());
+  EXPECT_EQ(out.at("cpu"), 1);  // unchanged
+}
+
 }  // namespace
 }  // namespace hdrf

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "api/trace.h"
+include "hdrf/trace.h"
 #include "storage/codec.h"
 #include "tests/fuzz/capi_dict.h"
 

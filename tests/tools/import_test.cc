@@ -16,37 +16,12 @@
 #include "hdrf/store_trace.h"
 #include "hdrf/trace.h"
 #include "hdrf/trace_import.h"
+#include "tests/tools/trace_replay.h"
 
 namespace hdrf {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Applies a trace's events through the public API, as hdrf replay does on
-// one thread; fails the test on any refusal.
-std::string ReplayDigest(const Trace& t) {
-  auto eng = Engine::Create(t.cluster, t.queues);
-  EXPECT_TRUE(eng.ok()) << eng.status().message();
-  if (!eng.ok()) return "";
-  std::vector<JobRef> refs(t.jobs.size());
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    const TraceEvent& e = t.events[i];
-    Status s;
-    if (e.type == TraceEventType::kSubmit) {
-      auto r = (*eng)->Submit(t.jobs[e.job]);
-      s = r.status();
-      if (r.ok()) refs[e.job] = *r;
-    } else {
-      Event ev;
-      ev.type = static_cast<Event::Type>(static_cast<uint8_t>(e.type));
-      ev.job_seq = refs[e.job].seq;
-      ev.n = e.n;
-      s = (*eng)->Apply(ev);
-    }
-    EXPECT_TRUE(s.ok()) << "event " << i + 1 << ": " << s.message();
-  }
-  return (*eng)->DigestHex();
-}
 
 ResourceAmounts Cluster() { return {{"cpu", 32000}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 4000}}; }
 std::vector<QueueSpec> Queues() {

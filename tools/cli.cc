@@ -1,0 +1,111 @@
+#include "tools/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace hdrf::tools {
+
+Cli::Cli(std::string name, std::string usage)
+    : name_(std::move(name)), usage_(std::move(usage)), app_(std::make_unique<CLI::App>(usage_, name_)) {
+  app_->set_help_flag();  // --help prints the usage text (below)
+  app_->add_flag("--help,-h", help_)->disable_flag_override();
+}
+
+Cli::~Cli() = default;
+
+void Cli::Value(const std::string& flag) {
+  app_->add_option("--" + flag, values_[flag])
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->expected(1);
+}
+
+void Cli::Bool(const std::string& flag) {
+  app_->add_flag("--" + flag, bools_[flag])->disable_flag_override();
+}
+
+void Cli::Positionals() { app_->add_option("args", positional_); }
+
+std::optional<int> Cli::Parse(int argc, char** argv, int first) {
+  // CLI11 takes the arguments last first. "--name=" gives the flag an empty
+  // value (CLI11 would take the next argument instead).
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= first; --i) {
+    std::string a = argv[i];
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.back() == '=') {
+      args.push_back("");
+      a.pop_back();
+    }
+    args.push_back(std::move(a));
+  }
+  try {
+    app_->parse(args);
+  } catch (const CLI::ExtrasError&) {
+    for (const std::string& extra : app_->remaining()) {
+      if (extra.rfind("--", 0) == 0 && extra.size() > 2) {
+        const std::string name = extra.substr(2, extra.find('=') - 2);
+        if (bools_.count(name)) return Usage("flag --" + name + " takes no value");
+        return Usage("unknown flag --" + name + " (see --help)");
+      }
+    }
+    return Usage("unexpected argument '" + app_->remaining().front() + "'" + positional_hint_);
+  } catch (const CLI::ArgumentMismatch& e) {
+    // Which flag: CLI11 names it first ("--trace: 1 required TEXT missing",
+    // "json was given a disallowed flag override").
+    const std::string what = e.what();
+    std::string flag = what.substr(0, what.find_first_of(": "));
+    if (flag.rfind("--", 0) == 0) flag = flag.substr(2);
+    if (bools_.count(flag)) return Usage("flag --" + flag + " takes no value");
+    return Usage("flag --" + flag + " needs a value");
+  } catch (const CLI::ParseError& e) {
+    return Usage(e.what());
+  }
+  if (help_) {
+    std::fputs(usage_.c_str(), stdout);
+    if (!usage_.empty() && usage_.back() != '\n') std::fputc('\n', stdout);
+    return 0;
+  }
+  for (const CLI::Option* o : app_->get_options())
+    if (o->count() > 0 && o->get_name().rfind("--", 0) == 0) given_[o->get_name().substr(2)] = true;
+  return std::nullopt;
+}
+
+bool Cli::Has(const std::string& flag) const { return given_.count(flag) > 0; }
+
+std::string Cli::Get(const std::string& flag, const std::string& def) const {
+  return Has(flag) ? values_.at(flag) : def;
+}
+
+StatusOr<int64_t> Cli::GetInt(const std::string& flag, int64_t def) const {
+  return Has(flag) ? ParseIntFlag(flag, values_.at(flag)) : StatusOr<int64_t>(def);
+}
+
+StatusOr<double> Cli::GetDouble(const std::string& flag, double def) const {
+  return Has(flag) ? ParseDoubleFlag(flag, values_.at(flag)) : StatusOr<double>(def);
+}
+
+int Cli::Usage(const std::string& msg) const {
+  std::fprintf(stderr, "%s: %s\n", name_.c_str(), msg.c_str());
+  return 2;
+}
+
+StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    return Status::InvalidArgument("flag --" + flag + ": '" + text + "' is not an integer");
+  return static_cast<int64_t>(v);
+}
+
+StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v))
+    return Status::InvalidArgument("flag --" + flag + ": '" + text + "' is not a number");
+  return v;
+}
+
+}  // namespace hdrf::tools

@@ -1,0 +1,77 @@
+// Command-line flags of the hdrf tools, parsed by CLI11: `--name value`,
+// `--name=value`, boolean `--name`, positional arguments. The tools'
+// conventions (docs/tools.md) are kept on top of it: --help prints the
+// command's usage text (which lists every flag) on stdout, exit 0; a usage
+// error prints "hdrf CMD: what" on stderr, naming the flag ("unknown flag
+// --x (see --help)", "flag --x needs a value", "flag --x: 'y' is not an
+// integer"), exit 2. A flag given twice keeps its last value.
+//
+//   Cli cli("hdrf recover", kHelp);
+//   cli.Value("db");  cli.Bool("json");
+//   if (auto exit = cli.Parse(argc, argv, 2)) return *exit;
+//   if (!cli.Has("db")) return cli.Usage("--db DIR is required (see --help)");
+#ifndef HDRF_TOOLS_CLI_H_
+#define HDRF_TOOLS_CLI_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hdrf/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace hdrf::tools {
+
+class Cli {
+ public:
+  // `name` prefixes every message ("hdrf replay"); `usage` is the --help text.
+  Cli(std::string name, std::string usage);
+  ~Cli();
+
+  void Value(const std::string& flag);  // --flag VALUE
+  void Bool(const std::string& flag);   // --flag
+  // Positional arguments are collected (positional()); without this call
+  // the first one is an error "unexpected argument 'X'" + `hint`.
+  void Positionals();
+  void PositionalHint(std::string hint) { positional_hint_ = std::move(hint); }
+
+  // Parses argv[first..]. Returns the exit code when the command is done
+  // (0 after --help, 2 after a usage error, its message printed), nullopt
+  // when it should go on.
+  std::optional<int> Parse(int argc, char** argv, int first);
+
+  bool Has(const std::string& flag) const;
+  std::string Get(const std::string& flag, const std::string& def = "") const;
+  StatusOr<int64_t> GetInt(const std::string& flag, int64_t def) const;
+  StatusOr<double> GetDouble(const std::string& flag, double def) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  // Prints "NAME: msg" on stderr; returns 2.
+  int Usage(const std::string& msg) const;
+
+ private:
+  std::string name_, usage_, positional_hint_;
+  std::unique_ptr<CLI::App> app_;
+  // CLI11 writes into these (std::map: the nodes stay put); given_ lists
+  // the flags that were given.
+  std::map<std::string, std::string> values_;
+  std::map<std::string, bool> bools_;
+  std::map<std::string, bool> given_;
+  std::vector<std::string> positional_;
+  bool help_ = false;
+};
+
+// Flag value conversions with the tools' messages ("flag --NAME: 'TEXT' is
+// not an integer" / "is not a number"); shared with tools/flags.cc.
+StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text);
+StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text);
+
+}  // namespace hdrf::tools
+
+#endif  // HDRF_TOOLS_CLI_H_
