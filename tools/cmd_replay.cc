@@ -128,6 +128,16 @@ inline uint64_t Ticks() {
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_interrupted{false};
+// The store failed (a write refused by the disk: IoError): every later event
+// would be refused, so the run stops at once and reports what was applied
+// and acknowledged, not what was attempted.
+std::atomic<bool> g_store_failed{false};
+
+inline void NoteStoreError(const Status& s) {
+  if (s.code() != StatusCode::kIoError) return;
+  g_store_failed.store(true, std::memory_order_relaxed);
+  g_stop.store(true, std::memory_order_relaxed);
+}
 
 extern "C" void OnSigint(int) {
   g_interrupted.store(true, std::memory_order_relaxed);
@@ -159,6 +169,7 @@ struct Shared {
 
 inline void Refuse(Worker& w, const Status& s) {
   if (w.refused++ == 0) w.first_error = s.message();
+  NoteStoreError(s);
 }
 
 inline void ApplyOne(const Shared& c, const TraceEvent& e, Worker& w) {
@@ -302,9 +313,9 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
     uint64_t last = 0;
     size_t refused = 0;
     Status s = c.engine->ApplyTasks(ops.data(), ops.size(), &last, &refused);
-    if (!s.ok()) [[unlikely]] Refuse(w, s);
+    if (!s.ok()) [[unlikely]] NoteStoreError(s);
     if (refused) [[unlikely]] {
-      if (w.refused == 0) w.first_error = "an event of a batch was refused";
+      if (w.refused == 0) w.first_error = s.ok() ? "an event of a batch was refused" : s.message();
       w.refused += refused;
     }
     if (timed) {
@@ -734,7 +745,7 @@ Figures Summarize(const Config& cfg, std::vector<Worker>& workers, uint64_t time
 }
 
 void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figures& f, const Engine& engine,
-               const SharePlot& plot, bool interrupted) {
+               const SharePlot& plot, bool interrupted, const std::string& store_error) {
   const char* durability = cfg.db.empty() ? "none" : DurabilityName(cfg.durability);
   Json j = {{"events", f.events}, {"seconds", f.seconds}, {"events_per_sec", f.eps},
             {"latency_ns", {{"p50", f.p50}, {"p99", f.p99}, {"p999", f.p999}}}, {"digest", engine.DigestHex()},
@@ -745,6 +756,10 @@ void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figur
             {"warmup_refused", u.warm_refused}, {"latency_mean_ns", f.lmean}, {"latency_max_ns", f.lmax},
             {"read_seconds", in.read_s}, {"jobs", in.trace.jobs.size()}, {"queues", in.trace.queues.size()},
             {"rate", cfg.rate}, {"interrupted", interrupted}};
+  if (!store_error.empty()) {
+    j["store_error"] = store_error;
+    j["acknowledged_seq"] = engine.durable_seq();
+  }
   if (!cfg.plot.empty()) {
     j["plot"] = cfg.plot;
     j["plot_samples"] = plot.samples();
@@ -859,13 +874,25 @@ int CmdReplay(int argc, char** argv) {
   if (!close_status.ok())
     std::fprintf(stderr, "hdrf replay: store %s: %s\n", cfg.db.c_str(), close_status.message().c_str());
   if (interrupted) std::fprintf(stderr, "hdrf replay: interrupted\n");
+  const bool store_failed = g_store_failed.load() || (!cfg.db.empty() && !close_status.ok());
+  if (store_failed) {
+    // Count only what was applied: refused events were not, and the run
+    // stopped at the failure.
+    f.events -= std::min(f.events, f.refused);
+    f.eps = f.seconds > 0 ? static_cast<double>(f.events) / f.seconds : 0;
+    std::fprintf(stderr,
+                 "hdrf replay: the store failed; stopped after %llu applied timed events, last_seq %llu, "
+                 "acknowledged (durable) %llu\n",
+                 static_cast<unsigned long long>(f.events), static_cast<unsigned long long>(engine->last_seq()),
+                 static_cast<unsigned long long>(engine->durable_seq()));
+  }
   if (cfg.json)
-    PrintJson(cfg, in, *untimed, f, *engine, plot, interrupted);
+    PrintJson(cfg, in, *untimed, f, *engine, plot, interrupted, store_failed ? f.first_error : "");
   else
     PrintText(cfg, in, *untimed, f, *engine, plot);
   std::fflush(stdout);
   if (interrupted) return 130;
-  return close_status.ok() && plot_status.ok() ? 0 : 1;
+  return close_status.ok() && plot_status.ok() && !store_failed ? 0 : 1;
 }
 
 }  // namespace hdrf::tools
