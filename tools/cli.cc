@@ -108,4 +108,10 @@ StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& tex
   return v;
 }
 
+StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
+  auto r = ParseResourceList(text);
+  if (!r.ok()) return r.status().WithContext("--cluster");
+  return r;
+}
+
 }  // namespace hdrf::tools

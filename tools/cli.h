@@ -1,5 +1,6 @@
 // Command-line flags of the hdrf tools, parsed by CLI11: `--name value`,
-// `--name=value`, boolean `--name`, positional arguments. The tools'
+// `--name=value`, boolean `--name`, positional arguments (every hdrf command
+// but serve, simulate, standby and workload, which use CLI11 directly). The tools'
 // conventions (docs/tools.md) are kept on top of it: --help prints the
 // command's usage text (which lists every flag) on stdout, exit 0; a usage
 // error prints "hdrf CMD: what" on stderr, naming the flag ("unknown flag
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hdrf/quantity.h"
 #include "hdrf/status.h"
 
 namespace CLI {
@@ -68,9 +70,14 @@ class Cli {
 };
 
 // Flag value conversions with the tools' messages ("flag --NAME: 'TEXT' is
-// not an integer" / "is not a number"); shared with tools/flags.cc.
+// not an integer" / "is not a number").
 StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text);
 StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text);
+
+// A --cluster value: "cpu=10,memory=64Gi" -> amounts (SPEC §2 quantities,
+// known resource names only; hdrf::ParseResourceList), errors prefixed
+// "--cluster: ".
+StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text);
 
 }  // namespace hdrf::tools
 

@@ -5,7 +5,7 @@
 #include "hdrf/sim.h"
 #include "tools/commands.h"
 #include "tools/explain_json.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 #include "tools/open_store.h"
 
 namespace hdrf::tools {
@@ -38,19 +38,12 @@ void PrintText(const Explanation& e) {
 }  // namespace
 
 int CmdExplain(int argc, char** argv) {
-  Flags flags({"scenario", "db", "job"}, {"help", "json"});
-  Status s = flags.Parse(argc, argv, 2);
-  if (flags.Has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  if (!s.ok() || !flags.positional().empty() || flags.Has("scenario") == flags.Has("db") ||
-      !flags.Has("job")) {
-    std::fprintf(stderr, "hdrf explain: %s\n",
-                 s.ok() ? "give --job NAME and exactly one of --scenario FILE or --db DIR"
-                        : s.message().c_str());
-    return 2;
-  }
+  Cli flags("hdrf explain", kHelp);
+  for (const char* f : {"scenario", "db", "job"}) flags.Value(f);
+  flags.Bool("json");
+  if (auto exit = flags.Parse(argc, argv, 2)) return *exit;
+  if (flags.Has("scenario") == flags.Has("db") || !flags.Has("job"))
+    return flags.Usage("give --job NAME and exactly one of --scenario FILE or --db DIR");
   std::unique_ptr<Engine> eng;
   if (flags.Has("scenario")) {
     auto sc = LoadScenarioFile(flags.Get("scenario"));

@@ -9,7 +9,7 @@
 #include "hdrf/engine.h"
 #include "hdrf/metrics.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 #include "tools/open_store.h"
 #include "tools/queues_watch.h"
 #include "tools/tree_json.h"
@@ -81,19 +81,11 @@ int CmdQueues(int argc, char** argv) {
   }
   argc = static_cast<int>(args.size());
   argv = args.data();
-  Flags flags({"config", "db", "cluster", "count"}, {"help", "metrics", "json", "exact", "wide"});
-  Status s = flags.Parse(argc, argv, 2);
-  if (flags.Has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  if (!s.ok() || !flags.positional().empty() || flags.Has("config") == flags.Has("db")) {
-    std::fprintf(stderr, "hdrf queues: %s\n",
-                 !s.ok()                       ? s.message().c_str()
-                 : !flags.positional().empty() ? ("unexpected argument '" + flags.positional()[0] + "'").c_str()
-                                               : "give exactly one of --config FILE or --db DIR");
-    return 2;
-  }
+  Cli flags("hdrf queues", kHelp);
+  for (const char* f : {"config", "db", "cluster", "count"}) flags.Value(f);
+  for (const char* f : {"metrics", "json", "exact", "wide"}) flags.Bool(f);
+  if (auto exit = flags.Parse(argc, argv, 2)) return *exit;
+  if (flags.Has("config") == flags.Has("db")) return flags.Usage("give exactly one of --config FILE or --db DIR");
   if (flags.Has("json") && (flags.Has("metrics") || watch)) {
     std::fprintf(stderr, "hdrf queues: --json does not go with %s\n", watch ? "--watch" : "--metrics");
     return 2;

@@ -17,7 +17,7 @@
 #include "hdrf/config.h"
 #include "hdrf/simulate.h"
 #include "tools/commands.h"
-#include "tools/flags.h"
+#include "tools/cli.h"
 #include "tools/replay_plot.h"
 
 namespace hdrf::tools {
