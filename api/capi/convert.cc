@@ -38,34 +38,12 @@ std::string_view Trim(std::string_view s) {
 
 StatusOr<ResourceAmounts> ParseResourceList(const char* text, const std::string& what,
                                             bool known_names) {
-  ResourceAmounts out;
-  if (!text) return out;
-  std::string_view all(text);
-  if (Trim(all).empty()) return out;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = all.find(',', start);
-    std::string_view item =
-        all.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      return Status::InvalidArgument(what + ": '" + std::string(Trim(item)) +
-                                     "' is not NAME=QUANTITY");
-    const std::string name(Trim(item.substr(0, eq)));
-    const std::string_view value = Trim(item.substr(eq + 1));
-    if (name.empty())
-      return Status::InvalidArgument(what + ": '" + std::string(Trim(item)) +
-                                     "' has no resource name");
-    if (known_names && !IsKnownResourceName(name))
-      return Status::InvalidArgument(what + ": unknown resource '" + name + "'");
-    if (out.count(name)) return Status::InvalidArgument(what + ": resource '" + name + "' given twice");
-    auto q = ParseQuantity(name, value);
-    if (!q.ok()) return q.status().WithContext(what);
-    out[name] = *q;
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
+  if (!text) return ResourceAmounts();
+  ResourceListOptions o;
+  o.known_names_only = known_names;
+  auto r = hdrf::ParseResourceList(text, o);  // the one resource-list parser (hdrf/quantity.h)
+  if (!r.ok()) return r.status().WithContext(what);
+  return r;
 }
 
 Status CheckStructSize(size_t given, size_t known, const char* what) {

@@ -488,8 +488,8 @@ TEST(CApiErrors, WrongUnits) {
     const char* needle;
   };
   for (const Case& c : {Case{"cpu=1x", "1x"}, Case{"cpu=10,memory=0.5", "0.5"},
-                        Case{"cpu=0.0001", "0.0001"}, Case{"cpu=-1", "-1"}, Case{"cpu", "NAME=QUANTITY"},
-                        Case{"cpus=4", "cpus"}, Case{"cpu=1,cpu=2", "twice"}, Case{"cpu=1,,memory=1", "NAME=QUANTITY"},
+                        Case{"cpu=0.0001", "0.0001"}, Case{"cpu=-1", "-1"}, Case{"cpu", "RESOURCE=QUANTITY"},
+                        Case{"cpus=4", "cpus"}, Case{"cpu=1,cpu=2", "twice"}, Case{"cpu=1,,memory=1", "RESOURCE=QUANTITY"},
                         Case{"=4", "no resource name"}, Case{"", "no resources"},
                         Case{"cpu=99999999999999999999", "99999999999999999999"}}) {
     EXPECT_EQ(hdrf_engine_create(c.cluster, nullptr, 0, nullptr, &e, &err), HDRF_INVALID_ARGUMENT)
