@@ -169,7 +169,9 @@ TEST(SimulateVsReference, RandomWorkloadsOnNodes) {
     ASSERT_EQ(diff, "") << "seed " << seed << "\n" << NodesCsv(nodes, world.cluster) << text;
     fragmented += fast->queues.empty() ? 0 : fast->queues[0].fragmentation_waits;
   }
-  if (seeds >= 100) EXPECT_GT(fragmented, 50) << "the generator must reach fragmentation";
+  if (seeds >= 100) {
+    EXPECT_GT(fragmented, 50) << "the generator must reach fragmentation";
+  }
 }
 
 TEST(SimulateVsReference, RandomWorkloads) {
