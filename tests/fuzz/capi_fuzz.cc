@@ -256,8 +256,20 @@ void Program::Step() {
       break;
     }
     case 16: {
-      int64_t steps = 0;
-      c = hdrf_fill(Engine(), in.Byte() & 1 ? &steps : nullptr, e);
+      // A fill allocates one task per step, and a job may ask for 2^62 tasks
+      // on a cluster with room for them: step at most kFillSteps times, and
+      // call hdrf_fill only once stepping has stopped, where it must find
+      // nothing more to do.
+      constexpr int kFillSteps = 256;
+      hdrf_engine_t* eng = Engine();
+      int stepped = 1;
+      for (int i = 0; i < kFillSteps && stepped && c == HDRF_OK; ++i)
+        c = hdrf_step(eng, &stepped, nullptr, e);
+      if (c == HDRF_OK && !stepped) {
+        int64_t steps = -1;
+        c = hdrf_fill(eng, in.Byte() & 1 ? &steps : nullptr, e);
+        if (c == HDRF_OK && steps > 0) hdrf::fuzz::Fail("fill stepped after a step found nothing");
+      }
       break;
     }
     case 17: {
