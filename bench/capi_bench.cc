@@ -2,8 +2,10 @@
 // and the same events (bench/event_stream.h; bench/README.md "Embedding"
 // has the figures and the command).
 //
-//   BM_CppAllocate/jobs/threads   Engine::Allocate/Release(JobRef)
-//   BM_CRef/jobs/threads          hdrf_job_allocate_ref/_release_ref
+//   BM_CppAllocate/jobs/by_top/threads  Engine::Allocate/Release(JobRef)
+//   BM_CRef/jobs/by_top/threads   hdrf_job_allocate_ref/_release_ref
+//                                 (by_top:1 routes jobs to threads by
+//                                 top-level queue, as BM_IngestByTopQueue)
 //   BM_CName/jobs/threads         hdrf_job_allocate/_release by name
 //   BM_CApply/jobs/batch          hdrf_apply, `batch` ops a call
 //   BM_CppApplyTasks/jobs/batch   Engine::ApplyTasks, `batch` ops a call
@@ -94,10 +96,12 @@ Both& Shared(int64_t jobs) {
   return *b;
 }
 
-// One event per iteration through `apply(job, dir)`.
+// One event per iteration through `apply(job, dir)`. With `by_top`, each
+// thread owns the jobs of every threads-th top-level queue (each lock shard
+// written by one thread); without, jobs are dealt to threads round-robin.
 template <typename F>
-void PerCall(benchmark::State& state, const World& w, F&& apply) {
-  EventStream stream(w, state.threads(), state.thread_index());
+void PerCall(benchmark::State& state, const World& w, F&& apply, bool by_top = false) {
+  EventStream stream(w, state.threads(), state.thread_index(), by_top);
   int64_t refused = 0;
   for (auto _ : state) {
     uint32_t j;
@@ -114,7 +118,7 @@ void BM_CppAllocate(benchmark::State& state) {
   World& w = Shared(state.range(0)).w;
   PerCall(state, w, [&](uint32_t j, int dir) {
     return (dir > 0 ? w.engine->Allocate(w.jobs[j], 1) : w.engine->Release(w.jobs[j], 1)).ok();
-  });
+  }, state.range(1) != 0);
 }
 
 void BM_CRef(benchmark::State& state) {
@@ -122,7 +126,7 @@ void BM_CRef(benchmark::State& state) {
   PerCall(state, b.w, [&](uint32_t j, int dir) {
     return (dir > 0 ? hdrf_job_allocate_ref(b.c, b.refs[j], 1, nullptr)
                     : hdrf_job_release_ref(b.c, b.refs[j], 1, nullptr)) == HDRF_OK;
-  });
+  }, state.range(1) != 0);
 }
 
 void BM_CName(benchmark::State& state) {
@@ -191,8 +195,10 @@ void BM_CppApplyTasks(benchmark::State& state) {
       });
 }
 
-BENCHMARK(BM_CppAllocate)->ArgName("jobs")->Arg(100000)->Threads(1)->Threads(2)->UseRealTime()->MinTime(1.0);
-BENCHMARK(BM_CRef)->ArgName("jobs")->Arg(100000)->Threads(1)->Threads(2)->UseRealTime()->MinTime(1.0);
+BENCHMARK(BM_CppAllocate)->ArgNames({"jobs", "by_top"})->Args({100000, 0})->Args({100000, 1})
+    ->Threads(1)->Threads(2)->UseRealTime()->MinTime(1.0);
+BENCHMARK(BM_CRef)->ArgNames({"jobs", "by_top"})->Args({100000, 0})->Args({100000, 1})
+    ->Threads(1)->Threads(2)->UseRealTime()->MinTime(1.0);
 BENCHMARK(BM_CName)->ArgName("jobs")->Arg(100000)->Threads(1)->Threads(2)->UseRealTime()->MinTime(1.0);
 BENCHMARK(BM_CApply)->ArgNames({"jobs", "batch"})->Args({100000, 1000})->UseRealTime()->MinTime(1.0);
 BENCHMARK(BM_CppApplyTasks)->ArgNames({"jobs", "batch"})->Args({100000, 1000})->UseRealTime()->MinTime(1.0);
