@@ -247,14 +247,18 @@ PressureResult RunUnderPressure(const EngineOptions& opts, bool guarantees, int 
   for (int j = 0; j < kJobs; ++j) {
     auto info = (*eng)->GetJob(refs[j]);
     EXPECT_TRUE(info.ok());
-    if (info.ok()) EXPECT_EQ(info->allocated, held[j]) << jobs[j].name;
+    if (info.ok()) {
+      EXPECT_EQ(info->allocated, held[j]) << jobs[j].name;
+    }
   }
   auto serial = Engine::Create(cluster, queues);
   EXPECT_TRUE(serial.ok());
   for (int j = 0; j < kJobs; ++j) {
     auto r = (*serial)->Submit(jobs[j]);
     EXPECT_TRUE(r.ok());
-    if (r.ok() && held[j] > 0) EXPECT_TRUE((*serial)->Allocate(*r, held[j]).ok());
+    if (r.ok() && held[j] > 0) {
+      EXPECT_TRUE((*serial)->Allocate(*r, held[j]).ok());
+    }
   }
   EXPECT_EQ((*eng)->DigestHex(), (*serial)->DigestHex());
   PressureResult out{(*eng)->DigestHex(), (*eng)->last_seq()};
