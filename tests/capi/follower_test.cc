@@ -23,7 +23,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using hdrf::testing::Digest;
 using hdrf::testing::Err;
+using hdrf::testing::LastSeq;
 
 // A fresh directory under /tmp, removed with the object.
 class TempDir {
@@ -41,19 +43,6 @@ class TempDir {
  private:
   std::string path_;
 };
-
-std::string Digest(hdrf_engine_t* e) {
-  char buf[HDRF_DIGEST_SIZE] = "";
-  Err err;
-  EXPECT_EQ(hdrf_digest(e, buf, sizeof buf, &err), HDRF_OK) << err.str();
-  return buf;
-}
-
-uint64_t LastSeq(hdrf_engine_t* e) {
-  uint64_t s = 0;
-  EXPECT_EQ(hdrf_last_seq(e, &s, nullptr), HDRF_OK);
-  return s;
-}
 
 hdrf_follower_lag_t Lag(hdrf_engine_t* e) {
   hdrf_follower_lag_t lag = HDRF_FOLLOWER_LAG_INIT;
@@ -93,12 +82,24 @@ hdrf_engine_t* ManualFollower(const std::string& db, Err& err) {
   return f;
 }
 
-TEST(CApiFollower, SeesTheWritersEventsAfterCatchUp) {
+// A writer over a store in a fresh directory (destroyed at the end unless
+// the test did it).
+class CApiFollower : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir.ok());
+    w = Writer(db, err);
+    ASSERT_NE(w, nullptr);
+  }
+  void TearDown() override { EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err.str(); }
+
   TempDir dir;
-  ASSERT_TRUE(dir.ok());
   const std::string db = dir.Sub("db");
   Err err;
-  hdrf_engine_t* w = Writer(db, err);
+  hdrf_engine_t* w = nullptr;
+};
+
+TEST_F(CApiFollower, SeesTheWritersEventsAfterCatchUp) {
   hdrf_engine_t* f = ManualFollower(db, err);
   ASSERT_NE(f, nullptr);
   // It starts from what the store holds.
@@ -158,15 +159,9 @@ TEST(CApiFollower, SeesTheWritersEventsAfterCatchUp) {
   EXPECT_THAT(err.str(), HasSubstr("not a follower"));
 
   EXPECT_EQ(hdrf_engine_destroy(f, &err), HDRF_OK) << err.str();
-  EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err.str();
 }
 
-TEST(CApiFollower, FollowsInTheBackground) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string db = dir.Sub("db");
-  Err err;
-  hdrf_engine_t* w = Writer(db, err);
+TEST_F(CApiFollower, FollowsInTheBackground) {
   hdrf_engine_t* f = nullptr;
   ASSERT_EQ(hdrf_engine_open_follower(db.c_str(), nullptr, &f, &err), HDRF_OK) << err.str();
   ASSERT_EQ(hdrf_job_allocate(w, "b", 2, &err), HDRF_OK);
@@ -177,19 +172,13 @@ TEST(CApiFollower, FollowsInTheBackground) {
   EXPECT_EQ(LastSeq(f), target);
   EXPECT_EQ(Digest(f), Digest(w));
   EXPECT_EQ(hdrf_engine_destroy(f, &err), HDRF_OK) << err.str();
-  EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err.str();
 }
 
 int PlaceAll(void*, const char*, const char*, const char* const*, const int64_t*, size_t) {
   return 1;
 }
 
-TEST(CApiFollower, RefusesEveryEventAndChangesNothing) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string db = dir.Sub("db");
-  Err err;
-  hdrf_engine_t* w = Writer(db, err);
+TEST_F(CApiFollower, RefusesEveryEventAndChangesNothing) {
   hdrf_engine_t* f = ManualFollower(db, err);
   ASSERT_NE(f, nullptr);
   const std::string digest = Digest(f);
@@ -250,15 +239,9 @@ TEST(CApiFollower, RefusesEveryEventAndChangesNothing) {
   EXPECT_EQ(Digest(f), Digest(w));
   EXPECT_EQ(LastSeq(w), seq);
   EXPECT_EQ(hdrf_engine_destroy(f, &err), HDRF_OK) << err.str();
-  EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err.str();
 }
 
-TEST(CApiFollower, PromoteAfterTheWriterCloses) {
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string db = dir.Sub("db");
-  Err err;
-  hdrf_engine_t* w = Writer(db, err);
+TEST_F(CApiFollower, PromoteAfterTheWriterCloses) {
   hdrf_engine_t* f = ManualFollower(db, err);
   ASSERT_NE(f, nullptr);
   // The writer holds the store: not promoted, still a follower.
@@ -292,7 +275,6 @@ TEST(CApiFollower, PromoteAfterTheWriterCloses) {
   EXPECT_EQ(LastSeq(f), final_seq + 2);
   const std::string promoted = Digest(f);
   ASSERT_EQ(hdrf_engine_destroy(f, &err), HDRF_OK) << err.str();
-  EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err.str();
 
   // The promoted engine logged its events: a recovery has its state.
   hdrf_engine_t* r = nullptr;
@@ -302,7 +284,7 @@ TEST(CApiFollower, PromoteAfterTheWriterCloses) {
   EXPECT_EQ(hdrf_engine_destroy(r, &err), HDRF_OK);
 }
 
-TEST(CApiFollower, BadInputGetsACodeAndAMessage) {
+TEST(CApiFollowerInput, BadInputGetsACodeAndAMessage) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   Err err;

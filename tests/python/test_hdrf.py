@@ -188,3 +188,14 @@ def test_reconcile_after_restart(tmp_path):
         assert reopened.digest() == truth.digest()
         assert reopened.reconcile(view)["events"] == 0
     truth.close()
+
+
+def test_a_refused_engine_raises(tmp_path):
+    # The error is raised with the GIL held (it crashed the interpreter
+    # when raised inside the GIL-free section).
+    with pytest.raises(hdrf.InvalidArgumentError, match="listed twice"):
+        hdrf.Engine({"cpu": "1"}, [{"path": "root/a"}, {"path": "root/a"}])
+    with pytest.raises(hdrf.NotFoundError, match="no store at"):
+        hdrf.Engine.open(str(tmp_path / "none"))
+    with pytest.raises(hdrf.Error):
+        hdrf.Engine.from_config("cluster: {cpu: 1}\nqueues: [{path: root/a}, {path: root/a}]\n")
