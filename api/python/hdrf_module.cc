@@ -78,19 +78,35 @@ ResourceAmounts Amounts(const py::dict& d, const char* what) {
   return out;
 }
 
-QueueSpec ToQueueSpec(const py::dict& d) {
-  QueueSpec q;
+// Setters of a struct's fields, by dict key.
+template <typename T>
+using Fields = std::map<std::string, void (*)(T&, py::handle)>;
+
+// A T from a dict of its fields; an unknown key raises, naming `what`.
+template <typename T>
+T FromDict(const py::dict& d, const Fields<T>& fields, const char* what) {
+  T out;
   for (auto [k, v] : d) {
     const std::string key = py::str(k);
-    if (key == "path") q.path = py::str(v);
-    else if (key == "weight") q.weight = v.cast<double>();
-    else if (key == "capability") q.capability = Amounts(v.cast<py::dict>(), "capability");
-    else if (key == "guarantee") q.guarantee = Amounts(v.cast<py::dict>(), "guarantee");
-    else if (key == "reclaimable") q.reclaimable = v.cast<bool>();
-    else if (key == "min_user_limit_percent") q.min_user_limit_percent = v.cast<int>();
-    else if (key == "user_limit_factor") q.user_limit_factor = v.cast<double>();
-    else Raise(Status::InvalidArgument("queue spec: unknown key '" + key + "'"));
+    auto it = fields.find(key);
+    if (it == fields.end())
+      Raise(Status::InvalidArgument(std::string(what) + ": unknown key '" + key + "'"));
+    it->second(out, v);
   }
+  return out;
+}
+
+QueueSpec ToQueueSpec(const py::dict& d) {
+  static const Fields<QueueSpec> fields = {
+      {"path", [](QueueSpec& q, py::handle v) { q.path = py::str(v); }},
+      {"weight", [](QueueSpec& q, py::handle v) { q.weight = v.cast<double>(); }},
+      {"capability", [](QueueSpec& q, py::handle v) { q.capability = Amounts(v.cast<py::dict>(), "capability"); }},
+      {"guarantee", [](QueueSpec& q, py::handle v) { q.guarantee = Amounts(v.cast<py::dict>(), "guarantee"); }},
+      {"reclaimable", [](QueueSpec& q, py::handle v) { q.reclaimable = v.cast<bool>(); }},
+      {"min_user_limit_percent", [](QueueSpec& q, py::handle v) { q.min_user_limit_percent = v.cast<int>(); }},
+      {"user_limit_factor", [](QueueSpec& q, py::handle v) { q.user_limit_factor = v.cast<double>(); }},
+  };
+  QueueSpec q = FromDict(d, fields, "queue spec");
   if (q.path.empty()) Raise(Status::InvalidArgument("queue spec: no path"));
   return q;
 }
@@ -255,20 +271,12 @@ py::dict QueueDict(const QueueInfo& q, const std::vector<std::string>& names) {
 }
 
 py::dict JobDict(const JobInfo& j) {
-  py::dict d;
-  d["name"] = j.name;
-  d["queue"] = j.queue;
-  d["user"] = j.user;
-  d["tasks"] = j.tasks;
-  d["allocated"] = j.allocated;
-  d["state"] = JobStateName(j.state);
-  d["blocked"] = j.blocked;
-  d["key"] = j.key;
-  d["share"] = j.drf_share;
-  d["weight"] = j.weight;
-  d["min_available"] = j.min_available;
-  d["seq"] = j.seq;
-  return d;
+  return py::dict(py::arg("name") = j.name, py::arg("queue") = j.queue, py::arg("user") = j.user,
+                  py::arg("tasks") = j.tasks, py::arg("allocated") = j.allocated,
+                  py::arg("state") = JobStateName(j.state), py::arg("blocked") = j.blocked,
+                  py::arg("key") = j.key, py::arg("share") = j.drf_share,
+                  py::arg("weight") = j.weight, py::arg("min_available") = j.min_available,
+                  py::arg("seq") = j.seq);
 }
 
 py::dict ExplanationDict(const Explanation& e) {
@@ -302,33 +310,27 @@ py::dict ExplanationDict(const Explanation& e) {
 }
 
 TruthJob ToTruthJob(const py::dict& d) {
-  TruthJob j;
-  for (auto [k, v] : d) {
-    const std::string key = py::str(k);
-    if (key == "name") j.name = py::str(v);
-    else if (key == "queue") j.queue = py::str(v);
-    else if (key == "user") j.user = py::str(v);
-    else if (key == "task") j.task = Amounts(v.cast<py::dict>(), "task");
-    else if (key == "tasks") j.tasks = v.cast<int64_t>();
-    else if (key == "running") j.running = v.cast<int64_t>();
-    else if (key == "weight") j.weight = v.cast<double>();
-    else if (key == "min_available") j.min_available = v.cast<int64_t>();
-    else Raise(Status::InvalidArgument("truth job: unknown key '" + key + "'"));
-  }
-  return j;
+  static const Fields<TruthJob> fields = {
+      {"name", [](TruthJob& j, py::handle v) { j.name = py::str(v); }},
+      {"queue", [](TruthJob& j, py::handle v) { j.queue = py::str(v); }},
+      {"user", [](TruthJob& j, py::handle v) { j.user = py::str(v); }},
+      {"task", [](TruthJob& j, py::handle v) { j.task = Amounts(v.cast<py::dict>(), "task"); }},
+      {"tasks", [](TruthJob& j, py::handle v) { j.tasks = v.cast<int64_t>(); }},
+      {"running", [](TruthJob& j, py::handle v) { j.running = v.cast<int64_t>(); }},
+      {"weight", [](TruthJob& j, py::handle v) { j.weight = v.cast<double>(); }},
+      {"min_available", [](TruthJob& j, py::handle v) { j.min_available = v.cast<int64_t>(); }},
+  };
+  return FromDict(d, fields, "truth job");
 }
 
 py::dict ReconcileDict(const ReconcileResult& r) {
-  py::dict d;
-  d["events"] = r.events;
-  d["queues_created"] = r.queues_created;
-  d["queues_updated"] = r.queues_updated;
-  d["queues_deleted"] = r.queues_deleted;
-  d["jobs_removed"] = r.jobs_removed;
-  d["jobs_submitted"] = r.jobs_submitted;
-  d["jobs_resubmitted"] = r.jobs_resubmitted;
-  d["jobs_adjusted"] = r.jobs_adjusted;
-  return d;
+  return py::dict(py::arg("events") = r.events, py::arg("queues_created") = r.queues_created,
+                  py::arg("queues_updated") = r.queues_updated,
+                  py::arg("queues_deleted") = r.queues_deleted,
+                  py::arg("jobs_removed") = r.jobs_removed,
+                  py::arg("jobs_submitted") = r.jobs_submitted,
+                  py::arg("jobs_resubmitted") = r.jobs_resubmitted,
+                  py::arg("jobs_adjusted") = r.jobs_adjusted);
 }
 
 void DefineErrors(py::module_& m) {
