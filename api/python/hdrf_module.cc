@@ -10,6 +10,10 @@
 // `with` block) closes the store and frees it; later calls raise
 // FailedPreconditionError. A Job names one job of one engine and is refused
 // by any other engine.
+// Followers: Engine.open_follower(db_path) is a read-only engine over a
+// store another process writes (events raise FailedPreconditionError);
+// catch_up(), lag() and promote() (docs/embedding.md "Followers and
+// takeover").
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
