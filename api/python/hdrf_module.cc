@@ -104,11 +104,15 @@ QueueSpec ToQueueSpec(const py::dict& d) {
   static const Fields<QueueSpec> fields = {
       {"path", [](QueueSpec& q, py::handle v) { q.path = py::str(v); }},
       {"weight", [](QueueSpec& q, py::handle v) { q.weight = v.cast<double>(); }},
-      {"capability", [](QueueSpec& q, py::handle v) { q.capability = Amounts(v.cast<py::dict>(), "capability"); }},
-      {"guarantee", [](QueueSpec& q, py::handle v) { q.guarantee = Amounts(v.cast<py::dict>(), "guarantee"); }},
+      {"capability",
+       [](QueueSpec& q, py::handle v) { q.capability = Amounts(v.cast<py::dict>(), "capability"); }},
+      {"guarantee",
+       [](QueueSpec& q, py::handle v) { q.guarantee = Amounts(v.cast<py::dict>(), "guarantee"); }},
       {"reclaimable", [](QueueSpec& q, py::handle v) { q.reclaimable = v.cast<bool>(); }},
-      {"min_user_limit_percent", [](QueueSpec& q, py::handle v) { q.min_user_limit_percent = v.cast<int>(); }},
-      {"user_limit_factor", [](QueueSpec& q, py::handle v) { q.user_limit_factor = v.cast<double>(); }},
+      {"min_user_limit_percent",
+       [](QueueSpec& q, py::handle v) { q.min_user_limit_percent = v.cast<int>(); }},
+      {"user_limit_factor",
+       [](QueueSpec& q, py::handle v) { q.user_limit_factor = v.cast<double>(); }},
   };
   QueueSpec q = FromDict(d, fields, "queue spec");
   if (q.path.empty()) Raise(Status::InvalidArgument("queue spec: no path"));
