@@ -4,6 +4,7 @@
 //   convert.cc  strings, errors and C structs to and from the C++ API
 //   hdrf_c.cc   utilities, options, engines, events and scheduling by name
 //   job_ref.cc  the fast path: job refs and hdrf_apply
+//   follower.cc followers and takeover (open, catch-up, lag, promote)
 //   views.cc    views, metrics, persistence, version
 //
 // No exception leaves the interface: every entry point runs its body

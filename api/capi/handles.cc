@@ -67,7 +67,7 @@ static_assert(kMaxGen < (1u << 17) && kMaxEngines <= (1u << 15), "tags fit 32 bi
 
 Status NotAHandle(const void* h) {
   return Status::InvalidArgument("engine handle " + PtrText(h) +
-                                 " was not made by hdrf_engine_create* or hdrf_engine_open");
+                                 " was not made by hdrf_engine_create* or hdrf_engine_open*");
 }
 Status Destroyed(const void* h) {
   return Status::InvalidArgument("engine handle " + PtrText(h) + " was destroyed");

@@ -16,6 +16,10 @@
 //
 // Errors: every failure is an *Error with a Code and the engine's message;
 // errors.Is(err, hdrf.NotFound) tests the code.
+//
+// Followers: OpenFollower opens a read-only Engine over a store that another
+// process writes (events fail with FailedPrecondition); CatchUp, Lag and
+// Promote (docs/embedding.md "Followers and takeover").
 package hdrf
 
 /*

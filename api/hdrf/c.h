@@ -29,20 +29,21 @@
 
    Handles and thread safety
    -------------------------
-   An hdrf_engine_t* comes from an hdrf_engine_create* or hdrf_engine_open
-   call and is released by hdrf_engine_destroy. Every function on an engine
-   may be called from any number of threads at once: events are applied one
-   at a time in a total order, and a view taken after an event returned
-   reflects it. hdrf_engine_close and hdrf_engine_destroy wait for the
-   calls in flight on the same engine to return; calls that start afterwards
-   fail cleanly (HDRF_FAILED_PRECONDITION after close for events,
-   HDRF_INVALID_ARGUMENT after destroy). A destroyed handle stays
-   recognisable: destroying it again or using it is an error, not a crash,
-   even after its slot holds a new engine (handles are generation-checked
-   slots of a fixed table, never dereferenced; destroy releases the
-   engine's memory; docs/c_api.md "Handles"). At most 4,096 engines are
-   alive at once. No call takes a process-wide lock. An hdrf_options_t is not
-   thread-safe: do not change it while another thread uses it.
+   An hdrf_engine_t* comes from an hdrf_engine_create*, hdrf_engine_open or
+   hdrf_engine_open_follower call and is released by hdrf_engine_destroy.
+   Every function on an engine may be called from any number of threads at
+   once: events are applied one at a time in a total order, and a view
+   taken after an event returned reflects it. hdrf_engine_close and
+   hdrf_engine_destroy wait for the calls in flight on the same engine to
+   return; calls that start afterwards fail cleanly
+   (HDRF_FAILED_PRECONDITION after close for events, HDRF_INVALID_ARGUMENT
+   after destroy). A destroyed handle stays recognisable: destroying it
+   again or using it is an error, not a crash, even after its slot holds a
+   new engine (handles are generation-checked slots of a fixed table, never
+   dereferenced; destroy releases the engine's memory; docs/c_api.md
+   "Handles"). At most 4,096 engines are alive at once. No call takes a
+   process-wide lock. An hdrf_options_t is not thread-safe: do not change
+   it while another thread uses it.
 
    Quantities and resource lists
    -----------------------------
@@ -166,10 +167,11 @@ HDRF_EXPORT hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* opti
 
 /* ---- queue and job descriptions ----------------------------------------
 
-   Versioned structs: hdrf_queue_spec_t, hdrf_job_spec_t, hdrf_job_info_t
-   and hdrf_queue_info_t begin with `struct_size`, which the caller sets to
+   Versioned structs: hdrf_queue_spec_t, hdrf_job_spec_t, hdrf_job_info_t,
+   hdrf_queue_info_t, hdrf_truth_job_t, hdrf_follower_options_t and
+   hdrf_follower_lag_t begin with `struct_size`, which the caller sets to
    sizeof the struct it was compiled with: the *_init functions do it (and
-   the HDRF_*_INFO_INIT initialisers for the outputs). A later version adds
+   the HDRF_*_INIT initialisers for the outputs). A later version adds
    fields at the end only; the library reads and writes the fields that fit
    in struct_size and defaults the rest. A struct_size of 0 (not
    initialised) or larger than this library knows (a program built against
@@ -261,6 +263,83 @@ HDRF_EXPORT hdrf_code hdrf_engine_close(hdrf_engine_t* engine, char** errptr);
    (HDRF_OK); a handle destroyed before, or a pointer that is no engine
    handle, gives HDRF_INVALID_ARGUMENT. */
 HDRF_EXPORT hdrf_code hdrf_engine_destroy(hdrf_engine_t* engine, char** errptr);
+
+/* ---- followers and takeover (docs/storage.md "Followers") ------------
+
+   A follower is an engine over a store that another process (or another
+   engine of this process) is writing: read-only, kept up to date by a
+   background thread (Engine::OpenFollower). Views, hdrf_explain,
+   hdrf_digest and hdrf_metrics work (the metrics add
+   hdrf_follower_lag_events and hdrf_follower_lag_seconds); every event —
+   hdrf_job_submit*, allocate/release/finish/remove by name or ref,
+   hdrf_apply, hdrf_reconcile, queue and capacity events, hdrf_step*,
+   hdrf_fill* — is refused with HDRF_FAILED_PRECONDITION and the message
+   "engine is a read-only follower of DIR", and changes nothing;
+   hdrf_flush and hdrf_checkpoint do nothing. A follower is an ordinary
+   hdrf_engine_t*: close and release it with hdrf_engine_close and
+   hdrf_engine_destroy. */
+
+typedef struct hdrf_follower_options {
+  size_t struct_size;            /* sizeof(hdrf_follower_options_t); set by the init */
+  const char* secondary_path;    /* the follower's own directory (a RocksDB secondary
+                                    instance); NULL/"" = a fresh temporary directory
+                                    under $TMPDIR or /tmp, removed on close (default) */
+  uint32_t catch_up_interval_ms; /* background catch-up period; default 20;
+                                    0 = only on hdrf_follower_catch_up */
+} hdrf_follower_options_t;
+
+/* Fills *options with the defaults above. */
+HDRF_EXPORT void hdrf_follower_options_init(hdrf_follower_options_t* options);
+
+/* A follower of the store at `db_path` (which a writer may hold): loads its
+   newest checkpoint and log, then follows the writer. `options` may be
+   NULL (defaults). Nothing is written in db_path. A directory that holds
+   no store gives HDRF_NOT_FOUND ("no store at DIR"). */
+HDRF_EXPORT hdrf_code hdrf_engine_open_follower(const char* db_path,
+                                                const hdrf_follower_options_t* options,
+                                                hdrf_engine_t** engine, char** errptr);
+
+/* Applies what the writer logged since the last catch-up, now (on top of
+   the background catch-up). HDRF_FAILED_PRECONDITION on an engine that is
+   not a follower (any longer: a promoted one is the writer). */
+HDRF_EXPORT hdrf_code hdrf_follower_catch_up(hdrf_engine_t* engine, char** errptr);
+
+/* How far a follower is behind its writer (Engine::FollowerLag). All zero
+   on an engine that is not a follower (is_follower 0). Versioned like the
+   views' structs: HDRF_FOLLOWER_LAG_INIT or hdrf_follower_lag_init. */
+typedef struct hdrf_follower_lag {
+  size_t struct_size;
+  int is_follower;      /* 0/1 */
+  uint64_t events;      /* writer_seq - applied_seq */
+  double seconds;       /* since the start of the last catch-up that left nothing
+                           to apply: bounds how stale the follower's views are */
+  uint64_t applied_seq; /* the last event applied (= hdrf_last_seq) */
+  uint64_t writer_seq;  /* the newest event in the store at the last catch-up */
+  uint64_t reloads;     /* times it reloaded the newest checkpoint */
+} hdrf_follower_lag_t;
+
+#define HDRF_FOLLOWER_LAG_INIT {sizeof(hdrf_follower_lag_t)}
+HDRF_EXPORT void hdrf_follower_lag_init(hdrf_follower_lag_t* lag);
+
+HDRF_EXPORT hdrf_code hdrf_follower_lag(hdrf_engine_t* engine, hdrf_follower_lag_t* lag,
+                                        char** errptr);
+
+/* Warm standby: waits up to `wait_ms` milliseconds (-1: until it does; 0:
+   only if it is free now) for the writer to release the store (its
+   process died, or it was closed), applies the log tail and makes the
+   follower the writer, with nothing acknowledged lost and no recovery from
+   scratch: events are accepted from then on, continuing the writer's
+   sequence numbers. `options` (NULL = defaults) gives the writer's
+   durability, checkpoint interval and latency sampling; its db_path and
+   overcommit factor are ignored (the store's own are kept). When the wait
+   runs out: HDRF_FAILED_PRECONDITION "store DIR: still held by ...; not
+   promoted", and the engine stays a follower. A non-follower gives
+   HDRF_FAILED_PRECONDITION. Other calls on the engine go on meanwhile, but
+   hdrf_engine_close and hdrf_engine_destroy wait for the promotion (and
+   hold new calls back while they wait): give a finite wait_ms when
+   another thread may destroy the engine. */
+HDRF_EXPORT hdrf_code hdrf_follower_promote(hdrf_engine_t* engine, int64_t wait_ms,
+                                            const hdrf_options_t* options, char** errptr);
 
 /* ---- events (each accepted one gets the next sequence number) ---------- */
 

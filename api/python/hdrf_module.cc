@@ -10,6 +10,10 @@
 // `with` block) closes the store and frees it; later calls raise
 // FailedPreconditionError. A Job names one job of one engine and is refused
 // by any other engine.
+// Followers: Engine.open_follower(db_path) is a read-only engine over a
+// store another process writes (events raise FailedPreconditionError);
+// catch_up(), lag() and promote() (docs/embedding.md "Followers and
+// takeover").
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -78,19 +82,39 @@ ResourceAmounts Amounts(const py::dict& d, const char* what) {
   return out;
 }
 
-QueueSpec ToQueueSpec(const py::dict& d) {
-  QueueSpec q;
+// Setters of a struct's fields, by dict key.
+template <typename T>
+using Fields = std::map<std::string, void (*)(T&, py::handle)>;
+
+// A T from a dict of its fields; an unknown key raises, naming `what`.
+template <typename T>
+T FromDict(const py::dict& d, const Fields<T>& fields, const char* what) {
+  T out;
   for (auto [k, v] : d) {
     const std::string key = py::str(k);
-    if (key == "path") q.path = py::str(v);
-    else if (key == "weight") q.weight = v.cast<double>();
-    else if (key == "capability") q.capability = Amounts(v.cast<py::dict>(), "capability");
-    else if (key == "guarantee") q.guarantee = Amounts(v.cast<py::dict>(), "guarantee");
-    else if (key == "reclaimable") q.reclaimable = v.cast<bool>();
-    else if (key == "min_user_limit_percent") q.min_user_limit_percent = v.cast<int>();
-    else if (key == "user_limit_factor") q.user_limit_factor = v.cast<double>();
-    else Raise(Status::InvalidArgument("queue spec: unknown key '" + key + "'"));
+    auto it = fields.find(key);
+    if (it == fields.end())
+      Raise(Status::InvalidArgument(std::string(what) + ": unknown key '" + key + "'"));
+    it->second(out, v);
   }
+  return out;
+}
+
+QueueSpec ToQueueSpec(const py::dict& d) {
+  static const Fields<QueueSpec> fields = {
+      {"path", [](QueueSpec& q, py::handle v) { q.path = py::str(v); }},
+      {"weight", [](QueueSpec& q, py::handle v) { q.weight = v.cast<double>(); }},
+      {"capability",
+       [](QueueSpec& q, py::handle v) { q.capability = Amounts(v.cast<py::dict>(), "capability"); }},
+      {"guarantee",
+       [](QueueSpec& q, py::handle v) { q.guarantee = Amounts(v.cast<py::dict>(), "guarantee"); }},
+      {"reclaimable", [](QueueSpec& q, py::handle v) { q.reclaimable = v.cast<bool>(); }},
+      {"min_user_limit_percent",
+       [](QueueSpec& q, py::handle v) { q.min_user_limit_percent = v.cast<int>(); }},
+      {"user_limit_factor",
+       [](QueueSpec& q, py::handle v) { q.user_limit_factor = v.cast<double>(); }},
+  };
+  QueueSpec q = FromDict(d, fields, "queue spec");
   if (q.path.empty()) Raise(Status::InvalidArgument("queue spec: no path"));
   return q;
 }
@@ -255,20 +279,12 @@ py::dict QueueDict(const QueueInfo& q, const std::vector<std::string>& names) {
 }
 
 py::dict JobDict(const JobInfo& j) {
-  py::dict d;
-  d["name"] = j.name;
-  d["queue"] = j.queue;
-  d["user"] = j.user;
-  d["tasks"] = j.tasks;
-  d["allocated"] = j.allocated;
-  d["state"] = JobStateName(j.state);
-  d["blocked"] = j.blocked;
-  d["key"] = j.key;
-  d["share"] = j.drf_share;
-  d["weight"] = j.weight;
-  d["min_available"] = j.min_available;
-  d["seq"] = j.seq;
-  return d;
+  return py::dict(py::arg("name") = j.name, py::arg("queue") = j.queue, py::arg("user") = j.user,
+                  py::arg("tasks") = j.tasks, py::arg("allocated") = j.allocated,
+                  py::arg("state") = JobStateName(j.state), py::arg("blocked") = j.blocked,
+                  py::arg("key") = j.key, py::arg("share") = j.drf_share,
+                  py::arg("weight") = j.weight, py::arg("min_available") = j.min_available,
+                  py::arg("seq") = j.seq);
 }
 
 py::dict ExplanationDict(const Explanation& e) {
@@ -302,33 +318,27 @@ py::dict ExplanationDict(const Explanation& e) {
 }
 
 TruthJob ToTruthJob(const py::dict& d) {
-  TruthJob j;
-  for (auto [k, v] : d) {
-    const std::string key = py::str(k);
-    if (key == "name") j.name = py::str(v);
-    else if (key == "queue") j.queue = py::str(v);
-    else if (key == "user") j.user = py::str(v);
-    else if (key == "task") j.task = Amounts(v.cast<py::dict>(), "task");
-    else if (key == "tasks") j.tasks = v.cast<int64_t>();
-    else if (key == "running") j.running = v.cast<int64_t>();
-    else if (key == "weight") j.weight = v.cast<double>();
-    else if (key == "min_available") j.min_available = v.cast<int64_t>();
-    else Raise(Status::InvalidArgument("truth job: unknown key '" + key + "'"));
-  }
-  return j;
+  static const Fields<TruthJob> fields = {
+      {"name", [](TruthJob& j, py::handle v) { j.name = py::str(v); }},
+      {"queue", [](TruthJob& j, py::handle v) { j.queue = py::str(v); }},
+      {"user", [](TruthJob& j, py::handle v) { j.user = py::str(v); }},
+      {"task", [](TruthJob& j, py::handle v) { j.task = Amounts(v.cast<py::dict>(), "task"); }},
+      {"tasks", [](TruthJob& j, py::handle v) { j.tasks = v.cast<int64_t>(); }},
+      {"running", [](TruthJob& j, py::handle v) { j.running = v.cast<int64_t>(); }},
+      {"weight", [](TruthJob& j, py::handle v) { j.weight = v.cast<double>(); }},
+      {"min_available", [](TruthJob& j, py::handle v) { j.min_available = v.cast<int64_t>(); }},
+  };
+  return FromDict(d, fields, "truth job");
 }
 
 py::dict ReconcileDict(const ReconcileResult& r) {
-  py::dict d;
-  d["events"] = r.events;
-  d["queues_created"] = r.queues_created;
-  d["queues_updated"] = r.queues_updated;
-  d["queues_deleted"] = r.queues_deleted;
-  d["jobs_removed"] = r.jobs_removed;
-  d["jobs_submitted"] = r.jobs_submitted;
-  d["jobs_resubmitted"] = r.jobs_resubmitted;
-  d["jobs_adjusted"] = r.jobs_adjusted;
-  return d;
+  return py::dict(py::arg("events") = r.events, py::arg("queues_created") = r.queues_created,
+                  py::arg("queues_updated") = r.queues_updated,
+                  py::arg("queues_deleted") = r.queues_deleted,
+                  py::arg("jobs_removed") = r.jobs_removed,
+                  py::arg("jobs_submitted") = r.jobs_submitted,
+                  py::arg("jobs_resubmitted") = r.jobs_resubmitted,
+                  py::arg("jobs_adjusted") = r.jobs_adjusted);
 }
 
 void DefineErrors(py::module_& m) {
@@ -385,20 +395,83 @@ PYBIND11_MODULE(hdrf, m) {
 
 namespace hdrf::python {
 
-// engine.allocate/release/finish(job, n): a Job or a job name.
-auto TaskEvent(Status (Engine::*method)(JobRef, int64_t)) {
-  return [method](PyEngine& self, const py::object& job, int64_t n) {
-    const JobRef r = self.Resolve(job);
-    Check(self.Run([&](Engine& e) { return (e.*method)(r, n); }));
-  };
+// What an engine method returns, for Python: a Status raises or is None, a
+// StatusOr<T> raises or is its T, any other value is itself.
+// A new hdrf.Engine from `open()` (a StatusOr<unique_ptr<Engine>>), run
+// with the GIL released; its error is raised with the GIL held.
+template <typename F>
+std::unique_ptr<PyEngine> Make(F&& open) {
+  StatusOr<std::unique_ptr<Engine>> e = [&] {
+    py::gil_scoped_release nogil;
+    return open();
+  }();
+  return std::make_unique<PyEngine>(Value(std::move(e)));
+}
+
+inline void Unwrap(const Status& s) { Check(s); }
+template <typename T>
+T Unwrap(StatusOr<T> v) {
+  return Value(std::move(v));
+}
+template <typename T>
+T Unwrap(T v) {
+  return v;
+}
+
+// engine.NAME(args...): `method` on the C++ engine, the GIL released; with
+// `on_job`, its first argument is a Job or a job name (resolved to a
+// JobRef).
+template <bool on_job, typename M, typename R, typename... A>
+auto Bind(M method) {
+  if constexpr (on_job) {
+    return [method](PyEngine& self, const py::object& job, A... args) {
+      const JobRef r = self.Resolve(job);
+      return Unwrap(self.Run([&](Engine& e) -> R { return (e.*method)(r, args...); }));
+    };
+  } else {
+    return [method](PyEngine& self, A... args) {
+      return Unwrap(self.Run([&](Engine& e) -> R { return (e.*method)(args...); }));
+    };
+  }
+}
+template <typename R, typename... A>
+auto Method(R (Engine::*m)(A...)) {
+  return Bind<false, decltype(m), R, A...>(m);
+}
+template <typename R, typename... A>
+auto Method(R (Engine::*m)(A...) const) {
+  return Bind<false, decltype(m), R, A...>(m);
+}
+template <typename R, typename... A>
+auto JobMethod(R (Engine::*m)(JobRef, A...)) {
+  return Bind<true, decltype(m), R, A...>(m);
+}
+
+py::dict LagDict(const Engine::FollowerLag& l, bool follower) {
+  return py::dict(py::arg("follower") = follower, py::arg("events") = l.events,
+                  py::arg("seconds") = l.seconds, py::arg("applied_seq") = l.applied_seq,
+                  py::arg("writer_seq") = l.writer_seq, py::arg("reloads") = l.reloads);
+}
+
+// engine.promote(wait_ms=-1, *, durability, checkpoint_every,
+// latency_sample_every).
+void Promote(PyEngine& self, int64_t wait_ms, const std::string& durability,
+             int64_t checkpoint_every, uint32_t latency_sample_every) {
+  if (wait_ms < -1)
+    Raise(Status::InvalidArgument("promote: wait_ms " + std::to_string(wait_ms) +
+                                  ": give -1 (until the writer lets go), 0 or milliseconds"));
+  const EngineOptions eo = ToOptions("", durability, 0, checkpoint_every, latency_sample_every);
+  PromoteOptions po;
+  po.wait_ms = wait_ms;
+  po.durability = eo.durability;
+  po.checkpoint_every = eo.checkpoint_every;
+  po.latency_sample_every = eo.latency_sample_every;
+  Check(self.Run([&](Engine& e) { return e.Promote(po); }));
 }
 
 void DefineEngine(py::module_& m) {
-  auto make = [](StatusOr<std::unique_ptr<Engine>> e) {
-    return std::make_unique<PyEngine>(Value(std::move(e)));
-  };
   py::class_<PyEngine>(m, "Engine", "An hdrf engine; use it in a `with` block or call close().")
-      .def(py::init([make](const py::dict& cluster, const std::vector<py::dict>& queues,
+      .def(py::init([](const py::dict& cluster, const std::vector<py::dict>& queues,
                            const std::string& db_path, const std::string& durability,
                            double overcommit_factor, int64_t checkpoint_every,
                            uint32_t latency_sample_every) {
@@ -407,28 +480,54 @@ void DefineEngine(py::module_& m) {
              const ResourceAmounts c = Amounts(cluster, "cluster");
              const EngineOptions o = ToOptions(db_path, durability, overcommit_factor,
                                                checkpoint_every, latency_sample_every);
-             py::gil_scoped_release nogil;
-             return make(Engine::Create(c, qs, o));
+             return Make([&] { return Engine::Create(c, qs, o); });
            }),
            py::arg("cluster"), py::arg("queues") = std::vector<py::dict>(), py::kw_only(),
            py::arg("db_path") = "", py::arg("durability") = "sync",
            py::arg("overcommit_factor") = 0.0, py::arg("checkpoint_every") = -1,
            py::arg("latency_sample_every") = 16u)
-      .def_static("from_scenario", [make](const std::string& yaml, bool run_steps) {
+      .def_static("from_scenario", [](const std::string& yaml, bool run_steps) {
              Scenario sc = Value(ParseScenario(yaml, "scenario"));
-             py::gil_scoped_release nogil;
-             return make(RunScenarioEngine(sc, EngineOptions(), run_steps));
+             return Make([&] { return RunScenarioEngine(sc, EngineOptions(), run_steps); });
            }, py::arg("yaml"), py::arg("run_steps") = true)
-      .def_static("from_config", [make](const std::string& yaml) {
+      .def_static("from_config", [](const std::string& yaml) {
              QueueConfig cfg = Value(ParseQueueConfig(yaml, "config"));
              if (cfg.cluster.empty()) Raise(Status::InvalidArgument("config: no cluster"));
-             return make(Engine::Create(cfg.cluster, cfg.queues));
+             return Make([&] { return Engine::Create(cfg.cluster, cfg.queues); });
            }, py::arg("yaml"))
-      .def_static("open", [make](const std::string& db_path, const std::string& durability) {
+      .def_static("open", [](const std::string& db_path, const std::string& durability) {
              EngineOptions o = ToOptions(db_path, durability, 0, -1, 16);
-             py::gil_scoped_release nogil;
-             return make(Engine::Open(o));
+             return Make([&] { return Engine::Open(o); });
            }, py::arg("db_path"), py::arg("durability") = "sync")
+      .def_static("open_follower", [](const std::string& db_path,
+                                          const std::string& secondary_path,
+                                          uint32_t catch_up_interval_ms) {
+             FollowerOptions o;
+             o.db_path = db_path;
+             o.secondary_path = secondary_path;
+             o.catch_up_interval_ms = catch_up_interval_ms;
+             return Make([&] { return Engine::OpenFollower(o); });
+           }, py::arg("db_path"), py::kw_only(), py::arg("secondary_path") = "",
+           py::arg("catch_up_interval_ms") = FollowerOptions().catch_up_interval_ms,
+           "A read-only follower of the store at db_path, which a writer may hold "
+           "(docs/storage.md \"Followers\"); events raise FailedPreconditionError.")
+      .def_property_readonly("is_follower", Method(&Engine::is_follower))
+      .def("catch_up", Method(&Engine::CatchUp),
+           "Applies what the writer logged since the last catch-up, now.")
+      .def("lag", [](PyEngine& self) {
+             bool follower = false;
+             const auto lag = self.Run([&](Engine& e) {
+               follower = e.is_follower();
+               return e.follower_lag();
+             });
+             return LagDict(lag, follower);
+           }, "How far a follower is behind its writer: a dict of follower, events, seconds, "
+              "applied_seq, writer_seq, reloads (zeros on an engine that is no follower).")
+      .def("promote", &Promote, py::arg("wait_ms") = -1, py::kw_only(),
+           py::arg("durability") = "sync", py::arg("checkpoint_every") = -1,
+           py::arg("latency_sample_every") = 16u,
+           "Makes a follower the writer once the writer released the store (waiting up to "
+           "wait_ms; -1: until it does); FailedPreconditionError when the wait runs out.")
       .def("close", &PyEngine::Close)
       .def_property_readonly("closed", &PyEngine::closed)
       .def("__enter__", [](PyEngine& e) -> PyEngine& { return e; }, py::return_value_policy::reference)
@@ -451,13 +550,10 @@ void DefineEngine(py::module_& m) {
       .def("find", [](PyEngine& self, const std::string& name) {
              return self.MakeJob(Value(self.Run([&](Engine& e) { return e.FindJob(name); })));
            })
-      .def("allocate", TaskEvent(&Engine::Allocate), py::arg("job"), py::arg("n") = 1)
-      .def("release", TaskEvent(&Engine::Release), py::arg("job"), py::arg("n") = 1)
-      .def("finish", TaskEvent(&Engine::Finish), py::arg("job"), py::arg("n") = 1)
-      .def("remove", [](PyEngine& self, const py::object& job) {
-             const JobRef r = self.Resolve(job);
-             Check(self.Run([&](Engine& e) { return e.Remove(r); }));
-           }, py::arg("job"))
+      .def("allocate", JobMethod(&Engine::Allocate), py::arg("job"), py::arg("n") = 1)
+      .def("release", JobMethod(&Engine::Release), py::arg("job"), py::arg("n") = 1)
+      .def("finish", JobMethod(&Engine::Finish), py::arg("job"), py::arg("n") = 1)
+      .def("remove", JobMethod(&Engine::Remove), py::arg("job"))
       .def("apply", &Apply, py::arg("ops"), py::arg("results") = false)
       .def("reconcile", [](PyEngine& self, const std::vector<py::dict>& jobs,
                            const std::optional<std::vector<py::dict>>& queues) {
@@ -476,7 +572,7 @@ void DefineEngine(py::module_& m) {
              if (!r) return py::none();
              return py::cast(self.MakeJob(*r));
            })
-      .def("fill", [](PyEngine& self) { return Value(self.Run([&](Engine& e) { return e.Fill(); })); })
+      .def("fill", Method(&Engine::Fill))
       .def("job", [](PyEngine& self, const py::object& job) {
              const JobRef r = self.Resolve(job);
              return JobDict(Value(self.Run([&](Engine& e) { return e.GetJob(r); })));
@@ -500,11 +596,11 @@ void DefineEngine(py::module_& m) {
              return ExplanationDict(Value(self.Run([&](Engine& e) { return e.Explain(name); })));
            })
       .def("metrics", [](PyEngine& self) { return self.Run([](Engine& e) { return MetricsText(e); }); })
-      .def("digest", [](PyEngine& self) { return self.Run([](Engine& e) { return e.DigestHex(); }); })
-      .def_property_readonly("last_seq", [](PyEngine& self) { return self.Run([](Engine& e) { return e.last_seq(); }); })
-      .def("__len__", [](PyEngine& self) { return self.Run([](Engine& e) { return e.job_count(); }); })
-      .def("flush", [](PyEngine& self) { Check(self.Run([](Engine& e) { return e.Flush(); })); })
-      .def("checkpoint", [](PyEngine& self) { Check(self.Run([](Engine& e) { return e.Checkpoint(); })); });
+      .def("digest", Method(&Engine::DigestHex))
+      .def_property_readonly("last_seq", Method(&Engine::last_seq))
+      .def("__len__", Method(&Engine::job_count))
+      .def("flush", Method(&Engine::Flush))
+      .def("checkpoint", Method(&Engine::Checkpoint));
 }
 
 }  // namespace hdrf::python

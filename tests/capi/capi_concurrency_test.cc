@@ -1,12 +1,16 @@
 // The C interface from several threads at once (suite `concurrency`, run
 // under ThreadSanitizer by CI): events from many threads are all applied,
 // each once; views, metrics and lookups run beside them; close and destroy
-// wait for calls in flight and later calls fail cleanly.
+// wait for calls in flight and later calls fail cleanly; a follower is
+// read and written while it catches up and is promoted.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -331,6 +335,81 @@ TEST(CApiConcurrency, ManyEnginesManyThreads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_FALSE(bad.load());
+}
+
+// A follower catching up every millisecond with a writer of this process,
+// read and sent events by 4 threads while it is promoted: events are
+// refused while it follows and applied once after, views and lag answer
+// throughout.
+TEST(CApiConcurrency, FollowerReadAndWrittenWhilePromoted) {
+  char tmpl[] = "/tmp/hdrf_capi_conc_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string db = std::string(tmpl) + "/db";
+  char* err = nullptr;
+  hdrf_options_t* o = hdrf_options_create();
+  ASSERT_EQ(hdrf_options_set_db_path(o, db.c_str(), &err), HDRF_OK);
+  hdrf_engine_t* w = nullptr;
+  hdrf_queue_spec_t q;
+  hdrf_queue_spec_init(&q);
+  q.path = "root/a";
+  ASSERT_EQ(hdrf_engine_create("cpu=1000000", &q, 1, o, &w, &err), HDRF_OK) << err;
+  hdrf_options_destroy(o);
+  ASSERT_EQ(hdrf_job_submit(w, "j", "root/a", nullptr, 1000000, "cpu=1", nullptr, &err), HDRF_OK);
+  hdrf_follower_options_t fo;
+  hdrf_follower_options_init(&fo);
+  fo.catch_up_interval_ms = 1;
+  hdrf_engine_t* f = nullptr;
+  ASSERT_EQ(hdrf_engine_open_follower(db.c_str(), &fo, &f, &err), HDRF_OK) << err;
+  hdrf_job_ref_t j{0, 0};
+  ASSERT_EQ(hdrf_job_find(f, "j", &j, &err), HDRF_OK) << err;
+
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> accepted{0}, bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      char* e = nullptr;
+      while (!stop.load()) {
+        hdrf_code c = HDRF_OK;
+        switch (t) {
+          case 0:
+          case 1:
+            c = hdrf_job_allocate_ref(f, j, 1, &e);
+            if (c == HDRF_OK) accepted.fetch_add(1);
+            else if (c != HDRF_FAILED_PRECONDITION) bad.fetch_add(1);
+            continue;
+          case 2: {
+            hdrf_follower_lag_t lag = HDRF_FOLLOWER_LAG_INIT;
+            c = hdrf_follower_lag(f, &lag, &e);
+            break;
+          }
+          default: {
+            char buf[HDRF_DIGEST_SIZE];
+            c = hdrf_digest(f, buf, sizeof buf, &e);
+          }
+        }
+        if (c != HDRF_OK) bad.fetch_add(1);
+      }
+      hdrf_free(e);
+    });
+  }
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(hdrf_job_allocate(w, "j", 1, &err), HDRF_OK) << err;
+  ASSERT_EQ(hdrf_engine_close(w, &err), HDRF_OK) << err;
+  ASSERT_EQ(hdrf_follower_promote(f, 10000, nullptr, &err), HDRF_OK) << err;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (accepted.load() < 10 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GE(accepted.load(), 10);
+  int64_t allocated = -1;
+  ASSERT_EQ(hdrf_job_allocated(f, "j", &allocated, &err), HDRF_OK);
+  EXPECT_EQ(allocated, 50 + accepted.load());  // the writer's, then each accepted once
+  EXPECT_EQ(hdrf_engine_destroy(f, &err), HDRF_OK) << err;
+  EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err;
+  hdrf_free(err);
+  (void)std::system(("rm -rf '" + std::string(tmpl) + "'").c_str());
 }
 
 }  // namespace

@@ -19,7 +19,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using hdrf::testing::Digest;
 using hdrf::testing::Err;
+using hdrf::testing::LastSeq;
 
 // Worked example 1 of SPEC §4, built by hand.
 hdrf_engine_t* WorkedExample(Err& err, const hdrf_options_t* options = nullptr) {
@@ -44,19 +46,6 @@ int64_t Allocated(hdrf_engine_t* e, const char* job) {
   Err err;
   EXPECT_EQ(hdrf_job_allocated(e, job, &n, &err), HDRF_OK) << err.str();
   return n;
-}
-
-std::string Digest(hdrf_engine_t* e) {
-  char buf[HDRF_DIGEST_SIZE] = "";
-  Err err;
-  EXPECT_EQ(hdrf_digest(e, buf, sizeof buf, &err), HDRF_OK) << err.str();
-  return buf;
-}
-
-uint64_t LastSeq(hdrf_engine_t* e) {
-  uint64_t s = 0;
-  EXPECT_EQ(hdrf_last_seq(e, &s, nullptr), HDRF_OK);
-  return s;
 }
 
 const char kWorkedYaml[] = R"(cluster: {cpu: "10", nvidia.com/gpu: "10"}

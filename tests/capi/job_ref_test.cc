@@ -22,7 +22,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using hdrf::testing::Digest;
 using hdrf::testing::Err;
+using hdrf::testing::LastSeq;
 
 // Four top-level queues with one leaf each; `jobs` jobs per leaf.
 hdrf_engine_t* Engine(int jobs, std::vector<hdrf_job_ref_t>* refs,
@@ -51,18 +53,6 @@ hdrf_engine_t* Engine(int jobs, std::vector<hdrf_job_ref_t>* refs,
     }
   }
   return e;
-}
-
-std::string Digest(hdrf_engine_t* e) {
-  char buf[HDRF_DIGEST_SIZE] = "";
-  EXPECT_EQ(hdrf_digest(e, buf, sizeof buf, nullptr), HDRF_OK);
-  return buf;
-}
-
-uint64_t LastSeq(hdrf_engine_t* e) {
-  uint64_t s = 0;
-  EXPECT_EQ(hdrf_last_seq(e, &s, nullptr), HDRF_OK);
-  return s;
 }
 
 std::string NameOf(int i) { return "j" + std::to_string(i / 3) + "-" + std::to_string(i % 3); }

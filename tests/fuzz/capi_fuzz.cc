@@ -7,6 +7,10 @@
 // failure comes with a message when an errptr is passed.
 //
 // Engines are memory-only (no db path): the target never writes files.
+// Followers are opened only of paths under a directory that does not exist
+// (kNoDir), with their own directory there too, so they must fail (and
+// create nothing); the follower calls otherwise meet engines that are not
+// followers, or bad handles.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +31,11 @@ using hdrf::fuzz::kCapiDict;
 using hdrf::fuzz::kCapiDictSize;
 
 constexpr int kSlots = 3;
+
+// Opcode bytes from kFollowerOps up select the follower calls (ops 32-35);
+// below it, byte % 32 selects ops 0-31.
+constexpr uint8_t kFollowerOps = 240;
+constexpr const char* kNoDir = "/nonexistent-hdrf-capi-fuzz";
 
 struct Program {
   Reader in;
@@ -120,6 +129,7 @@ struct Program {
   }
 
   void Step();
+  hdrf_code Follower(uint8_t op, char** e);
   void Run() {
     int ops = 0;
     while (!in.empty() && ops++ < 200) {
@@ -132,8 +142,52 @@ struct Program {
   }
 };
 
+// Followers: open one of a path that holds no store, catch up, lag and
+// promote (hdrf/c.h "followers and takeover").
+hdrf_code Program::Follower(uint8_t op, char** e) {
+  switch (op) {
+    case 32: {
+      const uint8_t f = in.Byte();
+      std::string db;
+      if (f & 1) db = std::string(kNoDir) + "/" + kCapiDict[in.Byte() % kCapiDictSize];
+      const std::string secondary = std::string(kNoDir) + "/secondary";
+      hdrf_follower_options_t fo;
+      hdrf_follower_options_init(&fo);
+      fo.secondary_path = secondary.c_str();  // never a temporary directory
+      fo.catch_up_interval_ms = static_cast<uint32_t>(Int());
+      if (f & 2) fo.struct_size = in.Byte();  // rarely right: refused
+      hdrf_engine_t* eng = reinterpret_cast<hdrf_engine_t*>(fake);
+      const hdrf_code c = hdrf_engine_open_follower(f & 1 ? db.c_str() : (f & 4 ? "" : nullptr),
+                                                    &fo, f & 8 ? nullptr : &eng, e);
+      if (c == HDRF_OK) hdrf::fuzz::Fail("a follower of a directory that does not exist");
+      if (!(f & 8) && eng != nullptr) hdrf::fuzz::Fail("engine set on failure");
+      return c;
+    }
+    case 33:
+      return hdrf_follower_catch_up(Engine(), e);
+    case 34: {
+      hdrf_follower_lag_t lag = HDRF_FOLLOWER_LAG_INIT;
+      const uint8_t f = in.Byte();
+      if (f & 1) lag.struct_size = in.Byte();
+      const hdrf_code c = hdrf_follower_lag(Engine(), f & 2 ? nullptr : &lag, e);
+      if (c == HDRF_OK && (lag.is_follower || lag.applied_seq || lag.events))
+        hdrf::fuzz::Fail("lag of an engine that is no follower");
+      return c;
+    }
+    default: {  // no engine here is a follower: refused at once, whatever the wait
+      hdrf_options_t* o = in.Byte() & 1 ? hdrf_options_create() : nullptr;
+      hdrf_engine_t* eng = Engine();
+      const hdrf_code c = hdrf_follower_promote(eng, Int(), o, e);
+      hdrf_options_destroy(o);
+      if (c == HDRF_OK) hdrf::fuzz::Fail("promoted an engine that is no follower");
+      return c;
+    }
+  }
+}
+
 void Program::Step() {
-  uint8_t op = in.Byte() % 32;
+  const uint8_t b = in.Byte();
+  const uint8_t op = b >= kFollowerOps ? 32 + (b - kFollowerOps) % 4 : b % 32;
   char** e = Err();
   hdrf_code c = HDRF_OK;
   switch (op) {
@@ -414,6 +468,12 @@ void Program::Step() {
       }
       break;
     }
+    case 32:
+    case 33:
+    case 34:
+    case 35:
+      c = Follower(op, e);
+      break;
     case 27: {
       (void)hdrf_job_state_name(static_cast<int>(Int()));
       (void)hdrf_queue_state_name(static_cast<int>(Int()));

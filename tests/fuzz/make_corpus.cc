@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-include "hdrf/trace.h"
+#include "hdrf/trace.h"
 #include "storage/codec.h"
 #include "tests/fuzz/capi_dict.h"
 
@@ -223,6 +223,22 @@ void Capi() {
   c.Op(16).B(1).B(1);
   c.Op(22).B(1).B(3);
   Write("capi_fuzz", "scenario", c.b);
+
+  // Followers (opcode bytes 240-243: ops 32-35) of directories that do not
+  // exist, and the follower calls on an engine that is none.
+  Prog f;
+  f.Op(0).S("cpu=8").B(0).B(0).B(0).B(0);           // an engine in slot 0
+  f.Op(240).B(1).S("root/a").I(0);                  // open a follower of a missing store
+  f.Op(240).B(0).I(0);                              // ... of NULL
+  f.Op(240).B(3).S("j1").I(5).B(7);                 // ... bad struct_size
+  f.Op(241).B(0);                                   // catch up: not a follower
+  f.Op(242).B(0).B(0);                              // lag: zeros
+  f.Op(242).B(1).B(3).B(0);                         // lag: bad struct_size
+  f.Op(243).B(1).B(0).I(-1);                        // promote: not a follower
+  f.Op(243).B(0).B(0).I(-2);                        // promote: bad wait
+  f.Op(3).B(0);
+  f.Op(241).B(0);                                   // a destroyed handle
+  Write("capi_fuzz", "follower", f.b);
 }
 
 }  // namespace

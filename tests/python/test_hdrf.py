@@ -188,3 +188,28 @@ def test_reconcile_after_restart(tmp_path):
         assert reopened.digest() == truth.digest()
         assert reopened.reconcile(view)["events"] == 0
     truth.close()
+
+
+def test_a_refused_engine_raises(tmp_path):
+    # The error is raised with the GIL held (it crashed the interpreter
+    # when raised inside the GIL-free section).
+    with pytest.raises(hdrf.InvalidArgumentError, match="listed twice"):
+        hdrf.Engine({"cpu": "1"}, [{"path": "root/a"}, {"path": "root/a"}])
+    with pytest.raises(hdrf.NotFoundError, match="no store at"):
+        hdrf.Engine.open(str(tmp_path / "none"))
+    with pytest.raises(hdrf.Error):
+        hdrf.Engine.from_config("cluster: {cpu: 1}\nqueues: [{path: root/a}, {path: root/a}]\n")
+
+
+def test_unknown_keys_are_refused():
+    with pytest.raises(hdrf.InvalidArgumentError, match="queue spec: unknown key 'wieght'"):
+        hdrf.Engine({"cpu": "1"}, [{"path": "root/a", "wieght": 2}])
+    with hdrf.Engine({"cpu": "2"}, [{"path": "root/a", "weight": 2, "capability": {"cpu": "1"},
+                                    "reclaimable": False}]) as e:
+        q = next(q for q in e.queues() if q["path"] == "root/a")
+        assert (q["weight"], q["reclaimable"]) == (2, False)
+        with pytest.raises(hdrf.InvalidArgumentError, match="truth job: unknown key 'cpu'"):
+            e.reconcile([{"name": "j", "queue": "root/a", "cpu": 1}])
+        assert e.reconcile([{"name": "j", "queue": "root/a", "task": {"cpu": "1"}, "tasks": 2,
+                             "running": 1}])["jobs_submitted"] == ["j"]
+        assert e.job("j")["allocated"] == 1
