@@ -114,7 +114,9 @@ type Job struct {
 // Seq is the job's submission sequence number.
 func (j Job) Seq() uint64 { return j.seq }
 
-func (j Job) c() C.hdrf_job_ref_t { return C.hdrf_job_ref_t{id: C.uint64_t(j.id), seq: C.uint64_t(j.seq)} }
+func (j Job) c() C.hdrf_job_ref_t {
+	return C.hdrf_job_ref_t{id: C.uint64_t(j.id), seq: C.uint64_t(j.seq)}
+}
 
 func jobOf(r C.hdrf_job_ref_t) Job { return Job{id: uint64(r.id), seq: uint64(r.seq)} }
 

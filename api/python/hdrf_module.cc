@@ -1,5 +1,5 @@
 // The Python module `hdrf` (pybind11) over the C++ API (hdrf/engine.h).
-// docs/embedding.md is the guide; api/python/README.md the reference.
+// docs/embedding.md is the guide and the reference ("The Python example" and after).
 //
 // Errors: every refused call raises hdrf.Error (a subclass per code:
 // hdrf.NotFoundError, hdrf.InvalidArgumentError, ...) whose `code` is the

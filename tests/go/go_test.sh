@@ -15,7 +15,10 @@ export GOPROXY=off GOFLAGS=-buildvcs=false GO111MODULE=on CGO_ENABLED=1 \
   GOCACHE="$build/go-cache" GOPATH="$build/go-path"
 cd "$src/api/go"
 case "$what" in
-  vet) go vet ./... && echo "ok  	go vet ./..." ;;
+  vet)
+    unformatted=$(gofmt -l .)
+    [ -z "$unformatted" ] || { echo "gofmt: not formatted: $unformatted" >&2; exit 1; }
+    go vet ./... && echo "ok  	go vet ./... (gofmt clean)" ;;
   test) go test -count=1 "$@" ./... ;;
   bench) go test -count=1 -run '^$' -bench . "$@" ./... ;;
   example)  # docs/embedding.md shows api/go/example/main.go verbatim
