@@ -167,6 +167,37 @@ TEST(Simulate, BadQueuesAreAnError) {
   EXPECT_THAT(r.status().message(), HasSubstr("root/a/x"));
 }
 
+// The per-job record keeps task counts in 32 bits: a larger job is refused
+// with its line, and nothing is simulated.
+TEST(Simulate, TasksAboveTheRecordsRangeAreAnError) {
+  Workload w = Parse("name,queue,arrival,duration,tasks,cpu\nj1,root/a,0,1,1,1\nj2,root/a,0,1,4294967296,1\n");
+  auto r = Simulate(kCluster, kQueues, w);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("w.csv:3: tasks: 4294967296 is above"));
+  // The largest kept is accepted; a capability of 0 keeps it waiting (not refused).
+  w.jobs[1].spec.tasks = 4294967295;
+  w.jobs[1].spec.queue = "root/b";
+  const std::vector<QueueSpec> capped = {{.path = "root/a"}, {.path = "root/b", .capability = {{"cpu", 0}}}};
+  auto ok = Simulate(kCluster, capped, w);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->jobs[1].refused, "");
+  EXPECT_EQ(ok->jobs[1].first_start_ms, -1);
+}
+
+// The last start is kept as its distance from the first; a distance of
+// 2^32 ms or more goes to a side table. cpu 4, one job of 5 tasks of 1 cpu,
+// 5,000,000 s each: four start at 0, the fifth at 5e9 ms (> 2^32) and ends
+// at 1e10 ms.
+TEST(Simulate, LastStartFarAfterTheFirst) {
+  Workload w = Parse("name,queue,arrival,duration,tasks,cpu\nj1,root/a,0,5000000,5,1\n");
+  auto r = Simulate(kCluster, kQueues, w);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->jobs[0].first_start_ms, 0);
+  EXPECT_EQ(r->jobs[0].last_start_ms, 5000000000);
+  EXPECT_EQ(r->jobs[0].end_ms, 10000000000);
+  EXPECT_EQ(r->makespan_ms, 10000000000);
+}
+
 TEST(SimulateOutputs, JobsCsvAndJson) {
   Workload w = Parse(kExample);
   auto r = Simulate(kCluster, kQueues, w);
