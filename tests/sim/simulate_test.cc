@@ -149,6 +149,38 @@ TEST(Simulate, JainIndexOfContendedSiblings) {
   EXPECT_EQ(r->jobs[2].first_start_ms, 10000);
 }
 
+// Fair share (docs/simulate.md), by hand. kExample: a and b hold jobs on
+// [0,10) (j1, j2), then only a (j3 until 12): a = (.5·10 + 1·2)/12,
+// b = .5·10/12; root 1 throughout.
+TEST(Simulate, FairShareOfTheQueuesThatWantedMore) {
+  auto r = Simulate(kCluster, kQueues, Parse(kExample));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(Q(*r, "root").fair_share_avg, 1);
+  EXPECT_DOUBLE_EQ(Q(*r, "root/a").fair_share_avg, 7.0 / 12);
+  EXPECT_DOUBLE_EQ(Q(*r, "root/b").fair_share_avg, 5.0 / 12);
+  // Nested and weighted: p (x weight 1, y weight 3) and z, all weight 1;
+  // every job starts at once. x on [0,4), y on [2,6), z on [0,8):
+  // [0,2) p .5 (x .5), z .5; [2,4) p .5 (x .125, y .375), z .5;
+  // [4,6) p .5 (y .5), z .5; [6,8) z 1.
+  const std::vector<QueueSpec> tree = {{.path = "root/p/x"}, {.path = "root/p/y", .weight = 3}, {.path = "root/z"}};
+  auto n = Simulate(kCluster, tree,
+                    Parse("name,queue,arrival,duration,cpu\njx,root/p/x,0,4,1\njy,root/p/y,2,4,1\njz,root/z,0,8,1\n"));
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_DOUBLE_EQ(Q(*n, "root/p").fair_share_avg, 3.0 / 8);
+  EXPECT_DOUBLE_EQ(Q(*n, "root/z").fair_share_avg, 5.0 / 8);
+  EXPECT_DOUBLE_EQ(Q(*n, "root/p/x").fair_share_avg, 1.25 / 8);
+  EXPECT_DOUBLE_EQ(Q(*n, "root/p/y").fair_share_avg, 1.75 / 8);
+  // A job that waits counts as wanting more: z's second job cannot start
+  // (cpu 4 of 4 held by z until 8) and waits until 8, keeping z active
+  // until 9 while p ended at 6: z .5 on [0,6), 1 on [6,9).
+  auto w = Simulate(kCluster, tree,
+                    Parse("name,queue,arrival,duration,cpu\njx,root/p/x,0,6,0\njz,root/z,0,8,4\nkz,root/z,1,1,1\n"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->jobs[2].first_start_ms, 8000);
+  EXPECT_DOUBLE_EQ(Q(*w, "root/z").fair_share_avg, (0.5 * 6 + 3) / 9);
+  EXPECT_DOUBLE_EQ(Q(*w, "root/p").fair_share_avg, 0.5 * 6 / 9);
+}
+
 TEST(Simulate, EmptyWorkloadHasMakespanZero) {
   Workload w = Parse("name,queue,arrival,duration\n");
   auto r = Simulate(kCluster, kQueues, w);
