@@ -5,7 +5,8 @@
 //       Generates a synthetic workload in memory (Poisson arrivals, 1-7
 //       tasks per job (4 on average), exponential durations, K leaves under
 //       a depth-2 tree, a cluster sized for offered load L of its cpu),
-//       simulates it and prints one JSON line: seconds (Simulate only),
+//       simulates it and prints one JSON line: seconds (Simulate only, wall
+//       and cpu_seconds: this process's CPU time during it),
 //       jobs and tasks per second, instants, fills skipped.
 //   simulate_bench gen [--jobs N] [--load L] [--leaves K] [--seed S] --out PREFIX
 //       Writes the same workload as PREFIX.csv and its queues as PREFIX.yaml,
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <string>
@@ -115,6 +117,14 @@ Synthetic Generate(const Args& a) {
   return s;
 }
 
+// This process's CPU time (user + sys), seconds: the one-core figure on a
+// loaded machine.
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -124,17 +134,18 @@ int Run(const Args& a) {
   int64_t tasks = 0;
   for (const WorkloadJob& j : s.workload.jobs) tasks += j.spec.tasks;
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = CpuSeconds();
   auto r = hdrf::Simulate(s.cluster, s.queues, s.workload);
-  const double secs = Since(t0);
+  const double secs = Since(t0), cpu = CpuSeconds() - cpu0;
   if (!r.ok()) {
     std::fprintf(stderr, "simulate_bench: %s\n", r.status().message().c_str());
     return 1;
   }
   std::printf(
-      "{\"jobs\": %lld, \"tasks\": %lld, \"leaves\": %lld, \"load\": %.2f, \"seconds\": %.3f, "
+      "{\"jobs\": %lld, \"tasks\": %lld, \"leaves\": %lld, \"load\": %.2f, \"seconds\": %.3f, \"cpu_seconds\": %.3f, "
       "\"jobs_per_sec\": %.0f, \"tasks_per_sec\": %.0f, \"instants\": %lld, \"fills_skipped\": %lld, "
       "\"cpu_utilization\": %.3f, \"root_wait_p99_s\": %.3f, \"unscheduled\": %lld, \"rss_mib\": %.0f}\n",
-      (long long)a.jobs, (long long)tasks, (long long)a.leaves, a.load, secs, a.jobs / secs, tasks / secs,
+      (long long)a.jobs, (long long)tasks, (long long)a.leaves, a.load, secs, cpu, a.jobs / secs, tasks / secs,
       (long long)r->instants, (long long)r->fills_skipped, r->utilization[0], r->queues[0].wait.p99_ms / 1000.0,
       (long long)r->unscheduled, hdrf::bench::RssBytes() / 1048576.0);
   return 0;
