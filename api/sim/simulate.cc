@@ -148,6 +148,7 @@ class Simulator {
   std::vector<uint32_t> job_of_id_;  // engine JobId -> workload index
   std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> calendar_;
   std::vector<Engine::TaskOp> ops_;
+  std::vector<JobRef> picked_;  // the jobs of one fill's steps, in order
   std::vector<std::pair<uint32_t, int64_t>> started_now_;  // job, unstarted before this fill
   std::vector<std::deque<uint32_t>> waiting_;  // per queue, with explain_per_leaf: jobs in arrival order
   sim::NodePool* nodes_;  // null without --nodes
@@ -232,11 +233,11 @@ Status Simulator::Fill(int64_t t) {
     return Status::Ok();
   }
   if (nodes_) return FillOnNodes(t);
-  for (;;) {
-    auto s = eng_.Step();
-    if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
-    if (!s->has_value()) break;
-    const uint32_t i = (**s).id < job_of_id_.size() ? job_of_id_[(**s).id] : kNoJob;
+  picked_.clear();
+  auto s = eng_.Fill(&picked_);
+  if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
+  for (const JobRef& ref : picked_) {
+    const uint32_t i = ref.id < job_of_id_.size() ? job_of_id_[ref.id] : kNoJob;
     if (i == kNoJob) return Status::Internal("the engine started a job the simulator does not know");
     Start(t, i);
   }
