@@ -19,11 +19,17 @@
 //       K jobs that cannot fit wait in one leaf (cpu not saturated, so they
 //       are not blocked) while I instants of small jobs come and go in
 //       another: prints the cost per instant, to compare with K = 0.
+//   simulate_bench nodes [--waiting K] [--instants I]
+//       The same with host placement (--nodes): 10 nodes of 10 cpu; K jobs
+//       of 12 cpu fit the cluster but no node, so every fill refuses them
+//       (fragmentation waits) while small jobs come and go: the cost per
+//       instant of a fill that passes over K refused jobs.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <ctime>
 #include <fstream>
 #include <random>
@@ -207,6 +213,54 @@ int Memory(const Args& a) {
   return 0;
 }
 
+int Nodes(const Args& a) {
+  char path[] = "/tmp/simulate_bench_nodes_XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return 1;
+  ::close(fd);
+  {
+    std::ofstream f(path);
+    f << "name,cpu\n";
+    for (int n = 0; n < 10; ++n) f << "n" << n << ",10\n";
+  }
+  Workload w;
+  w.source = "nodes";
+  const ResourceAmounts cluster = {{"cpu", 100 * 1000}};
+  std::vector<QueueSpec> queues = {{.path = "root/big"}, {.path = "root/small"}};
+  for (int64_t i = 0; i < a.waiting; ++i) {
+    WorkloadJob j;
+    j.spec.name = "big" + std::to_string(i);
+    j.spec.queue = "root/big";
+    j.spec.task = {{"cpu", 12 * 1000}};
+    j.duration_ms = 1000;
+    w.jobs.push_back(std::move(j));
+  }
+  for (int64_t i = 0; i < a.instants; ++i) {
+    WorkloadJob j;
+    j.spec.name = "small" + std::to_string(i);
+    j.spec.queue = "root/small";
+    j.spec.task = {{"cpu", 1000}};
+    j.arrival_ms = 1000 * (i + 1);
+    j.duration_ms = 500;
+    w.jobs.push_back(std::move(j));
+  }
+  hdrf::SimulateOptions o;
+  o.nodes_file = path;
+  const double cpu0 = CpuSeconds();
+  auto r = hdrf::Simulate(cluster, queues, w, o);
+  const double cpu = CpuSeconds() - cpu0;
+  std::remove(path);
+  if (!r.ok()) {
+    std::fprintf(stderr, "simulate_bench nodes: %s\n", r.status().message().c_str());
+    return 1;
+  }
+  std::printf("{\"waiting\": %lld, \"instants\": %lld, \"cpu_seconds\": %.3f, \"cpu_us_per_instant\": %.2f, "
+              "\"fragmentation_waits\": %lld}\n",
+              (long long)a.waiting, (long long)r->instants, cpu, 1e6 * cpu / static_cast<double>(r->instants),
+              (long long)r->queues[0].fragmentation_waits);
+  return 0;
+}
+
 int Backlog(const Args& a) {
   Workload w;
   w.source = "backlog";
@@ -255,6 +309,7 @@ int main(int argc, char** argv) {
   if (a.mode == "gen") return Gen(a);
   if (a.mode == "memory") return Memory(a);
   if (a.mode == "backlog") return Backlog(a);
+  if (a.mode == "nodes") return Nodes(a);
   std::fprintf(stderr, "simulate_bench: unknown mode %s\n", a.mode.c_str());
   return 2;
 }
