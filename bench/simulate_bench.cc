@@ -5,7 +5,8 @@
 //       Generates a synthetic workload in memory (Poisson arrivals, 1-7
 //       tasks per job (4 on average), exponential durations, K leaves under
 //       a depth-2 tree, a cluster sized for offered load L of its cpu),
-//       simulates it and prints one JSON line: seconds (Simulate only),
+//       simulates it and prints one JSON line: seconds (Simulate only, wall
+//       and cpu_seconds: this process's CPU time during it),
 //       jobs and tasks per second, instants, fills skipped.
 //   simulate_bench gen [--jobs N] [--load L] [--leaves K] [--seed S] --out PREFIX
 //       Writes the same workload as PREFIX.csv and its queues as PREFIX.yaml,
@@ -18,11 +19,18 @@
 //       K jobs that cannot fit wait in one leaf (cpu not saturated, so they
 //       are not blocked) while I instants of small jobs come and go in
 //       another: prints the cost per instant, to compare with K = 0.
+//   simulate_bench nodes [--waiting K] [--instants I]
+//       The same with host placement (--nodes): 10 nodes of 10 cpu; K jobs
+//       of 12 cpu fit the cluster but no node, so every fill refuses them
+//       (fragmentation waits) while small jobs come and go: the cost per
+//       instant of a fill that passes over K refused jobs.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
+#include <ctime>
 #include <fstream>
 #include <random>
 #include <string>
@@ -115,6 +123,14 @@ Synthetic Generate(const Args& a) {
   return s;
 }
 
+// This process's CPU time (user + sys), seconds: the one-core figure on a
+// loaded machine.
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -124,17 +140,18 @@ int Run(const Args& a) {
   int64_t tasks = 0;
   for (const WorkloadJob& j : s.workload.jobs) tasks += j.spec.tasks;
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = CpuSeconds();
   auto r = hdrf::Simulate(s.cluster, s.queues, s.workload);
-  const double secs = Since(t0);
+  const double secs = Since(t0), cpu = CpuSeconds() - cpu0;
   if (!r.ok()) {
     std::fprintf(stderr, "simulate_bench: %s\n", r.status().message().c_str());
     return 1;
   }
   std::printf(
-      "{\"jobs\": %lld, \"tasks\": %lld, \"leaves\": %lld, \"load\": %.2f, \"seconds\": %.3f, "
+      "{\"jobs\": %lld, \"tasks\": %lld, \"leaves\": %lld, \"load\": %.2f, \"seconds\": %.3f, \"cpu_seconds\": %.3f, "
       "\"jobs_per_sec\": %.0f, \"tasks_per_sec\": %.0f, \"instants\": %lld, \"fills_skipped\": %lld, "
       "\"cpu_utilization\": %.3f, \"root_wait_p99_s\": %.3f, \"unscheduled\": %lld, \"rss_mib\": %.0f}\n",
-      (long long)a.jobs, (long long)tasks, (long long)a.leaves, a.load, secs, a.jobs / secs, tasks / secs,
+      (long long)a.jobs, (long long)tasks, (long long)a.leaves, a.load, secs, cpu, a.jobs / secs, tasks / secs,
       (long long)r->instants, (long long)r->fills_skipped, r->utilization[0], r->queues[0].wait.p99_ms / 1000.0,
       (long long)r->unscheduled, hdrf::bench::RssBytes() / 1048576.0);
   return 0;
@@ -196,6 +213,54 @@ int Memory(const Args& a) {
   return 0;
 }
 
+int Nodes(const Args& a) {
+  char path[] = "/tmp/simulate_bench_nodes_XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return 1;
+  ::close(fd);
+  {
+    std::ofstream f(path);
+    f << "name,cpu\n";
+    for (int n = 0; n < 10; ++n) f << "n" << n << ",10\n";
+  }
+  Workload w;
+  w.source = "nodes";
+  const ResourceAmounts cluster = {{"cpu", 100 * 1000}};
+  std::vector<QueueSpec> queues = {{.path = "root/big"}, {.path = "root/small"}};
+  for (int64_t i = 0; i < a.waiting; ++i) {
+    WorkloadJob j;
+    j.spec.name = "big" + std::to_string(i);
+    j.spec.queue = "root/big";
+    j.spec.task = {{"cpu", 12 * 1000}};
+    j.duration_ms = 1000;
+    w.jobs.push_back(std::move(j));
+  }
+  for (int64_t i = 0; i < a.instants; ++i) {
+    WorkloadJob j;
+    j.spec.name = "small" + std::to_string(i);
+    j.spec.queue = "root/small";
+    j.spec.task = {{"cpu", 1000}};
+    j.arrival_ms = 1000 * (i + 1);
+    j.duration_ms = 500;
+    w.jobs.push_back(std::move(j));
+  }
+  hdrf::SimulateOptions o;
+  o.nodes_file = path;
+  const double cpu0 = CpuSeconds();
+  auto r = hdrf::Simulate(cluster, queues, w, o);
+  const double cpu = CpuSeconds() - cpu0;
+  std::remove(path);
+  if (!r.ok()) {
+    std::fprintf(stderr, "simulate_bench nodes: %s\n", r.status().message().c_str());
+    return 1;
+  }
+  std::printf("{\"waiting\": %lld, \"instants\": %lld, \"cpu_seconds\": %.3f, \"cpu_us_per_instant\": %.2f, "
+              "\"fragmentation_waits\": %lld}\n",
+              (long long)a.waiting, (long long)r->instants, cpu, 1e6 * cpu / static_cast<double>(r->instants),
+              (long long)r->queues[0].fragmentation_waits);
+  return 0;
+}
+
 int Backlog(const Args& a) {
   Workload w;
   w.source = "backlog";
@@ -244,6 +309,7 @@ int main(int argc, char** argv) {
   if (a.mode == "gen") return Gen(a);
   if (a.mode == "memory") return Memory(a);
   if (a.mode == "backlog") return Backlog(a);
+  if (a.mode == "nodes") return Nodes(a);
   std::fprintf(stderr, "simulate_bench: unknown mode %s\n", a.mode.c_str());
   return 2;
 }

@@ -506,6 +506,34 @@ StatusOr<int64_t> Engine::Fill() {
   }
 }
 
+StatusOr<int64_t> Engine::Fill(std::vector<JobRef>* started) {
+  EngineImpl& impl = *impl_;
+  EventTimer timer(impl);
+  uint64_t seq = 0;
+  int64_t steps = 0;
+  {
+    Exclusive lock(impl);
+    if (!impl.follows.empty()) return impl.Writable();  // a follower picks nothing
+    engine::Tree& t = *impl.tree;
+    while (std::optional<JobId> j = t.PickNext(nullptr)) {  // as StepWith, one step after another
+      const JobRef ref{*j, t.job_seq(*j)};
+      HDRF_RETURN_IF_ERROR(impl.Writable());
+      HDRF_RETURN_IF_ERROR(t.Allocate(*j, 1));
+      if (impl.log) {
+        const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
+        seq = impl.RecordLocked(&e);
+      } else {
+        seq = impl.RecordLocked(nullptr);
+      }
+      ++steps;
+      if (started) started->push_back(ref);
+    }
+  }
+  if (impl.log && seq > 0) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));
+  (void)timer.Done(Status::Ok());
+  return steps;
+}
+
 StatusOr<std::optional<JobRef>> Engine::StepWhere(const PlacementFn& can_place,
                                                   PlacementSkips* skips) {
   if (!can_place) return Status::InvalidArgument("StepWhere: the placement test is empty");

@@ -244,6 +244,12 @@ class Engine {
   StatusOr<std::optional<JobRef>> Step();
   // Steps until none is possible; returns the number of steps.
   StatusOr<int64_t> Fill();
+  // The same steps (each an event of its own, in the same order), under one
+  // exclusive section for the whole fill (cheaper per step: meant for a
+  // fill of many steps, e.g. a simulation), appending the job of every step
+  // to *started (when non-null). Other threads' events wait for the whole
+  // fill. On an error the steps before it stay and are in *started.
+  StatusOr<int64_t> Fill(std::vector<JobRef>* started);
   // The job a step would pick, without allocating.
   std::optional<JobInfo> PickNext() const;
 

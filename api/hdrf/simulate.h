@@ -135,6 +135,12 @@ struct QueueReport {
   int64_t jobs = 0;             // accepted jobs that lived in the subtree
   int64_t started = 0;          // ... of which started
   double usage_share_avg = 0;   // time average of max_r usage[r] / T[r]
+  // Time average of the queue's weighted fair share among the queues that
+  // wanted more (docs/simulate.md): the root's is 1 while active; a queue's is its
+  // parent's × weight / Σ weights of its active siblings (itself included)
+  // while it is active (its subtree holds a job with a task waiting or
+  // running), else 0.
+  double fair_share_avg = 0;
   WaitStats wait;               // over the subtree's started jobs
   std::vector<WaitStats> wait_by_class;  // per size class
   // Time (ms) during which the subtree held a waiting job (a task not yet

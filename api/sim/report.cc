@@ -70,6 +70,7 @@ Json QueueJson(const QueueReport& q, const SimulateResult& r) {
   j["jobs"] = q.jobs;
   j["started"] = q.started;
   j["usage_share_avg"] = q.usage_share_avg;
+  j["fair_share_avg"] = q.fair_share_avg;
   j["wait"] = WaitJson(q.wait);
   Json by = Json::object();
   for (size_t c = 0; c < q.wait_by_class.size() && c < r.size_classes.size(); ++c)
@@ -190,6 +191,7 @@ std::string SimulateCompareJson(const Workload& w, const SimulateResult& a, cons
     auto pair = [&](auto get) { return Json::array({qa ? get(*qa) : Json(nullptr), qb ? get(*qb) : Json(nullptr)}); };
     q["jobs"] = pair([](const QueueReport& x) { return Json(x.jobs); });
     q["usage_share_avg"] = pair([](const QueueReport& x) { return Json(x.usage_share_avg); });
+    q["fair_share_avg"] = pair([](const QueueReport& x) { return Json(x.fair_share_avg); });
     q["wait"] = pair([](const QueueReport& x) { return WaitJson(x.wait); });
     queues.push_back(q);
   }
@@ -249,8 +251,8 @@ std::string SimulateReportTable(const SimulateResult& r) {
     std::snprintf(buf, sizeof buf, " %s %.1f%%", r.resources[k].c_str(), 100 * r.utilization[k]);
     out += buf;
   }
-  std::snprintf(buf, sizeof buf, "\n\n%-32s %7s %7s %7s %9s %9s %9s %9s %9s %9s\n", "QUEUE", "JOBS", "STARTED",
-                "SHARE", "WAIT-MEAN", "P50", "P95", "P99", "MAX", "STARVED");
+  std::snprintf(buf, sizeof buf, "\n\n%-32s %7s %7s %7s %7s %9s %9s %9s %9s %9s %9s\n", "QUEUE", "JOBS", "STARTED",
+                "SHARE", "FAIR", "WAIT-MEAN", "P50", "P95", "P99", "MAX", "STARVED");
   out += buf;
   for (const QueueReport& q : r.queues) {
     std::string name = std::string(2 * q.depth, ' ') + q.path.substr(q.path.rfind('/') + 1);
@@ -260,13 +262,14 @@ std::string SimulateReportTable(const SimulateResult& r) {
       std::snprintf(buf, sizeof buf, "%.3f", q.wait.mean_ms / 1000.0);
       mean = buf;
     }
-    std::snprintf(buf, sizeof buf, "%-32s %7" PRId64 " %7" PRId64 " %6.1f%% %9s %9s %9s %9s %9s %9s\n",
-                  name.c_str(), q.jobs, q.started, 100 * q.usage_share_avg, mean.c_str(), sec(q.wait.p50_ms).c_str(),
+    std::snprintf(buf, sizeof buf, "%-32s %7" PRId64 " %7" PRId64 " %6.1f%% %6.1f%% %9s %9s %9s %9s %9s %9s\n",
+                  name.c_str(), q.jobs, q.started, 100 * q.usage_share_avg, 100 * q.fair_share_avg, mean.c_str(), sec(q.wait.p50_ms).c_str(),
                   sec(q.wait.p95_ms).c_str(), sec(q.wait.p99_ms).c_str(), sec(q.wait.max_ms).c_str(),
                   FormatMs(q.starved_ms).c_str());
     out += buf;
   }
-  out += "(wait times and STARVED in seconds; SHARE = time-averaged max_r usage/total)\n";
+  out += "(wait times and STARVED in seconds; SHARE = time-averaged max_r usage/total; FAIR = time-averaged\n"
+         " weighted fair share among the sibling queues that had jobs waiting or running, docs/simulate.md)\n";
   return out;
 }
 

@@ -25,14 +25,26 @@ namespace {
 
 constexpr uint32_t kNoJob = UINT32_MAX;
 
+// One per workload job, 40 bytes (most of a waiting job's cost besides the
+// engine's): task counts are 32-bit (Simulate refuses a job of more tasks),
+// the last start is kept as its distance from the first (a distance of
+// 2^32 - 1 ms or more goes to Simulator::wide_last_), the end is not kept
+// (every task runs the job's duration, so the last one to end is the last
+// one started: end = last start + duration) and the engine's JobRef is
+// split into its two fields.
 struct JobRec {
-  int64_t first_start = -1, last_start = -1, end = -1;
-  int64_t unstarted = 0;   // tasks not started yet
-  int64_t unfinished = 0;  // tasks not completed yet (running + unstarted)
+  int64_t first_start = -1;
+  uint64_t seq = 0;            // JobRef::seq
+  uint32_t last_after_first = 0;  // last start - first start; kWide: in wide_last_
+  uint32_t id = kNoJob;        // JobRef::id
+  uint32_t unstarted = 0;      // tasks not started yet
+  uint32_t unfinished = 0;     // tasks not completed yet (running + unstarted)
   uint32_t leaf = sim::kNoQueue;
-  uint32_t shape = 0;      // into Shapes
-  JobRef ref;
+  uint32_t shape = 0;          // into Shapes
+  JobRef ref() const { return JobRef{id, seq}; }
 };
+static_assert(sizeof(JobRec) == 40, "keep the per-job record small (bench/README.md)");
+constexpr uint32_t kWide = UINT32_MAX;
 
 // Task ends: every task of one job started at one instant ends together
 // (with nodes, one entry per node the job's tasks went to).
@@ -118,6 +130,11 @@ class Simulator {
   Status FillOnNodes(int64_t t);
   void Start(int64_t t, uint32_t i);
   void Explain();
+  int64_t LastStart(uint32_t i) const {
+    const JobRec& j = jobs_[i];
+    if (j.first_start < 0) return -1;
+    return j.last_after_first == kWide ? wide_last_.at(i) : j.first_start + j.last_after_first;
+  }
 
   Engine& eng_;
   const Workload& w_;
@@ -127,9 +144,11 @@ class Simulator {
   Shapes shapes_;
   std::vector<int64_t> free_;
   std::vector<JobRec> jobs_;
+  std::unordered_map<uint32_t, int64_t> wide_last_;  // last starts 2^32 - 1 ms or more after the first
   std::vector<uint32_t> job_of_id_;  // engine JobId -> workload index
   std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> calendar_;
   std::vector<Engine::TaskOp> ops_;
+  std::vector<JobRef> picked_;  // the jobs of one fill's steps, in order
   std::vector<std::pair<uint32_t, int64_t>> started_now_;  // job, unstarted before this fill
   std::vector<std::deque<uint32_t>> waiting_;  // per queue, with explain_per_leaf: jobs in arrival order
   sim::NodePool* nodes_;  // null without --nodes
@@ -143,17 +162,16 @@ Status Simulator::Complete(int64_t t) {
     const Ending e = calendar_.top();
     calendar_.pop();
     JobRec& j = jobs_[e.job];
-    j.unfinished -= e.count;
+    j.unfinished -= static_cast<uint32_t>(e.count);
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
     if (nodes_)
       for (int64_t k = 0; k < e.count; ++k) HDRF_RETURN_IF_ERROR(nodes_->Release(e.node, shape));
     stats_.Change(j.leaf, t, shape, -e.count, 0, 0);
     Engine::TaskOp op;
-    op.job = j.ref;
-    if (j.unfinished == 0) {  // the last task: the job leaves
+    op.job = j.ref();
+    if (j.unfinished == 0) {  // the last task: the job leaves (at LastStart + duration)
       op.type = Event::Type::kRemove;
-      j.end = t;
     } else {
       op.type = Event::Type::kFinish;
       op.n = e.count;
@@ -175,7 +193,8 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
     stats_.Refuse(i, ref.status().message());
     return;
   }
-  j.ref = *ref;
+  j.id = ref->id;
+  j.seq = ref->seq;
   if (job_of_id_.size() <= ref->id) job_of_id_.resize(ref->id + 1 + job_of_id_.size() / 2, kNoJob);
   job_of_id_[ref->id] = i;
   j.leaf = stats_.LeafOf(wj.spec.queue);
@@ -183,7 +202,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
     auto info = eng_.GetJob(*ref);
     j.leaf = info.ok() ? stats_.LeafOf(info->queue) : sim::kNoQueue;
   }
-  j.unstarted = j.unfinished = wj.spec.tasks;
+  j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
   shapes_.AddWaiting(j.shape, 1);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
   if (o_.explain_per_leaf > 0 && j.leaf != sim::kNoQueue) waiting_[j.leaf].push_back(i);
@@ -191,9 +210,14 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
 
 void Simulator::Start(int64_t t, uint32_t i) {
   JobRec& j = jobs_[i];
-  if (j.last_start != t) started_now_.emplace_back(i, j.unstarted);
+  if (LastStart(i) != t) started_now_.emplace_back(i, j.unstarted);
   if (j.first_start < 0) j.first_start = t;
-  j.last_start = t;
+  if (const int64_t d = t - j.first_start; d < kWide) {
+    j.last_after_first = static_cast<uint32_t>(d);
+  } else {
+    j.last_after_first = kWide;
+    wide_last_[i] = t;
+  }
   --j.unstarted;
   if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
   const int64_t* shape = shapes_.at(j.shape);
@@ -209,11 +233,11 @@ Status Simulator::Fill(int64_t t) {
     return Status::Ok();
   }
   if (nodes_) return FillOnNodes(t);
-  for (;;) {
-    auto s = eng_.Step();
-    if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
-    if (!s->has_value()) break;
-    const uint32_t i = (**s).id < job_of_id_.size() ? job_of_id_[(**s).id] : kNoJob;
+  picked_.clear();
+  auto s = eng_.Fill(&picked_);
+  if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
+  for (const JobRef& ref : picked_) {
+    const uint32_t i = ref.id < job_of_id_.size() ? job_of_id_[ref.id] : kNoJob;
     if (i == kNoJob) return Status::Internal("the engine started a job the simulator does not know");
     Start(t, i);
   }
@@ -315,6 +339,7 @@ void Simulator::Explain() {
 
 Status Simulator::Run(SimulateResult* res) {
   const size_t n = w_.jobs.size();
+  if (n >= kNoJob) return Status::InvalidArgument(w_.source + ": more than " + std::to_string(kNoJob - 1) + " jobs");
   jobs_.resize(n);
   const std::vector<std::string> names = eng_.ResourceNames();
   std::vector<int64_t> dense(R_);
@@ -328,6 +353,7 @@ Status Simulator::Run(SimulateResult* res) {
     jobs_[i].shape = shapes_.Intern(dense);
   }
   waiting_.resize(stats_.queue_count());
+  job_of_id_.assign(n + 1, kNoJob);  // engine ids are dense: one slot per job (grown if not)
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
   std::stable_sort(order.begin(), order.end(),
@@ -369,9 +395,11 @@ Status Simulator::Run(SimulateResult* res) {
   res->jobs.resize(n);
   for (size_t i = 0; i < n; ++i) {
     JobOutcome& out = res->jobs[i];
-    out.first_start_ms = jobs_[i].first_start;
-    out.last_start_ms = jobs_[i].last_start;
-    out.end_ms = jobs_[i].end;
+    const JobRec& j = jobs_[i];
+    out.first_start_ms = j.first_start;
+    out.last_start_ms = LastStart(static_cast<uint32_t>(i));
+    const bool removed = j.first_start >= 0 && j.unstarted == 0 && j.unfinished == 0;
+    out.end_ms = removed ? out.last_start_ms + w_.jobs[i].duration_ms : -1;
   }
   std::vector<uint32_t> leaf_of_job(n);
   for (size_t i = 0; i < n; ++i) leaf_of_job[i] = jobs_[i].leaf;
@@ -393,11 +421,16 @@ StatusOr<SimulateResult> Simulate(const ResourceAmounts& cluster, const std::vec
   SimulateResult res;
   res.resources = (*eng)->ResourceNames();
   res.total = (*eng)->Total();
-  for (const WorkloadJob& j : workload.jobs)
+  for (const WorkloadJob& j : workload.jobs) {
+    if (j.spec.tasks > int64_t{UINT32_MAX})
+      return Status::InvalidArgument(workload.source + ":" + std::to_string(j.spec.line) + ": tasks: " +
+                                     std::to_string(j.spec.tasks) + " is above the simulator's limit of " +
+                                     std::to_string(UINT32_MAX) + " tasks per job");
     for (const auto& [r, v] : j.spec.task)
       if (!std::binary_search(res.resources.begin(), res.resources.end(), r))
         return Status::InvalidArgument(workload.source + ":" + std::to_string(j.spec.line) + ": resource '" + r +
                                        "' is not a resource of the cluster");
+  }
   std::optional<sim::NodePool> nodes;
   if (!options.nodes_file.empty()) {
     auto pool = sim::NodePool::Load(options.nodes_file, res.resources);

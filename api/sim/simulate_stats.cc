@@ -91,6 +91,40 @@ void QueueStats::Integrate(uint32_t qi, int64_t t) {
   q.last_t = t;
 }
 
+// ∫ fair dt of q up to t: the fair share of q is its ratio times its
+// parent's (the root's is its ratio: 1 while active), and the ratio has not
+// changed since fair_t, so the integral grows by ratio × the parent's
+// growth.
+void QueueStats::SyncFair(uint32_t qi, int64_t t) {
+  Q& q = q_[qi];
+  if (q.fair_t == t) return;
+  if (q.parent == kNoQueue) {
+    q.fair_int += static_cast<long double>(q.ratio) * static_cast<long double>(t - q.fair_t);
+  } else {
+    SyncFair(q.parent, t);
+    const long double p = q_[q.parent].fair_int;
+    q.fair_int += static_cast<long double>(q.ratio) * (p - q.fair_mark);
+    q.fair_mark = p;
+  }
+  q.fair_t = t;
+}
+
+// q became active or idle at t: its siblings' ratios change from t on.
+void QueueStats::ActiveFlipped(uint32_t qi, int64_t t) {
+  const uint32_t pi = q_[qi].parent;
+  if (pi == kNoQueue) {
+    SyncFair(qi, t);
+    q_[qi].ratio = Active(q_[qi]) ? 1 : 0;
+    return;
+  }
+  Q& p = q_[pi];
+  for (uint32_t c : p.children) SyncFair(c, t);
+  double sum = 0;
+  for (uint32_t c : p.children)
+    if (Active(q_[c])) sum += q_[c].weight;
+  for (uint32_t c : p.children) q_[c].ratio = Active(q_[c]) ? q_[c].weight / sum : 0;
+}
+
 void QueueStats::Submitted(uint32_t leaf, int64_t t, int64_t tasks) {
   for (uint32_t a = leaf; a != kNoQueue; a = q_[a].parent) ++q_[a].jobs;
   Change(leaf, t, nullptr, 0, tasks, 1);
@@ -102,6 +136,7 @@ void QueueStats::Change(uint32_t leaf, int64_t t, const int64_t* shape, int64_t 
   for (uint32_t a = leaf; a != kNoQueue; a = q_[a].parent) {
     Q& q = q_[a];
     const bool had = q.waiting_tasks > 0;
+    const bool was_active = Active(q);
     const double old_x = q.x;
     if (d_run != 0) {
       int64_t* u = &usage_[size_t{a} * R_];
@@ -117,6 +152,7 @@ void QueueStats::Change(uint32_t leaf, int64_t t, const int64_t* shape, int64_t 
     q.waiting_tasks += d_wait_tasks;
     q.waiting_jobs += d_wait_jobs;
     const bool has = q.waiting_tasks > 0;
+    if (was_active != Active(q)) ActiveFlipped(a, t);  // ancestors' ratios are still those before t
     if (q.parent == kNoQueue || (had == has && old_x == q.x)) continue;
     Q& p = q_[q.parent];
     if (had) {
@@ -208,6 +244,8 @@ void QueueStats::Finish(int64_t makespan, const Workload& w, const std::vector<u
     rep.jobs = q.jobs;
     rep.started = started[qi];
     rep.usage_share_avg = makespan > 0 ? static_cast<double>(q.share_int / makespan) : 0;
+    SyncFair(qi, makespan);
+    rep.fair_share_avg = makespan > 0 ? static_cast<double>(q.fair_int / makespan) : 0;
     rep.wait = ComputeWaitStats(waits[qi]);
     for (auto& v : by_class[qi]) rep.wait_by_class.push_back(ComputeWaitStats(v));
     rep.starved_ms = q.starved;

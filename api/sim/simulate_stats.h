@@ -84,7 +84,18 @@ class QueueStats {
     long double jain_int = 0;
     int64_t contended = 0;
     int64_t fragmentation_waits = 0;
+    // Fair share (docs/simulate.md): ratio = weight / Σ weights of the
+    // parent's active children while active, else 0 (the root: 1 while
+    // active), constant since fair_t; fair_int = ∫ fair share dt up to
+    // fair_t, fair_mark = the parent's fair_int at fair_t.
+    double ratio = 0;
+    long double fair_int = 0, fair_mark = 0;
+    int64_t fair_t = 0;
   };
+  // Active: the subtree holds a job (a task waiting or running).
+  static bool Active(const Q& q) { return q.waiting_tasks > 0 || q.running > 0; }
+  void SyncFair(uint32_t q, int64_t t);
+  void ActiveFlipped(uint32_t q, int64_t t);
   void Integrate(uint32_t q, int64_t t);
   double Jain(uint32_t q);
   void ResumChildren(uint32_t q);

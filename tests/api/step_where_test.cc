@@ -115,6 +115,55 @@ TEST(StepWhere, FillWhereSkipsRefusedJobsForTheWholeFill) {
 // One thread steps with a placement test while others send task events and
 // read views: the test runs under the engine's lock, so its reads of the
 // engine-provided query need no locking of their own (run under TSan).
+// Engine::Fill(started): the steps of Step() one after another (same jobs,
+// same order, same state), under one exclusive section. Four queues, jobs
+// of varied shapes and task counts, so that resources saturate (views
+// switch) mid-fill; then some tasks finish and a second fill follows.
+TEST(Fill, CollectingFillTakesTheStepsOfStep) {
+  std::vector<QueueSpec> qs(4);
+  const char* paths[] = {"root/a/x", "root/a/y", "root/b", "root/c"};
+  for (int i = 0; i < 4; ++i) {
+    qs[i].path = paths[i];
+    qs[i].weight = 1 + i % 2;
+  }
+  auto make = [&]() -> std::unique_ptr<Engine> {
+    auto e = Engine::Create({{"cpu", 64000}, {"nvidia.com/gpu", 8000}}, qs);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return std::move(*e);
+  };
+  std::unique_ptr<Engine> one = make(), all = make();
+  for (int k = 0; k < 40; ++k) {
+    const ResourceAmounts task = {{"cpu", 1000 * (1 + k % 5)}, {"nvidia.com/gpu", k % 3 == 0 ? 1000 : 0}};
+    for (Engine* e : {one.get(), all.get()})
+      Submit(*e, "j" + std::to_string(k), paths[k % 4], 1 + k % 4, task);
+  }
+  for (int round = 0; round < 2; ++round) {
+    std::vector<JobRef> stepped, filled;
+    for (;;) {
+      auto s = one->Step();
+      ASSERT_TRUE(s.ok());
+      if (!s->has_value()) break;
+      stepped.push_back(**s);
+    }
+    auto n = all->Fill(&filled);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, static_cast<int64_t>(filled.size()));
+    ASSERT_EQ(filled.size(), stepped.size()) << "round " << round;
+    ASSERT_GT(filled.size(), 5u);
+    for (size_t k = 0; k < filled.size(); ++k) {
+      EXPECT_EQ(filled[k].id, stepped[k].id) << "step " << k;
+      EXPECT_EQ(filled[k].seq, stepped[k].seq) << "step " << k;
+    }
+    EXPECT_EQ(all->DigestHex(), one->DigestHex());
+    EXPECT_TRUE(CheckEngineInvariants(*all).ok());
+    // Free some room: the first task of every other started job finishes.
+    for (size_t k = 0; k < filled.size(); k += 2)
+      for (Engine* e : {one.get(), all.get()}) (void)e->Finish(filled[k], 1);
+  }
+  EXPECT_EQ(all->Fill(nullptr).value(), one->Fill().value());  // without the list
+  EXPECT_EQ(all->DigestHex(), one->DigestHex());
+}
+
 TEST(StepWhere, ConcurrentWithTaskEventsAndViews) {
   auto e = TwoQueues();
   const JobRef a = Submit(*e, "a1", "root/a", 1000, {{"cpu", 1}});

@@ -41,6 +41,41 @@ bool InSubtree(const std::string& leaf, const std::string& queue) {
   return leaf == queue || leaf.rfind(queue + "/", 0) == 0;
 }
 
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+// The weighted fair share of every queue while the leaves `active` hold
+// jobs, by the definition of docs/simulate.md: root 1 when anything is
+// active; a child: its parent's × weight / Σ weights of the parent's active
+// children, 0 when idle. `paths` in path order (parents first).
+std::map<std::string, double> FairShares(const std::vector<std::string>& paths, const std::map<std::string, double>& weight,
+                                         const std::set<std::string>& active) {
+  auto is_active = [&](const std::string& q) {
+    for (const std::string& leaf : active)
+      if (InSubtree(leaf, q)) return true;
+    return false;
+  };
+  std::map<std::string, double> fair;
+  for (const std::string& q : paths) {
+    if (!is_active(q)) {
+      fair[q] = 0;
+      continue;
+    }
+    const std::string parent = ParentOf(q);
+    if (parent.empty()) {
+      fair[q] = 1;
+      continue;
+    }
+    double sum = 0;
+    for (const std::string& c : paths)
+      if (ParentOf(c) == parent && is_active(c)) sum += weight.at(c);
+    fair[q] = fair.at(parent) * weight.at(q) / sum;
+  }
+  return fair;
+}
+
 // The smallest value v of `sorted` such that at least p% of the values are <= v.
 int64_t NearestRank(const std::vector<int64_t>& sorted, int p) {
   const int64_t n = static_cast<int64_t>(sorted.size());
@@ -73,7 +108,12 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
   struct Interval {
     int64_t from, to;
     std::map<std::string, std::map<std::string, int64_t>> usage;  // queue -> resource -> amount
+    std::set<std::string> active;  // leaves holding a job (accepted, not removed)
   };
+  std::map<std::string, double> weight;
+  for (const std::string& q : res.queue_paths) weight[q] = 1;
+  for (const QueueSpec& q : queues) weight[q.path] = std::max(1.0, q.weight);
+  std::set<std::string> active_now;
   std::vector<Interval> intervals;
   int64_t prev = 0;
   std::map<std::string, std::map<std::string, int64_t>> usage_now;
@@ -83,7 +123,7 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
       if (!arrived[i]) t = std::min(t, w.jobs[i].arrival_ms);
     for (const RunningTask& rt : running) t = std::min(t, rt.end);
     if (t == std::numeric_limits<int64_t>::max()) break;
-    intervals.push_back({prev, t, usage_now});
+    intervals.push_back({prev, t, usage_now, active_now});
     // 1. Tasks ending at t complete; a job whose last task completes is removed.
     for (size_t k = 0; k < running.size();) {
       if (running[k].end != t) {
@@ -139,6 +179,9 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
       for (const RunningTask& rt : running)
         if (InSubtree(res.jobs[rt.job].queue, q))
           for (const auto& [r, v] : w.jobs[rt.job].spec.task) usage_now[q][r] += v;
+    active_now.clear();
+    for (size_t i = 0; i < w.jobs.size(); ++i)
+      if (not_completed[i] > 0) active_now.insert(res.jobs[i].queue);
     prev = t;
     res.makespan = t;
   }
@@ -154,6 +197,12 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
     }
     res.usage_share_avg[q] = res.makespan > 0 ? integral / static_cast<double>(res.makespan) : 0;
   }
+  std::map<std::string, double> fair_integral;
+  for (const Interval& iv : intervals)
+    for (const auto& [q, f] : FairShares(res.queue_paths, weight, iv.active))
+      fair_integral[q] += f * static_cast<double>(iv.to - iv.from);
+  for (const std::string& q : res.queue_paths)
+    res.fair_share_avg[q] = res.makespan > 0 ? fair_integral[q] / static_cast<double>(res.makespan) : 0;
   for (const auto& [r, total] : cluster) {
     double integral = 0;
     for (const Interval& iv : intervals) {

@@ -36,6 +36,9 @@ struct RefSimResult {
   std::map<std::string, double> utilization;   // resource -> average
   std::vector<std::string> queue_paths;        // path order
   std::map<std::string, double> usage_share_avg;
+  // docs/simulate.md "fair share", recomputed from scratch on every interval
+  // between instants from the jobs present (accepted, not yet removed).
+  std::map<std::string, double> fair_share_avg;
   std::map<std::string, int64_t> jobs_in;      // jobs that lived in the subtree
   std::map<std::string, RefSimWait> wait;      // every queue, over its subtree
   std::map<std::string, int64_t> fragmentation_waits;  // with nodes: every queue, over its subtree

@@ -14,27 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/run_shell.h"
+
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::string last_line() const {
-    std::string s = out;
-    while (!s.empty() && s.back() == '\n') s.pop_back();
-    return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
-  }
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = hdrf::testing::ShellResult;
+using hdrf::testing::Slurp;
 
 class SimulateCli : public ::testing::Test {
  protected:
@@ -53,15 +41,7 @@ class SimulateCli : public ::testing::Test {
     if (!dir_.empty()) (void)std::system(("rm -rf '" + dir_ + "'").c_str());
   }
   static Result Run(const std::string& args) {
-    static int n = 0;
-    const std::string out = dir_ + "/out" + std::to_string(n), err = dir_ + "/err" + std::to_string(n);
-    ++n;
-    const int status = std::system(("'" + bin_ + "' simulate " + args + " >'" + out + "' 2>'" + err + "' </dev/null").c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
+    return hdrf::testing::RunCaptured("'" + bin_ + "' simulate " + args, dir_);
   }
   static std::string Sample() { return "--config " + data_ + "/queues.yaml --workload " + data_ + "/workload.csv"; }
   static std::string Write(const std::string& name, const std::string& text) {

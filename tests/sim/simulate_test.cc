@@ -149,6 +149,38 @@ TEST(Simulate, JainIndexOfContendedSiblings) {
   EXPECT_EQ(r->jobs[2].first_start_ms, 10000);
 }
 
+// Fair share (docs/simulate.md), by hand. kExample: a and b hold jobs on
+// [0,10) (j1, j2), then only a (j3 until 12): a = (.5·10 + 1·2)/12,
+// b = .5·10/12; root 1 throughout.
+TEST(Simulate, FairShareOfTheQueuesThatWantedMore) {
+  auto r = Simulate(kCluster, kQueues, Parse(kExample));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(Q(*r, "root").fair_share_avg, 1);
+  EXPECT_DOUBLE_EQ(Q(*r, "root/a").fair_share_avg, 7.0 / 12);
+  EXPECT_DOUBLE_EQ(Q(*r, "root/b").fair_share_avg, 5.0 / 12);
+  // Nested and weighted: p (x weight 1, y weight 3) and z, all weight 1;
+  // every job starts at once. x on [0,4), y on [2,6), z on [0,8):
+  // [0,2) p .5 (x .5), z .5; [2,4) p .5 (x .125, y .375), z .5;
+  // [4,6) p .5 (y .5), z .5; [6,8) z 1.
+  const std::vector<QueueSpec> tree = {{.path = "root/p/x"}, {.path = "root/p/y", .weight = 3}, {.path = "root/z"}};
+  auto n = Simulate(kCluster, tree,
+                    Parse("name,queue,arrival,duration,cpu\njx,root/p/x,0,4,1\njy,root/p/y,2,4,1\njz,root/z,0,8,1\n"));
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_DOUBLE_EQ(Q(*n, "root/p").fair_share_avg, 3.0 / 8);
+  EXPECT_DOUBLE_EQ(Q(*n, "root/z").fair_share_avg, 5.0 / 8);
+  EXPECT_DOUBLE_EQ(Q(*n, "root/p/x").fair_share_avg, 1.25 / 8);
+  EXPECT_DOUBLE_EQ(Q(*n, "root/p/y").fair_share_avg, 1.75 / 8);
+  // A job that waits counts as wanting more: z's second job cannot start
+  // (cpu 4 of 4 held by z until 8) and waits until 8, keeping z active
+  // until 9 while p ended at 6: z .5 on [0,6), 1 on [6,9).
+  auto w = Simulate(kCluster, tree,
+                    Parse("name,queue,arrival,duration,cpu\njx,root/p/x,0,6,0\njz,root/z,0,8,4\nkz,root/z,1,1,1\n"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->jobs[2].first_start_ms, 8000);
+  EXPECT_DOUBLE_EQ(Q(*w, "root/z").fair_share_avg, (0.5 * 6 + 3) / 9);
+  EXPECT_DOUBLE_EQ(Q(*w, "root/p").fair_share_avg, 0.5 * 6 / 9);
+}
+
 TEST(Simulate, EmptyWorkloadHasMakespanZero) {
   Workload w = Parse("name,queue,arrival,duration\n");
   auto r = Simulate(kCluster, kQueues, w);
@@ -165,6 +197,37 @@ TEST(Simulate, BadQueuesAreAnError) {
   auto r = Simulate(kCluster, bad, Parse("name,queue,arrival,duration\n"));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("root/a/x"));
+}
+
+// The per-job record keeps task counts in 32 bits: a larger job is refused
+// with its line, and nothing is simulated.
+TEST(Simulate, TasksAboveTheRecordsRangeAreAnError) {
+  Workload w = Parse("name,queue,arrival,duration,tasks,cpu\nj1,root/a,0,1,1,1\nj2,root/a,0,1,4294967296,1\n");
+  auto r = Simulate(kCluster, kQueues, w);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("w.csv:3: tasks: 4294967296 is above"));
+  // The largest kept is accepted; a capability of 0 keeps it waiting (not refused).
+  w.jobs[1].spec.tasks = 4294967295;
+  w.jobs[1].spec.queue = "root/b";
+  const std::vector<QueueSpec> capped = {{.path = "root/a"}, {.path = "root/b", .capability = {{"cpu", 0}}}};
+  auto ok = Simulate(kCluster, capped, w);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->jobs[1].refused, "");
+  EXPECT_EQ(ok->jobs[1].first_start_ms, -1);
+}
+
+// The last start is kept as its distance from the first; a distance of
+// 2^32 ms or more goes to a side table. cpu 4, one job of 5 tasks of 1 cpu,
+// 5,000,000 s each: four start at 0, the fifth at 5e9 ms (> 2^32) and ends
+// at 1e10 ms.
+TEST(Simulate, LastStartFarAfterTheFirst) {
+  Workload w = Parse("name,queue,arrival,duration,tasks,cpu\nj1,root/a,0,5000000,5,1\n");
+  auto r = Simulate(kCluster, kQueues, w);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->jobs[0].first_start_ms, 0);
+  EXPECT_EQ(r->jobs[0].last_start_ms, 5000000000);
+  EXPECT_EQ(r->jobs[0].end_ms, 10000000000);
+  EXPECT_EQ(r->makespan_ms, 10000000000);
 }
 
 TEST(SimulateOutputs, JobsCsvAndJson) {

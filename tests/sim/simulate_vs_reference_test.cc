@@ -5,7 +5,7 @@
 // arrivals with ties, multi-task jobs, parent-queue and root submissions,
 // refused jobs. Every job's leaf, first start, last start and end must be
 // equal; makespan, per-queue job counts and wait percentiles equal;
-// utilization, usage_share_avg and mean waits within 1e-9.
+// utilization, usage_share_avg, fair_share_avg and mean waits within 1e-9.
 //
 // HDRF_SIM_SEEDS (default 400) and HDRF_SIM_SEED (one seed) tune it.
 #include <gtest/gtest.h>
@@ -99,6 +99,9 @@ std::string Check(const Workload& w, const SimulateResult& fast, const RefSimRes
     if (std::abs(f.usage_share_avg - ref.usage_share_avg.at(f.path)) > kTol)
       return "queue " + f.path + " usage_share_avg " + std::to_string(f.usage_share_avg) + " vs ref " +
              std::to_string(ref.usage_share_avg.at(f.path));
+    if (std::abs(f.fair_share_avg - ref.fair_share_avg.at(f.path)) > kTol)
+      return "queue " + f.path + " fair_share_avg " + std::to_string(f.fair_share_avg) + " vs ref " +
+             std::to_string(ref.fair_share_avg.at(f.path));
     if (f.jobs != ref.jobs_in.at(f.path)) return "queue " + f.path + " jobs differ";
     const RefSimWait& rw = ref.wait.at(f.path);
     if (f.wait.count != rw.count || f.wait.p50_ms != rw.p50 || f.wait.p95_ms != rw.p95 || f.wait.p99_ms != rw.p99 ||

@@ -15,32 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/run_shell.h"
+
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::vector<std::string> lines() const {
-    std::vector<std::string> v;
-    std::stringstream ss(out);
-    for (std::string l; std::getline(ss, l);) v.push_back(l);
-    return v;
-  }
-  std::string last_line() const {
-    auto v = lines();
-    return v.empty() ? "" : v.back();
-  }
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Result = hdrf::testing::ShellResult;
+using hdrf::testing::Slurp;
 
 class Cli : public ::testing::Test {
  protected:
@@ -58,18 +41,7 @@ class Cli : public ::testing::Test {
   static void TearDownTestSuite() {
     if (!dir_.empty()) (void)std::system(("rm -rf '" + dir_ + "'").c_str());
   }
-  static Result Run(const std::string& args) {
-    static int n = 0;
-    std::string out = dir_ + "/out" + std::to_string(n), err = dir_ + "/err" + std::to_string(n);
-    ++n;
-    std::string cmd = "'" + bin_ + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
-    int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
-  }
+  static Result Run(const std::string& args) { return hdrf::testing::RunCaptured("'" + bin_ + "' " + args, dir_); }
   static std::string Trace() { return dir_ + "/a.trace"; }
 
   static std::string bin_, dir_;

@@ -38,14 +38,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using Clock = std::chrono::steady_clock;
+using hdrf::testing::Slurp;
 using nlohmann::json;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string TempDir() {
   char tmpl[] = "/tmp/hdrf_serve_test_XXXXXX";
