@@ -355,7 +355,8 @@ class Tree {
   std::unordered_map<std::string, QueueId> queue_by_path_;
   size_t live_queues_ = 0;
 
-  std::vector<Job, HugeAlloc<Job>> jobs_;
+  std::vector<Job, HugeAlloc<Job>> jobs_;      // hot: one 64-byte line per job
+  std::vector<std::string> job_names_;          // cold: indexed like jobs_
   std::vector<int64_t, HugeAlloc<int64_t>> task_;  // jobs_.size() x R_
   // Job ids are handed out in blocks of kJobBlock per lock shard, so that
   // the job records, task shapes and view entries of different shards never
