@@ -269,7 +269,7 @@ void Tree::RecomputeQueue(QueueId id, Scratch& sc) {
     std::copy(U, U + R_, v.U.begin());
     v.s = ShareOf(U);
     v.key = v.s / q.weight;
-    sc.root_stale = true;
+    if (!sc.root_stale) sc.root_stale = true;  // no write when set: the line may be shared
     return;
   }
   const bool has_parent = q.parent != kNone;
