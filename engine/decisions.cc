@@ -51,9 +51,9 @@ StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor,
   // docs/semantics.md item 13: like a reclaimer, a preemptor must have a
   // task to place (admitted, with an unallocated task).
   if (jobs_[preemptor].state == JobState::kPending)
-    return Status::FailedPrecondition("job " + jobs_[preemptor].name + ": Pending, cannot preempt");
+    return Status::FailedPrecondition("job " + job_names_[preemptor] + ": Pending, cannot preempt");
   if (jobs_[preemptor].allocated >= jobs_[preemptor].tasks)
-    return Status::FailedPrecondition("job " + jobs_[preemptor].name + ": has no unallocated task");
+    return Status::FailedPrecondition("job " + job_names_[preemptor] + ": has no unallocated task");
   auto drf = [&](JobId j, int64_t allocated) {
     double s = 0;
     const int64_t* t = &task_[size_t{j} * R_];
@@ -85,9 +85,9 @@ StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector
   for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
   const Job& rj = jobs_[reclaimer];
   if (rj.state == JobState::kPending)
-    return Status::FailedPrecondition("job " + rj.name + ": Pending, cannot reclaim");
+    return Status::FailedPrecondition("job " + job_names_[reclaimer] + ": Pending, cannot reclaim");
   if (rj.allocated >= rj.tasks)
-    return Status::FailedPrecondition("job " + rj.name + ": has no unallocated task");
+    return Status::FailedPrecondition("job " + job_names_[reclaimer] + ": has no unallocated task");
   const QueueId rq = rj.queue;
   // The queues holding the reclaimer: on them the move adds its task.
   std::vector<QueueId> rpath;
@@ -130,7 +130,7 @@ Explanation Tree::Explain(JobId id) const {
   const Queue& leaf = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];
   Explanation e;
-  e.job = j.name;
+  e.job = job_names_[id];
   e.queue = leaf.path;
   e.key = JobKey(id);
   e.blocked = JV(id).blocked;
@@ -199,7 +199,7 @@ Explanation Tree::Explain(JobId id) const {
     add_level(queues_[path[i]].path, std::move(sibs));
   }
   std::vector<Explanation::Sibling> jobs;
-  for (JobId x : leaf.jobs) jobs.push_back({jobs_[x].name, JobKey(x), JV(x).blocked, x == id});
+  for (JobId x : leaf.jobs) jobs.push_back({job_names_[x], JobKey(x), JV(x).blocked, x == id});
   add_level(leaf.path, std::move(jobs));
   return e;
 }

@@ -79,7 +79,7 @@ Status Tree::CheckWaitBound(QueueId leaf) const {
       for (int r = 0; r < R_; ++r)
         if (QV(a).wait_min[r] > t[r])
           return Status::Internal("queue " + queues_[a].path + ": fill bound of " + names_[r] +
-                                  " above the task of job " + jobs_[nb.at(i).id].name);
+                                  " above the task of job " + job_names_[nb.at(i).id]);
   }
   return Status::Ok();
 }

@@ -29,9 +29,15 @@ struct HugeAlloc {
   template <class U>
   HugeAlloc(const HugeAlloc<U>&) {}
 
+  // Small blocks keep T's alignment (a 64-byte-aligned job record must not
+  // straddle lines however small the table).
+  static constexpr std::align_val_t kSmallAlign{alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__
+                                                    ? alignof(T)
+                                                    : __STDCPP_DEFAULT_NEW_ALIGNMENT__};
+
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes < kHugeMin) return static_cast<T*>(::operator new(bytes));
+    if (bytes < kHugeMin) return static_cast<T*>(::operator new(bytes, kSmallAlign));
     const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
     void* p = ::operator new(rounded, std::align_val_t{kHugePage});
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -42,7 +48,7 @@ struct HugeAlloc {
   void deallocate(T* p, size_t n) {
     const size_t bytes = n * sizeof(T);
     if (bytes < kHugeMin) {
-      ::operator delete(p);
+      ::operator delete(p, kSmallAlign);
     } else {
       ::operator delete(p, std::align_val_t{kHugePage});
     }

@@ -76,15 +76,15 @@ Status Tree::CheckInvariants(double tol) const {
         for (int r = 0; r < R_; ++r) v.U[r] = static_cast<double>(j.allocated * t[r]);
         v.s = share(v.U);
         const JobView& jv = JV(jid);
-        if (v.blocked != jv.blocked && err.empty()) err = "job " + j.name + ": blocked flag is stale";
-        if (jv.contrib_alloc != j.allocated && err.empty()) err = "job " + j.name + ": contribution is stale";
+        if (v.blocked != jv.blocked && err.empty()) err = "job " + job_names_[jid] + ": blocked flag is stale";
+        if (jv.contrib_alloc != j.allocated && err.empty()) err = "job " + job_names_[jid] + ": contribution is stale";
         // A non-blocked job's key lives in its leaf's heap entry.
         const KeyHeap& nb = QV(qid).nb;
         if (!v.blocked && (jv.heap_pos >= nb.size() || nb.at(jv.heap_pos).id != jid) && err.empty())
-          err = "job " + j.name + ": heap entry is stale";
+          err = "job " + job_names_[jid] + ": heap entry is stale";
         const double key = jv.heap_pos < nb.size() ? nb.at(jv.heap_pos).key : JobKey(jid);
         if (!v.blocked && std::abs(v.s / j.weight - key) > tol && err.empty())
-          err = "job " + j.name + ": key " + std::to_string(key) + " != " + std::to_string(v.s / j.weight);
+          err = "job " + job_names_[jid] + ": key " + std::to_string(key) + " != " + std::to_string(v.s / j.weight);
         kids.emplace_back(std::move(v), j.weight);
       }
       if (Status b = CheckWaitBound(qid); !b.ok() && err.empty()) err = b.message();

@@ -230,8 +230,18 @@ void Tree::MarkDirty(QueueId id, Scratch& sc) {
   if (v.dirty) return;
   v.dirty = true;
   const int depth = queues_[id].depth;
-  if (sc.dirty_by_depth.size() <= static_cast<size_t>(depth)) sc.dirty_by_depth.resize(depth + 1);
-  sc.dirty_by_depth[depth].push_back(id);
+  auto& lists = DirtyLists(sc);
+  if (lists.size() <= static_cast<size_t>(depth)) lists.resize(depth + 1);
+  lists[depth].push_back(id);
+}
+
+// The dirty lists of a local event are the calling thread's: they are empty
+// between events (Propagate drains them before the event returns), so they
+// need not be the shard's, whose lines another core may hold.
+std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
+  if (!sc.local) return sc.dirty_by_depth;
+  thread_local std::vector<std::vector<QueueId>> lists;
+  return lists;
 }
 
 void Tree::Touch(JobId j, Scratch& sc) {
@@ -259,7 +269,7 @@ void Tree::RecomputeQueue(QueueId id, Scratch& sc) {
     std::copy(U, U + R_, v.U.begin());
     v.s = ShareOf(U);
     v.key = v.s / q.weight;
-    sc.root_stale = true;
+    if (!sc.root_stale) sc.root_stale = true;  // no write when set: the line may be shared
     return;
   }
   const bool has_parent = q.parent != kNone;
@@ -298,8 +308,9 @@ void Tree::RecomputeQueue(QueueId id, Scratch& sc) {
 }
 
 void Tree::Propagate(Scratch& sc) {
-  for (int d = static_cast<int>(sc.dirty_by_depth.size()) - 1; d >= 0; --d) {
-    auto& bucket = sc.dirty_by_depth[d];
+  auto& lists = DirtyLists(sc);
+  for (int d = static_cast<int>(lists.size()) - 1; d >= 0; --d) {
+    auto& bucket = lists[d];
     for (size_t i = 0; i < bucket.size(); ++i) {
       QueueId id = bucket[i];
       const Queue& q = queues_[id];
@@ -320,7 +331,6 @@ void Tree::Propagate(Scratch& sc) {
 void Tree::RefreshJob(JobId id, Scratch& sc) {
   const Job& j = jobs_[id];
   const JobView& v = JV(id);
-  ++sc.counters.job_refreshes;
   Touch(id, sc);
   const bool blocked = JobBlocked(id);
   if (blocked == v.blocked && v.contrib_alloc == j.allocated &&
@@ -354,6 +364,7 @@ void Tree::RefreshJobsIn(QueueId top, Scratch& sc) {
     for (QueueId c : q.children) stack.push_back(c);
     if (q.limits_active)
       for (auto& [uid, u] : q.users) u.exhausted = UserExhausted(id, uid);
+    sc.counters.job_refreshes += q.jobs.size();
     for (JobId j : q.jobs) RefreshJob(j, sc);
   }
 }
@@ -583,8 +594,10 @@ void Tree::UpdateHeldBack(const std::vector<QueueId>& order, bool refresh) {
       if (free_[r] - p.held_back[r] <= 0) m |= ResMask{1} << r;
     if (m != p.held_mask) {
       p.held_mask = m;
-      if (refresh)
+      if (refresh) {
+        main_->counters.job_refreshes += p.jobs.size();
         for (JobId x : p.jobs) RefreshJob(x);
+      }
     }
   }
 }
@@ -618,8 +631,8 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
       if (d == 0) continue;
       touched |= ResMask{1} << r;
       if (sc.local) {
-        sc.lease[r] -= d;
-        sc.d_usage[r] += d;
+        sc.res[r].lease -= d;
+        sc.res[r].d_usage += d;
       } else {
         free_[r] -= d;
         usage_total_[r] += d;
@@ -675,7 +688,10 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
     if (m != u.exhausted) {
       u.exhausted = m;
       for (JobId x : lq.jobs)
-        if (jobs_[x].user == j.user) RefreshJob(x, sc);
+        if (jobs_[x].user == j.user) {
+          ++sc.counters.job_refreshes;
+          RefreshJob(x, sc);
+        }
     }
   }
   Propagate(sc);

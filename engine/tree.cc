@@ -421,7 +421,7 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
     ++queues_[a].jobs_by_state[static_cast<int>(j.state)];
   if (j.state == JobState::kInqueue)
     for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * (*task)[r];
-  job_by_name_.Insert(JobIndex::HashName(j.name), id);
+  job_by_name_.Insert(JobIndex::HashName(job_names_[id]), id);
   job_by_seq_.Insert(JobIndex::HashSeq(j.seq), id);
   ++live_jobs_;
   bool limits_changed = false;
@@ -477,9 +477,10 @@ Status Tree::Remove(JobId id) {
   lq.jobs[j.slot] = last;
   jobs_[last].slot = j.slot;
   lq.jobs.pop_back();
-  job_by_name_.Erase(JobIndex::HashName(j.name), id);
+  job_by_name_.Erase(JobIndex::HashName(job_names_[id]), id);
   job_by_seq_.Erase(JobIndex::HashSeq(j.seq), id);
   j = Job();
+  std::string().swap(job_names_[id]);
   free_job_ids_[lq.shard].push_back(id);
   --live_jobs_;
   Propagate();
@@ -493,12 +494,12 @@ Status Tree::CheckAllocate(JobId id, int64_t n) const {
   const Job& j = jobs_[id];
   switch (AllocateRule(n, j.allocated, j.tasks, j.state)) {
     case TaskRule::kOk: return Status::Ok();
-    case TaskRule::kBadCount: return Status::InvalidArgument("job " + j.name + ": allocate needs n >= 1");
+    case TaskRule::kBadCount: return Status::InvalidArgument("job " + job_names_[id] + ": allocate needs n >= 1");
     case TaskRule::kTooFewTasks:
-      return Status::OutOfRange("job " + j.name + ": allocate " + std::to_string(n) + " with " +
+      return Status::OutOfRange("job " + job_names_[id] + ": allocate " + std::to_string(n) + " with " +
                                 std::to_string(j.tasks - j.allocated) + " unallocated tasks");
     case TaskRule::kPending:
-      return Status::FailedPrecondition("job " + j.name + ": Pending (not admitted by the enqueue gate)");
+      return Status::FailedPrecondition("job " + job_names_[id] + ": Pending (not admitted by the enqueue gate)");
   }
   return Status::Internal("unknown task rule");
 }
@@ -508,19 +509,18 @@ Status Tree::CheckRelease(JobId id, int64_t n, const char* verb) const {
   const Job& j = jobs_[id];
   switch (ReleaseRule(n, j.allocated)) {
     case TaskRule::kOk: return Status::Ok();
-    case TaskRule::kBadCount: return Status::InvalidArgument("job " + j.name + ": " + verb + " needs n >= 1");
+    case TaskRule::kBadCount: return Status::InvalidArgument("job " + job_names_[id] + ": " + verb + " needs n >= 1");
     default:
-      return Status::OutOfRange("job " + j.name + ": " + verb + " " + std::to_string(n) + " with " +
+      return Status::OutOfRange("job " + job_names_[id] + ": " + verb + " " + std::to_string(n) + " with " +
                                 std::to_string(j.allocated) + " running tasks");
   }
 }
 
 Status Tree::Allocate(JobId id, int64_t n) {
   HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
-  const Job& j = jobs_[id];
   const int r = ShortResource(n, &task_[size_t{id} * R_], free_.data(), R_);
   if (r >= 0)
-    return Status::OutOfRange("job " + j.name + ": allocating " + std::to_string(n) + " tasks needs more " +
+    return Status::OutOfRange("job " + job_names_[id] + ": allocating " + std::to_string(n) + " tasks needs more " +
                               names_[r] + " than is free (" + FormatQuantity(names_[r], free_[r]) + ")");
   ChangeAllocation(id, n, 0);
   return Status::Ok();
@@ -556,7 +556,7 @@ Status Tree::SetCapacity(const ResourceAmounts& cluster) {
 
 JobId Tree::FindName(std::string_view name) const {
   const JobId id = job_by_name_.Find(JobIndex::HashName(name),
-                                     [&](uint32_t j) { return jobs_[j].name == name; });
+                                     [&](uint32_t j) { return job_names_[j] == name; });
   return id == JobIndex::kEmpty ? kNone : id;
 }
 
@@ -593,14 +593,16 @@ JobId Tree::NewJob(std::string_view name, QueueId leaf, std::string_view user, c
     if (next == kNone || next % kJobBlock == 0) {  // the shard's block is used up
       next = static_cast<JobId>((jobs_.size() + kJobBlock - 1) / kJobBlock * kJobBlock);
       jobs_.resize(next + kJobBlock);
+      job_names_.resize(jobs_.size());
       task_.resize(jobs_.size() * R_);
     }
     id = next++;
   }
+  static_assert(sizeof(Job) == 64, "a job record is one cache line (tree_internal.h)");
   Job& j = jobs_[id];
   j = Job();
   j.alive = true;
-  j.name.assign(name.data(), name.size());
+  job_names_[id].assign(name.data(), name.size());
   j.queue = leaf;
   if (user_names_.empty() || user_names_[last_user_] != user)
     last_user_ = UserId(std::string(user));
@@ -618,7 +620,7 @@ JobId Tree::NewJob(std::string_view name, QueueId leaf, std::string_view user, c
 
 uint64_t Tree::job_seq(JobId j) const { return jobs_[j].seq; }
 
-const std::string& Tree::job_name(JobId j) const { return jobs_[j].name; }
+const std::string& Tree::job_name(JobId j) const { return job_names_[j]; }
 
 bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
 
@@ -663,7 +665,7 @@ Status Tree::RestoreJob(std::string_view name, QueueId leaf, std::string_view us
     for (QueueId q = leaf; q != kNone; q = queues_[q].parent) queues_[q].usage[r] += a;
   }
   if (state == JobState::kPending) pending_.emplace(seq, id);
-  job_by_name_.Insert(JobIndex::HashName(j.name), id);
+  job_by_name_.Insert(JobIndex::HashName(job_names_[id]), id);
   job_by_seq_.Insert(JobIndex::HashSeq(seq), id);
   ++live_jobs_;
   next_seq_ = std::max(next_seq_, seq + 1);
@@ -673,6 +675,7 @@ Status Tree::RestoreJob(std::string_view name, QueueId leaf, std::string_view us
 void Tree::ReserveJobs(size_t n) {
   const size_t slack = size_t{kShards} * kJobBlock;  // partly used blocks
   jobs_.reserve(n + slack);
+  job_names_.reserve(n + slack);
   task_.reserve((n + slack) * R_);
   job_by_name_.Reserve(n);
   job_by_seq_.Reserve(n);
@@ -769,7 +772,7 @@ JobInfo Tree::GetJob(JobId id) const {
   const Job& j = jobs_[id];
   JobInfo i;
   i.id = id;
-  i.name = j.name;
+  i.name = job_names_[id];
   i.queue = queues_[j.queue].path;
   i.user = user_names_[j.user];
   i.tasks = j.tasks;
@@ -841,11 +844,11 @@ uint64_t Tree::Digest() const {
     f.I64(static_cast<int64_t>(n.state));
   }
   std::vector<JobId> jobs = JobsInSubmitOrder();
-  std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return jobs_[a].name < jobs_[b].name; });
+  std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return job_names_[a] < job_names_[b]; });
   for (JobId id : jobs) {
     const Job& j = jobs_[id];
     f.Str("J");
-    f.Str(j.name);
+    f.Str(job_names_[id]);
     f.Str(queues_[j.queue].path);
     f.Str(user_names_[j.user]);
     for (int r = 0; r < R_; ++r) f.I64(task_[size_t{id} * R_ + r]);

@@ -234,7 +234,11 @@ class Tree {
   struct Counters {
     uint64_t full_rebuilds = 0;   // new saturated sets, structure changes
     uint64_t node_rebuilds = 0;   // periodic exact re-sums (drift bound)
-    uint64_t job_refreshes = 0;   // jobs re-evaluated for blocked-ness
+    uint64_t job_refreshes = 0;   // jobs re-evaluated for blocked-ness by
+                                  // another's event (capability, user
+                                  // limit, held-back guarantee), not the
+                                  // event's own job (a write per event to
+                                  // a line of the shard's Scratch)
     uint64_t view_switches = 0;   // saturated set changed to a cached view
     uint64_t view_catchups = 0;   // jobs replayed into a view on a switch
     uint64_t fill_skips = 0;      // subtrees a step skipped by the fill bound
@@ -300,6 +304,7 @@ class Tree {
   void RefreshJobsIn(QueueId q, Scratch& sc);  // every job in q's subtree
   void RefreshJobsIn(QueueId q) { RefreshJobsIn(q, *main_); }
   void MarkDirty(QueueId q, Scratch& sc);
+  static std::vector<std::vector<QueueId>>& DirtyLists(Scratch& sc);
   void MarkDirty(QueueId q) { MarkDirty(q, *main_); }
   void Propagate(Scratch& sc);              // dirty queues bottom-up
   void Propagate() { Propagate(*main_); }
@@ -355,7 +360,8 @@ class Tree {
   std::unordered_map<std::string, QueueId> queue_by_path_;
   size_t live_queues_ = 0;
 
-  std::vector<Job, HugeAlloc<Job>> jobs_;
+  std::vector<Job, HugeAlloc<Job>> jobs_;      // hot: one 64-byte line per job
+  std::vector<std::string> job_names_;          // cold: indexed like jobs_
   std::vector<int64_t, HugeAlloc<int64_t>> task_;  // jobs_.size() x R_
   // Job ids are handed out in blocks of kJobBlock per lock shard, so that
   // the job records, task shapes and view entries of different shards never

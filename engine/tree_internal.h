@@ -52,10 +52,15 @@ struct Tree::Queue {
 
 };
 
+// The hot part of a job: what an event reads or writes (checks, the
+// allocation, the key's weight, the leaf, the submission number that a
+// JobRef is checked against), in one 64-byte line, so that an event on a
+// job not in cache costs one miss for its record (with the task shape in
+// task_ and the view entry: three lines, asked for together by
+// PrefetchJob). Cold fields live in arrays beside it (Tree::job_names_).
 // Fields ordered largest first so the struct has no padding holes (memory
 // per job is a benchmarked target).
-struct Tree::Job {
-  std::string name;
+struct alignas(64) Tree::Job {
   int64_t tasks = 0;
   int64_t allocated = 0;
   double weight = 1;
@@ -116,20 +121,33 @@ struct Tree::View {
 // caller's shard lock; see "Thread safety" in tree.h). A shard's Scratch
 // also holds what its local events owe the root-level aggregates, folded in
 // by BeginExclusive().
+//
+// Layout: a shard's Scratch is written by every local event of the shard,
+// from whichever thread holds its lock, so each line it writes may have to
+// come from another core. What an event writes is packed into few lines
+// (for R <= 4): line 0 (flags, counters), one line of lease + usage delta
+// per resource, and, when the job's state changes, one line of state and
+// inqueue deltas. The dirty lists of a local event are the calling
+// thread's own (Tree::DirtyLists), not the shard's. Fixed arrays, not
+// vectors: the shards' hot fields must not share cache lines (separate
+// small heap blocks of different shards would).
 struct alignas(64) Tree::Scratch {
+  // ---- line 0 ----
   bool local = false;
-  std::vector<std::vector<QueueId>> dirty_by_depth;
+  bool active = false;                // local: an event since the last fold
+  bool root_stale = false;            // local: a top-level queue's key moved
   Counters counters;
   // ---- local shards only ----
-  // Fixed arrays, not vectors: the shards' hot fields must not share cache
-  // lines (separate small heap blocks of different shards would).
-  std::vector<JobId> touched;                // Touch() while saved views exist
-  int64_t lease[kMaxResources] = {};         // free capacity this shard may take
-  int64_t d_usage[kMaxResources] = {};       // Σ allocation deltas (root usage, usage_total_)
-  int64_t d_inqueue_min[kMaxResources] = {}; // inqueue_min_total_ deltas
-  int64_t d_state[4] = {0, 0, 0, 0};  // root jobs_by_state deltas
-  bool active = false;                // a local event since the last fold
-  bool root_stale = false;            // a top-level queue's key moved
+  struct Res {
+    int64_t lease = 0;                // free capacity this shard may take
+    int64_t d_usage = 0;              // Σ allocation deltas (root usage, usage_total_)
+  };
+  alignas(64) Res res[kMaxResources];
+  alignas(64) int64_t d_state[4] = {0, 0, 0, 0};  // root jobs_by_state deltas
+  int64_t d_inqueue_min[kMaxResources] = {};      // inqueue_min_total_ deltas
+  std::vector<JobId> touched;         // Touch() while saved views exist
+  // ---- the exclusive path (main_) only ----
+  std::vector<std::vector<QueueId>> dirty_by_depth;
 };
 
 }  // namespace hdrf::engine

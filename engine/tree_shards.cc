@@ -45,10 +45,6 @@ void Tree::AssignShards(const std::vector<QueueId>& order) {
     shards_[s] = std::make_unique<Scratch>();
     Scratch& sc = *shards_[s];
     sc.local = true;
-    // Room for the dirty lists of a few levels up front: 64-byte blocks, so
-    // that two shards' lists never share a line.
-    sc.dirty_by_depth.resize(8);
-    for (auto& d : sc.dirty_by_depth) d.reserve(16);
   }
 }
 
@@ -106,12 +102,12 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   // The lease must stay positive: the cluster then keeps free capacity of
   // every resource the job uses, so the saturated set cannot change.
   for (int r = 0; fits && r < R_; ++r)
-    if (t[r] > 0 && (sc.lease[r] <= 0 || n > (sc.lease[r] - 1) / t[r])) fits = false;
+    if (t[r] > 0 && (sc.res[r].lease <= 0 || n > (sc.res[r].lease - 1) / t[r])) fits = false;
   if (!fits) {
     *escalate = true;
     return Status::Ok();
   }
-  sc.active = true;
+  if (!sc.active) sc.active = true;  // no write when set: the line may be shared
   ChangeAllocation(id, n, 0, sc);
   return Status::Ok();
 }
@@ -126,7 +122,7 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
     return Status::Ok();
   }
   Scratch& sc = *shards_[queues_[jobs_[id].queue].shard];
-  sc.active = true;
+  if (!sc.active) sc.active = true;
   ChangeAllocation(id, -n, finish ? -n : 0, sc);
   return Status::Ok();
 }
@@ -137,15 +133,15 @@ void Tree::BeginExclusive() {
   for (int s : used_shards_) {
     Scratch& sc = *shards_[s];
     for (int r = 0; r < R_; ++r) {
-      free_[r] += sc.lease[r];
-      sc.lease[r] = 0;
+      free_[r] += sc.res[r].lease;
+      sc.res[r].lease = 0;
     }
     if (!sc.active) continue;
     for (int r = 0; r < R_; ++r) {
-      usage_total_[r] += sc.d_usage[r];
-      root.usage[r] += sc.d_usage[r];
+      usage_total_[r] += sc.res[r].d_usage;
+      root.usage[r] += sc.res[r].d_usage;
       inqueue_min_total_[r] += sc.d_inqueue_min[r];
-      sc.d_usage[r] = sc.d_inqueue_min[r] = 0;
+      sc.res[r].d_usage = sc.d_inqueue_min[r] = 0;
     }
     for (int k = 0; k < 4; ++k) {
       root.jobs_by_state[k] += sc.d_state[k];
@@ -166,7 +162,7 @@ void Tree::EndExclusive() {
   for (int r = 0; r < R_; ++r) {
     const int64_t share = free_[r] / n;
     if (share <= 0) continue;
-    for (int s : used_shards_) shards_[s]->lease[r] = share;
+    for (int s : used_shards_) shards_[s]->res[r].lease = share;
     free_[r] -= share * n;
   }
 }

@@ -205,13 +205,13 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
     HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
     HDRF_RETURN_IF_ERROR(Writable());
     const int s = tree->ShardOf(job.id);
-    std::lock_guard<engine::SpinMutex> lock(shard_mu[s]);
+    std::lock_guard<engine::SpinLock> lock(shards[s].mu);
     HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
                              ? tree->LocalAllocate(job.id, n, &escalate)
                              : tree->LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));
     if (!escalate) {
       if (!log) {
-        ++shard_events[s].events;
+        ++shards[s].events;
         *seq = 0;
         return Status::Ok();
       }
@@ -306,7 +306,7 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
       continue;
     }
     const int s = t.ShardOf(op.job.id);
-    std::lock_guard<engine::SpinMutex> lock(impl.shard_mu[s]);
+    std::lock_guard<engine::SpinLock> lock(impl.shards[s].mu);
     bool escalate = false;
     const Status st = op.type == Event::Type::kAllocate
                           ? t.LocalAllocate(op.job.id, op.n, &escalate)
@@ -318,7 +318,7 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
     if (escalate) return i;
     if (op.status) *op.status = Status::Ok();
     if (!impl.log) {
-      ++impl.shard_events[s].events;
+      ++impl.shards[s].events;
       b.unnumbered = true;
       continue;
     }

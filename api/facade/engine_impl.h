@@ -20,7 +20,7 @@ class EventLog;  // api/event_log.h (persistence)
 class Follower;  // api/facade/follower.h (followers)
 
 // Thread safety (docs/concurrency.md):
-//   * `rw` shared + `shard_mu[s]`: a task event (Allocate/Release/Finish) on
+//   * `rw` shared + `shards[s].mu`: a task event (Allocate/Release/Finish) on
 //     a job of shard s tries engine::Tree::LocalAllocate/LocalRelease. Task
 //     events on different shards run in parallel.
 //   * `rw` exclusive (class Exclusive): everything else, and a task event
@@ -28,7 +28,7 @@ class Follower;  // api/facade/follower.h (followers)
 //     left, the exclusive one entered, and the event re-checked there).
 //     Exclusive brackets the section with Tree::BeginExclusive/EndExclusive,
 //     so every reader sees the root agree with its children.
-//   * Lock order: rw (shared) before shard_mu; exclusive holders take no
+//   * Lock order: rw (shared) before a shard's mu; exclusive holders take no
 //     shard lock (there are no shared holders to exclude).
 // Sequence numbers: with a store, every event takes its number from
 // `last_seq` under `seq_mu` (local events) or the exclusive lock, and
@@ -36,7 +36,7 @@ class Follower;  // api/facade/follower.h (followers)
 // sequence order. Local events of different shards commute (each changes
 // only its shard and its shard's lease), so the log order is a valid serial
 // order. Without a store, a local event only counts itself in its shard's
-// `shard_events`; Exclusive folds those counts into `last_seq`.
+// `shards[s].events`; Exclusive folds those counts into `last_seq`.
 // Name index: `names` maps every live job's name to its JobRef. It is
 // written only where the tree gains or loses a job (under the exclusive
 // lock: Submit, Remove, ApplyTasks, Open) and read without any engine lock
@@ -49,14 +49,17 @@ struct Engine::Impl {
     static bool equal(const std::string& a, const std::string& b) { return a == b; }
   };
   using NameIndex = tbb::concurrent_hash_map<std::string, JobRef, NameHash>;
-  struct alignas(engine::kCacheLine) ShardCount {
-    uint64_t events = 0;  // guarded by shard_mu of the same index
+  // A lock shard's lock and event count in one line: a local event writes
+  // both, so with two threads writing the same shard one line moves
+  // between their cores per event, not two.
+  struct alignas(engine::kCacheLine) Shard {
+    engine::SpinLock mu;
+    uint64_t events = 0;  // guarded by mu: local events without a store
   };
 
   EngineOptions options;
   mutable engine::BigReaderLock rw;
-  mutable engine::SpinMutex shard_mu[kShards];
-  mutable ShardCount shard_events[kShards];
+  mutable Shard shards[kShards];
   std::mutex seq_mu;                   // with a store: local events' last_seq
   std::unique_ptr<engine::Tree> tree;  // see "Thread safety"
   uint64_t last_seq = 0;               // guarded by rw exclusive, or seq_mu under rw shared
@@ -109,7 +112,7 @@ class Exclusive {
   explicit Exclusive(const EngineImpl& impl) : impl_(const_cast<EngineImpl&>(impl)) {
     impl_.rw.lock();
     impl_.tree->BeginExclusive();
-    for (auto& c : impl_.shard_events) {
+    for (auto& c : impl_.shards) {
       impl_.last_seq += c.events;
       c.events = 0;
     }

@@ -148,6 +148,29 @@ TEST_F(Cli, DigestIsDeterministicAndUntilMatchesATruncatedTrace) {
   EXPECT_EQ(Str(w.last_line(), "digest"), Str(a.last_line(), "digest"));
 }
 
+TEST_F(Cli, ReplayBatchesByDefaultAndPerCallOnRequest) {
+  // Without --rate the events go through Engine::ApplyTasks in batches of
+  // 1024; --batch 1 (or --rate) makes one engine call per event. Both reach
+  // the same state, in the same sequence numbers.
+  Result batched = Run("replay --trace " + Trace() + " --json");
+  Result per_call = Run("replay --trace " + Trace() + " --batch 1 --json");
+  Result paced = Run("replay --trace " + Trace() + " --until 1300 --rate 1000000 --json");
+  Result odd = Run("replay --trace " + Trace() + " --batch 7 --json");
+  for (const Result* r : {&batched, &per_call, &paced, &odd}) ASSERT_EQ(r->code, 0) << r->err;
+  EXPECT_EQ(Num(batched.last_line(), "batch"), 1024);
+  EXPECT_EQ(Num(per_call.last_line(), "batch"), 1);
+  EXPECT_EQ(Num(paced.last_line(), "batch"), 1);
+  EXPECT_EQ(Num(odd.last_line(), "batch"), 7);
+  for (const Result* r : {&batched, &odd}) {
+    EXPECT_EQ(Str(r->last_line(), "digest"), Str(per_call.last_line(), "digest"));
+    EXPECT_EQ(Num(r->last_line(), "last_seq"), 30300);
+    EXPECT_EQ(Num(r->last_line(), "events"), 30000);
+    EXPECT_EQ(Num(r->last_line(), "refused"), 0);
+  }
+  EXPECT_THAT(Run("replay --trace " + Trace()).out, HasSubstr("(batches of 1024)"));
+  EXPECT_THAT(Run("replay --trace " + Trace() + " --batch 1").out, HasSubstr("(one call per event)"));
+}
+
 TEST_F(Cli, ThreadsReportRefusalsAndApplyEveryEvent) {
   for (std::string partition : {"job", "subtree"}) {
     Result r = Run("replay --trace " + Trace() + " --threads 2 --partition " + partition + " --json");
@@ -160,9 +183,16 @@ TEST_F(Cli, ThreadsReportRefusalsAndApplyEveryEvent) {
     EXPECT_EQ(Num(j, "last_seq") + Num(j, "refused") + Num(j, "skipped_releases"), 30300);
   }
   ASSERT_EQ(Run("trace gen --jobs 200 --events 20000 --saturate --out " + dir_ + "/s.trace").code, 0);
-  Result s = Run("replay --trace " + dir_ + "/s.trace --threads 2 --json");
-  ASSERT_EQ(s.code, 0) << s.err;
-  EXPECT_EQ(Num(s.last_line(), "events"), 20000);
+  // On a saturated cluster threads refuse allocations, batched (the
+  // default) or one call per event, and skip the releases that would undo
+  // them; every event is still accounted for.
+  for (std::string batch : {"", " --batch 1", " --batch 16"}) {
+    Result s = Run("replay --trace " + dir_ + "/s.trace --threads 2 --json" + batch);
+    ASSERT_EQ(s.code, 0) << s.err;
+    const std::string j = s.last_line();
+    EXPECT_EQ(Num(j, "events"), 20000) << batch;
+    EXPECT_EQ(Num(j, "last_seq") + Num(j, "refused") + Num(j, "skipped_releases"), 20200) << batch;
+  }
   Result s1 = Run("replay --trace " + dir_ + "/s.trace --threads 1 --json");
   ASSERT_EQ(s1.code, 0) << s1.err;
   EXPECT_EQ(Num(s1.last_line(), "refused"), 0);
