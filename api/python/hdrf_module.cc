@@ -572,7 +572,7 @@ void DefineEngine(py::module_& m) {
              if (!r) return py::none();
              return py::cast(self.MakeJob(*r));
            })
-      .def("fill", Method(&Engine::Fill))
+      .def("fill", Method(static_cast<StatusOr<int64_t> (Engine::*)()>(&Engine::Fill)))
       .def("job", [](PyEngine& self, const py::object& job) {
              const JobRef r = self.Resolve(job);
              return JobDict(Value(self.Run([&](Engine& e) { return e.GetJob(r); })));
