@@ -35,16 +35,42 @@ LoadOptions FollowerLoadOptions() {
   lo.verify_files = false;  // a live store: its files change under us
   return lo;
 }
+
+// A catch-up reads the writer's MANIFEST, then its WAL. A record found in
+// the WAL may need table files whose MANIFEST entry the writer added just
+// after that read: a checkpoint header (WAL) needs its chunks (table files
+// of the flush before it), and the log records of a memtable the writer
+// flushed meanwhile are in a table file, no longer in a WAL this instance
+// reads. What it then sees is Corruption (a missing chunk, a log gap) that
+// the next catch-up, which reads the MANIFEST afresh, resolves. A damaged
+// store stays Corruption after these tries.
+constexpr int kCatchUpTries = 4;
+
+template <typename F>
+auto RetryOnTornView(Store& store, F&& fn) -> decltype(fn()) {
+  for (int i = 1;; ++i) {
+    auto r = fn();
+    if (r.ok() || r.status().code() != StatusCode::kCorruption || i == kCatchUpTries ||
+        store.mode() != Store::Mode::kSecondary)
+      return r;
+    HDRF_RETURN_IF_ERROR(store.CatchUpWithPrimary());
+  }
+}
 }  // namespace
+
+StatusOr<LoadedState> StoreFollower::LoadConsistent() {
+  return RetryOnTornView(*store_, [&] { return LoadState(*store_, FollowerLoadOptions()); });
+}
 
 StatusOr<std::unique_ptr<StoreFollower>> StoreFollower::Open(const std::string& db,
                                                              const std::string& secondary_dir,
                                                              LoadedState* initial) {
   HDRF_ASSIGN_OR_RETURN(auto store, Store::OpenSecondary(db, secondary_dir));
-  HDRF_ASSIGN_OR_RETURN(*initial, LoadState(*store, FollowerLoadOptions()));
-  MetaRecord meta = initial->meta;
-  return std::unique_ptr<StoreFollower>(
-      new StoreFollower(db, secondary_dir, std::move(store), std::move(meta)));
+  std::unique_ptr<StoreFollower> f(
+      new StoreFollower(db, secondary_dir, std::move(store), MetaRecord{}));
+  HDRF_ASSIGN_OR_RETURN(*initial, f->LoadConsistent());
+  f->meta_ = initial->meta;
+  return f;
 }
 
 StatusOr<LoadedState> StoreFollower::Reload(bool reopen) {
@@ -54,7 +80,7 @@ StatusOr<LoadedState> StoreFollower::Reload(bool reopen) {
   } else if (store_->mode() == Store::Mode::kSecondary) {
     HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
   }
-  return LoadState(*store_, FollowerLoadOptions());
+  return LoadConsistent();
 }
 
 void StoreFollower::Adopt(std::unique_ptr<Store> writer) {
@@ -88,6 +114,10 @@ StatusOr<bool> StoreFollower::Holds(uint64_t seq) const {
 
 StatusOr<StoreFollower::Update> StoreFollower::Poll(uint64_t applied, uint64_t max_events) {
   if (store_->mode() == Store::Mode::kSecondary) HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
+  return RetryOnTornView(*store_, [&] { return Read(applied, max_events); });
+}
+
+StatusOr<StoreFollower::Update> StoreFollower::Read(uint64_t applied, uint64_t max_events) {
   HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store_->CheckpointSeqs());
   const uint64_t newest = ckpts.empty() ? 0 : ckpts.back();
   Update u;

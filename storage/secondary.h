@@ -9,7 +9,9 @@
 // the event the caller has applied, with the recovery code's reader
 // (ReadLogAfter). When the writer has taken a checkpoint past that event and
 // deleted the log up to it, Poll() reloads the newest checkpoint plus its log
-// instead (LoadState), never skipping events.
+// instead (LoadState), never skipping events. A view torn between the
+// writer's MANIFEST and WAL (a checkpoint header whose flushed chunks the
+// catch-up has not seen yet) is read again after another catch-up.
 //
 // Thread safety: none. One thread at a time calls every method (the engine's
 // follower serializes them under its catch-up mutex).
@@ -88,6 +90,11 @@ class StoreFollower {
   // The newest event the store holds: the end of its last log record, or its
   // newest checkpoint.
   StatusOr<uint64_t> NewestEvent(uint64_t newest_checkpoint) const;
+  // Poll() after the catch-up: one read of the store as this instance sees it.
+  StatusOr<Update> Read(uint64_t applied, uint64_t max_events);
+  // LoadState, again after a further catch-up when the view was torn (see
+  // secondary.cc, RetryOnTornView).
+  StatusOr<LoadedState> LoadConsistent();
 
   std::string db_;
   std::string secondary_dir_;

@@ -330,6 +330,14 @@ Status Store::Write(rocksdb::WriteBatch* batch, bool sync) {
   return FromRocks(db_->Write(wo, batch), "write failed");
 }
 
+Status Store::WriteUnlogged(rocksdb::WriteBatch* batch) {
+  if (!db_ || mode_ != Mode::kReadWrite)
+    return Status::FailedPrecondition("store " + path_ + ": not open for writing");
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  return FromRocks(db_->Write(wo, batch), "write failed");
+}
+
 Status Store::SyncWal() {
   if (!db_ || mode_ != Mode::kReadWrite) return Status::Ok();
   return FromRocks(db_->SyncWAL(), "syncing the write-ahead log");

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
-#include "api/facade/engine_impl.h"  // CheckEngineInvariants
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants, CheckNameIndex
 #include "hdrf/metrics.h"
 #include "tests/storage/storage_util.h"
 
@@ -170,6 +170,7 @@ TEST(Follower, ViewsMatchTheWritersAfterEachCatchUp) {
     EXPECT_EQ(lag.writer_seq, w->last_seq());
     EXPECT_EQ(lag.reloads, 0u);
     EXPECT_TRUE(CheckEngineInvariants(*f).ok());
+    EXPECT_TRUE(CheckNameIndex(*f).ok()) << CheckNameIndex(*f).ToString();
   }
 }
 
@@ -196,6 +197,7 @@ TEST(Follower, ReloadsWhenTheWriterDeletedTheLogItNeeded) {
     EXPECT_EQ(f->last_seq(), w->last_seq());
     EXPECT_EQ(f->Digest(), PrefixDigest(stream, at)) << "after " << at << " events";
     EXPECT_TRUE(CheckEngineInvariants(*f).ok());
+    EXPECT_TRUE(CheckNameIndex(*f).ok()) << CheckNameIndex(*f).ToString();
     if (step > 1000) EXPECT_GT(f->follower_lag().reloads, reloads) << "the log it needed was deleted";
     reloads = f->follower_lag().reloads;
   }
