@@ -58,6 +58,25 @@ auto RetryOnTornView(Store& store, F&& fn) -> decltype(fn()) {
 }
 }  // namespace
 
+// The writer's WAL and MANIFEST files and their sizes. Both kinds only
+// grow or are replaced by files of new names (RocksDB recycles no WAL by
+// default), so an unchanged fingerprint means the writer wrote nothing.
+std::string WriterFilesFingerprint(const std::string& db) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(db, ec)) {
+    std::string name = e.path().filename().string();
+    const bool wal = name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
+    if (!wal && name.rfind("MANIFEST-", 0) != 0) continue;
+    const auto size = e.file_size(ec);
+    files.push_back(std::move(name) + ":" + std::to_string(ec ? UINT64_MAX : size));
+  }
+  std::sort(files.begin(), files.end());
+  std::string out;
+  for (const auto& f : files) out += f + ";";
+  return out;
+}
+
 StatusOr<LoadedState> StoreFollower::LoadConsistent() {
   return RetryOnTornView(*store_, [&] { return LoadState(*store_, FollowerLoadOptions()); });
 }
@@ -74,6 +93,7 @@ StatusOr<std::unique_ptr<StoreFollower>> StoreFollower::Open(const std::string& 
 }
 
 StatusOr<LoadedState> StoreFollower::Reload(bool reopen) {
+  quiet_.reset();
   if (reopen) {
     (void)store_->Close();
     HDRF_ASSIGN_OR_RETURN(store_, Store::OpenSecondary(db_, secondary_dir_));
@@ -113,8 +133,22 @@ StatusOr<bool> StoreFollower::Holds(uint64_t seq) const {
 }
 
 StatusOr<StoreFollower::Update> StoreFollower::Poll(uint64_t applied, uint64_t max_events) {
-  if (store_->mode() == Store::Mode::kSecondary) HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
-  return RetryOnTornView(*store_, [&] { return Read(applied, max_events); });
+  if (store_->mode() != Store::Mode::kSecondary) return Read(applied, max_events);
+  // Taken before the catch-up: whatever the writer writes after it changes
+  // the next one.
+  std::string fingerprint = WriterFilesFingerprint(db_);
+  if (quiet_ && quiet_->fingerprint == fingerprint && quiet_->applied == applied) {
+    Update u;  // nothing written since the last catch-up, which read to the end
+    u.last = applied;
+    u.writer_seq = quiet_->writer_seq;
+    return u;
+  }
+  quiet_.reset();
+  HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
+  auto u = RetryOnTornView(*store_, [&] { return Read(applied, max_events); });
+  if (u.ok() && u->last >= u->writer_seq)
+    quiet_ = Quiet{std::move(fingerprint), u->last, u->writer_seq};
+  return u;
 }
 
 StatusOr<StoreFollower::Update> StoreFollower::Read(uint64_t applied, uint64_t max_events) {

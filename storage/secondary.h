@@ -11,7 +11,9 @@
 // deleted the log up to it, Poll() reloads the newest checkpoint plus its log
 // instead (LoadState), never skipping events. A view torn between the
 // writer's MANIFEST and WAL (a checkpoint header whose flushed chunks the
-// catch-up has not seen yet) is read again after another catch-up.
+// catch-up has not seen yet) is read again after another catch-up. When
+// the writer's WAL and MANIFEST files have not changed since a catch-up
+// that read to the end, Poll() returns at once.
 //
 // Thread safety: none. One thread at a time calls every method (the engine's
 // follower serializes them under its catch-up mutex).
@@ -100,7 +102,19 @@ class StoreFollower {
   std::string secondary_dir_;
   std::unique_ptr<Store> store_;
   MetaRecord meta_;
+  // After a catch-up that read everything: the writer's files as they were
+  // before it (WriterFilesFingerprint), where it ended and the writer's
+  // newest event. While the files stay the same, Poll() skips the catch-up
+  // (an idle writer costs a directory listing per poll, not a catch-up).
+  struct Quiet {
+    std::string fingerprint;
+    uint64_t applied = 0, writer_seq = 0;
+  };
+  std::optional<Quiet> quiet_;
 };
+
+// The names and sizes of the WAL and MANIFEST files of the store at `db`.
+std::string WriterFilesFingerprint(const std::string& db);
 
 }  // namespace hdrf::storage
 

@@ -194,8 +194,13 @@ Status Follower::CatchUpLocked() {
       lag_.writer_seq = std::max(writer_seq, applied_);
       if (applied_ >= writer_seq) caught_up_at_ = start;
     }
-    if (applied_ >= target) return Status::Ok();
+    if (applied_ >= target || Stopping()) return Status::Ok();
   }
+}
+
+bool Follower::Stopping() {
+  std::lock_guard<std::mutex> l(stop_mu_);
+  return stop_;
 }
 
 Status Follower::Promote(const PromoteOptions& po) {

@@ -59,6 +59,9 @@ class Follower {
   Status ApplyParts(storage::StoreFollower::Update& u);  // under the engine lock
   void Loop();
   void StopThread();
+  // Whether Stop() or a takeover wants the thread to end: a long catch-up
+  // (far behind) ends after its current round instead of holding them up.
+  bool Stopping();
   Status TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptions& options);
   // A Replayer over `tree` that keeps the engine's name index.
   std::unique_ptr<storage::Replayer> MakeReplayer(engine::Tree& tree);
