@@ -122,7 +122,8 @@ StatusOr<bool> StoreFollower::Holds(uint64_t seq) const {
   HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store_->CheckpointSeqs());
   const uint64_t newest = ckpts.empty() ? 0 : ckpts.back();
   if (seq == newest) return true;
-  if (seq < newest) return false;  // its log may be gone: the caller reloads
+  // Before the newest checkpoint: held while the log record that holds it
+  // is (the log after the previous checkpoint is kept, docs/storage.md).
   HDRF_ASSIGN_OR_RETURN(auto rec, store_->LogAtOrBefore(seq));
   if (!rec) return false;
   EventBatch b;

@@ -66,7 +66,8 @@ class StoreFollower {
   // file the writer deleted meanwhile).
   StatusOr<LoadedState> Reload(bool reopen);
   // Whether event `seq` is in the store's history as this instance sees it:
-  // it is the newest checkpoint, or a log record after that holds it.
+  // it is the newest checkpoint, or a log record still in the store holds
+  // it (the log from there on is then whole).
   StatusOr<bool> Holds(uint64_t seq) const;
   // Closes the secondary instance (its directory is the caller's).
   void Close() {

@@ -282,6 +282,13 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   qidx.reserve(h.queues.size() * 2);
   for (uint32_t i = 0; i < h.queues.size(); ++i) qidx.emplace(h.queues[i].path, i);
   const std::string where = "checkpoint at event " + std::to_string(seq);
+  uint64_t previous = 0;  // the newest committed checkpoint before this one
+  {
+    auto seqs = store.CheckpointSeqs();
+    if (!seqs.ok()) return seqs.status().WithContext(where);
+    for (uint64_t s : *seqs)
+      if (s < seq) previous = std::max(previous, s);
+  }
 
   rocksdb::WriteBatch wb;
   uint64_t bytes = 0;
@@ -328,9 +335,12 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   wb.Clear();
   Step(CheckpointStep::kCommitted, seq);
 
-  // Reclaim: log records entirely <= seq (batches never straddle a
-  // checkpoint, see docs/storage.md), older checkpoints.
-  wb.DeleteRange(LogKey(0), LogKey(seq + 1));
+  // Reclaim: older checkpoints, and the log records entirely <= the
+  // previous checkpoint (batches never straddle a checkpoint, see
+  // docs/storage.md). The log since the previous checkpoint stays one
+  // interval longer: a follower that far behind goes on reading it instead
+  // of reloading the whole state.
+  if (previous > 0) wb.DeleteRange(LogKey(0), LogKey(previous + 1));
   wb.DeleteRange(ChunkPrefix(0), ChunkPrefix(seq));
   wb.DeleteRange(HeaderKey(0), HeaderKey(seq));
   HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where + ": reclaiming older records"));

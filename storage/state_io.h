@@ -36,7 +36,7 @@ struct CheckpointStats {
 // chunks without the WAL, a flush of the memtable (the chunks are then
 // durable table files), the header that commits them (synced, through the
 // WAL), then deletes older checkpoints and every log record that ends at or
-// before `seq` (docs/storage.md "Checkpoints").
+// before the previous checkpoint (docs/storage.md "Checkpoints").
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
                        uint32_t jobs_per_chunk = 8192);
