@@ -240,7 +240,7 @@ TEST(Follower, StaysWithinTheLagBoundOfTheWriterAt1e5EventsPerSecond) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     jobs.push_back(*r);
   }
-  auto f = Follow(db, 20);
+  auto f = Follow(db, FollowerOptions{}.catch_up_interval_ms);  // the default period
   ASSERT_TRUE(f);
   constexpr double kRate = 1e5;
   constexpr auto kRun = std::chrono::milliseconds(2500);
