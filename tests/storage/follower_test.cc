@@ -177,10 +177,11 @@ TEST(Follower, ViewsMatchTheWritersAfterEachCatchUp) {
 TEST(Follower, ReloadsWhenTheWriterDeletedTheLogItNeeded) {
   TempDir dir("fol-ckpt");
   const std::string db = dir.Sub("db");
-  // Checkpoints every 500 events delete the log behind them.
+  // Checkpoints every 500 events delete the log behind the checkpoint
+  // before them.
   auto w = Writer(db, Durability::kAsync, 500);
   ASSERT_TRUE(w);
-  const auto stream = MakeStream(12, {.events = 6000});
+  const auto stream = MakeStream(12, {.events = 6060});
   ApplyRange(*w, stream, 0, 200);
   ASSERT_TRUE(w->Flush().ok());
   auto f = Follow(db);
@@ -192,13 +193,24 @@ TEST(Follower, ReloadsWhenTheWriterDeletedTheLogItNeeded) {
     ApplyRange(*w, stream, at, to);
     at = to;
     ASSERT_TRUE(w->Flush().ok());
-    if (step > 1000) ASSERT_TRUE(w->Checkpoint().ok());  // the follower is far behind it
+    if (step > 1000) {
+      // Two checkpoints past the follower: the second deletes the log up to
+      // the first (a checkpoint keeps the log since the one before it).
+      ASSERT_TRUE(w->Checkpoint().ok());
+      ApplyRange(*w, stream, at, at + 20);
+      at += 20;
+      ASSERT_TRUE(w->Flush().ok());
+      ASSERT_TRUE(w->Checkpoint().ok());
+    } else if (step == 40) {
+      ASSERT_TRUE(w->Checkpoint().ok());  // one checkpoint past the follower
+    }
     ASSERT_TRUE(f->CatchUp().ok());
     EXPECT_EQ(f->last_seq(), w->last_seq());
     EXPECT_EQ(f->Digest(), PrefixDigest(stream, at)) << "after " << at << " events";
     EXPECT_TRUE(CheckEngineInvariants(*f).ok());
     EXPECT_TRUE(CheckNameIndex(*f).ok()) << CheckNameIndex(*f).ToString();
     if (step > 1000) EXPECT_GT(f->follower_lag().reloads, reloads) << "the log it needed was deleted";
+    if (step == 40) EXPECT_EQ(f->follower_lag().reloads, reloads) << "the log since the previous checkpoint is kept";
     reloads = f->follower_lag().reloads;
   }
   // And the background thread does the same on its own.
