@@ -91,10 +91,9 @@ struct FollowerOptions {
   // The RocksDB secondary instance's own directory. Default "": a fresh
   // temporary directory, removed on Close().
   std::string secondary_path;
-  // Background catch-up period in milliseconds. Default 5 (bounds how stale
-  // the follower gets; a poll of an idle writer costs a directory listing).
-  // 0 = only on CatchUp().
-  uint32_t catch_up_interval_ms = 5;
+  // Background catch-up period in milliseconds. Default 20. 0 = only on
+  // CatchUp().
+  uint32_t catch_up_interval_ms = 20;
 };
 
 // How a follower becomes the writer (Engine::Promote).
