@@ -110,7 +110,9 @@ TEST_P(SigkillInCheckpoint, RecoversAnExactPrefixHoldingEveryAck) {
   ASSERT_TRUE(e);
   const uint64_t n = e->last_seq();
   EXPECT_GE(n, a.max_durable);
-  if (durability == "sync") EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
+  if (durability == "sync") {
+    EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
+  }
   EXPECT_LE(n, a.max_last + 1);
   EXPECT_EQ(e->Digest(), storage_test::PrefixDigest(storage_test::MakeStream(seed, {.events = n}), n));
   EXPECT_TRUE(CheckEngineInvariants(*e).ok());
@@ -119,8 +121,11 @@ TEST_P(SigkillInCheckpoint, RecoversAnExactPrefixHoldingEveryAck) {
   for (const std::string& l : c.lines())
     if (l.rfind("dying in checkpoint ", 0) == 0) dying = std::stoull(l.substr(20));
   ASSERT_GE(dying, 900u);
-  if (step == "committed") EXPECT_EQ(e->recovery_stats().checkpoint_seq, dying);
-  else EXPECT_LT(e->recovery_stats().checkpoint_seq, dying);
+  if (step == "committed") {
+    EXPECT_EQ(e->recovery_stats().checkpoint_seq, dying);
+  } else {
+    EXPECT_LT(e->recovery_stats().checkpoint_seq, dying);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Steps, SigkillInCheckpoint,

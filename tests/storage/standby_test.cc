@@ -52,7 +52,9 @@ uint64_t CheckTakeOver(Engine& standby, const Acks& a, const std::string& durabi
   // sync: every acknowledged event; async: every event the writer wrote
   // (durable_seq) survives the writer's crash.
   EXPECT_GE(n, a.max_durable);
-  if (durability == "sync") EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
+  if (durability == "sync") {
+    EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
+  }
   EXPECT_LE(n, a.max_last + 1) << "an event the writer never applied";
   const auto stream = MakeStream(seed, {.events = n + 40});
   EXPECT_EQ(standby.Digest(), PrefixDigest(stream, n)) << "not the prefix of " << n << " events";
