@@ -35,26 +35,72 @@ LoadOptions FollowerLoadOptions() {
   lo.verify_files = false;  // a live store: its files change under us
   return lo;
 }
+
+// A catch-up reads the writer's MANIFEST, then its WAL. A record found in
+// the WAL may need table files whose MANIFEST entry the writer added just
+// after that read: a checkpoint header (WAL) needs its chunks (table files
+// of the flush before it), and the log records of a memtable the writer
+// flushed meanwhile are in a table file, no longer in a WAL this instance
+// reads. What it then sees is Corruption (a missing chunk, a log gap) that
+// the next catch-up, which reads the MANIFEST afresh, resolves. A damaged
+// store stays Corruption after these tries.
+constexpr int kCatchUpTries = 4;
+
+template <typename F>
+auto RetryOnTornView(Store& store, F&& fn) -> decltype(fn()) {
+  for (int i = 1;; ++i) {
+    auto r = fn();
+    if (r.ok() || r.status().code() != StatusCode::kCorruption || i == kCatchUpTries ||
+        store.mode() != Store::Mode::kSecondary)
+      return r;
+    HDRF_RETURN_IF_ERROR(store.CatchUpWithPrimary());
+  }
+}
 }  // namespace
+
+// The writer's WAL and MANIFEST files and their sizes. Both kinds only
+// grow or are replaced by files of new names (RocksDB recycles no WAL by
+// default), so an unchanged fingerprint means the writer wrote nothing.
+std::string WriterFilesFingerprint(const std::string& db) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(db, ec)) {
+    std::string name = e.path().filename().string();
+    const bool wal = name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
+    if (!wal && name.rfind("MANIFEST-", 0) != 0) continue;
+    const auto size = e.file_size(ec);
+    files.push_back(std::move(name) + ":" + std::to_string(ec ? UINT64_MAX : size));
+  }
+  std::sort(files.begin(), files.end());
+  std::string out;
+  for (const auto& f : files) out += f + ";";
+  return out;
+}
+
+StatusOr<LoadedState> StoreFollower::LoadConsistent() {
+  return RetryOnTornView(*store_, [&] { return LoadState(*store_, FollowerLoadOptions()); });
+}
 
 StatusOr<std::unique_ptr<StoreFollower>> StoreFollower::Open(const std::string& db,
                                                              const std::string& secondary_dir,
                                                              LoadedState* initial) {
   HDRF_ASSIGN_OR_RETURN(auto store, Store::OpenSecondary(db, secondary_dir));
-  HDRF_ASSIGN_OR_RETURN(*initial, LoadState(*store, FollowerLoadOptions()));
-  MetaRecord meta = initial->meta;
-  return std::unique_ptr<StoreFollower>(
-      new StoreFollower(db, secondary_dir, std::move(store), std::move(meta)));
+  std::unique_ptr<StoreFollower> f(
+      new StoreFollower(db, secondary_dir, std::move(store), MetaRecord{}));
+  HDRF_ASSIGN_OR_RETURN(*initial, f->LoadConsistent());
+  f->meta_ = initial->meta;
+  return f;
 }
 
 StatusOr<LoadedState> StoreFollower::Reload(bool reopen) {
+  quiet_.reset();
   if (reopen) {
     (void)store_->Close();
     HDRF_ASSIGN_OR_RETURN(store_, Store::OpenSecondary(db_, secondary_dir_));
   } else if (store_->mode() == Store::Mode::kSecondary) {
     HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
   }
-  return LoadState(*store_, FollowerLoadOptions());
+  return LoadConsistent();
 }
 
 void StoreFollower::Adopt(std::unique_ptr<Store> writer) {
@@ -76,7 +122,8 @@ StatusOr<bool> StoreFollower::Holds(uint64_t seq) const {
   HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store_->CheckpointSeqs());
   const uint64_t newest = ckpts.empty() ? 0 : ckpts.back();
   if (seq == newest) return true;
-  if (seq < newest) return false;  // its log may be gone: the caller reloads
+  // Before the newest checkpoint: held while the log record that holds it
+  // is (the log after the previous checkpoint is kept, docs/storage.md).
   HDRF_ASSIGN_OR_RETURN(auto rec, store_->LogAtOrBefore(seq));
   if (!rec) return false;
   EventBatch b;
@@ -87,7 +134,25 @@ StatusOr<bool> StoreFollower::Holds(uint64_t seq) const {
 }
 
 StatusOr<StoreFollower::Update> StoreFollower::Poll(uint64_t applied, uint64_t max_events) {
-  if (store_->mode() == Store::Mode::kSecondary) HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
+  if (store_->mode() != Store::Mode::kSecondary) return Read(applied, max_events);
+  // Taken before the catch-up: whatever the writer writes after it changes
+  // the next one.
+  std::string fingerprint = WriterFilesFingerprint(db_);
+  if (quiet_ && quiet_->fingerprint == fingerprint && quiet_->applied == applied) {
+    Update u;  // nothing written since the last catch-up, which read to the end
+    u.last = applied;
+    u.writer_seq = quiet_->writer_seq;
+    return u;
+  }
+  quiet_.reset();
+  HDRF_RETURN_IF_ERROR(store_->CatchUpWithPrimary());
+  auto u = RetryOnTornView(*store_, [&] { return Read(applied, max_events); });
+  if (u.ok() && u->last >= u->writer_seq)
+    quiet_ = Quiet{std::move(fingerprint), u->last, u->writer_seq};
+  return u;
+}
+
+StatusOr<StoreFollower::Update> StoreFollower::Read(uint64_t applied, uint64_t max_events) {
   HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store_->CheckpointSeqs());
   const uint64_t newest = ckpts.empty() ? 0 : ckpts.back();
   Update u;

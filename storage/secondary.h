@@ -9,7 +9,11 @@
 // the event the caller has applied, with the recovery code's reader
 // (ReadLogAfter). When the writer has taken a checkpoint past that event and
 // deleted the log up to it, Poll() reloads the newest checkpoint plus its log
-// instead (LoadState), never skipping events.
+// instead (LoadState), never skipping events. A view torn between the
+// writer's MANIFEST and WAL (a checkpoint header whose flushed chunks the
+// catch-up has not seen yet) is read again after another catch-up. When
+// the writer's WAL and MANIFEST files have not changed since a catch-up
+// that read to the end, Poll() returns at once.
 //
 // Thread safety: none. One thread at a time calls every method (the engine's
 // follower serializes them under its catch-up mutex).
@@ -62,7 +66,8 @@ class StoreFollower {
   // file the writer deleted meanwhile).
   StatusOr<LoadedState> Reload(bool reopen);
   // Whether event `seq` is in the store's history as this instance sees it:
-  // it is the newest checkpoint, or a log record after that holds it.
+  // it is the newest checkpoint, or a log record still in the store holds
+  // it (the log from there on is then whole).
   StatusOr<bool> Holds(uint64_t seq) const;
   // Closes the secondary instance (its directory is the caller's).
   void Close() {
@@ -88,12 +93,29 @@ class StoreFollower {
   // The newest event the store holds: the end of its last log record, or its
   // newest checkpoint.
   StatusOr<uint64_t> NewestEvent(uint64_t newest_checkpoint) const;
+  // Poll() after the catch-up: one read of the store as this instance sees it.
+  StatusOr<Update> Read(uint64_t applied, uint64_t max_events);
+  // LoadState, again after a further catch-up when the view was torn (see
+  // secondary.cc, RetryOnTornView).
+  StatusOr<LoadedState> LoadConsistent();
 
   std::string db_;
   std::string secondary_dir_;
   std::unique_ptr<Store> store_;
   MetaRecord meta_;
+  // After a catch-up that read everything: the writer's files as they were
+  // before it (WriterFilesFingerprint), where it ended and the writer's
+  // newest event. While the files stay the same, Poll() skips the catch-up
+  // (an idle writer costs a directory listing per poll, not a catch-up).
+  struct Quiet {
+    std::string fingerprint;
+    uint64_t applied = 0, writer_seq = 0;
+  };
+  std::optional<Quiet> quiet_;
 };
+
+// The names and sizes of the WAL and MANIFEST files of the store at `db`.
+std::string WriterFilesFingerprint(const std::string& db);
 
 }  // namespace hdrf::storage
 

@@ -113,16 +113,17 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
   if (op.full != kNoFull) {
     const Event& e = batch.full[op.full];
     HDRF_RETURN_IF_ERROR(ApplyEvent(tree_, e));
-    if (e.type == Event::Type::kSubmit && !by_seq_.empty()) {
+    if (e.type == Event::Type::kSubmit && (!by_seq_.empty() || hooks_.added)) {
       const uint64_t seq = tree_.next_seq() - 1;
+      auto id = tree_.FindJobBySeq(seq);
       if (seq >= kMaxDenseSeqs) {
         by_seq_.clear();
         by_seq_.shrink_to_fit();
-      } else {
+      } else if (!by_seq_.empty()) {
         if (seq >= by_seq_.size()) by_seq_.resize(std::max<uint64_t>(seq + 1, by_seq_.size() * 2), engine::kNone);
-        auto id = tree_.FindJobBySeq(seq);
         by_seq_[seq] = id.ok() ? *id : engine::kNone;
       }
+      if (hooks_.added && id.ok()) hooks_.added(*id);
     }
     return Status::Ok();
   }
@@ -135,6 +136,7 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
     case Event::Type::kRelease: return tree_.Release(id, op.n);
     case Event::Type::kFinish: return tree_.Finish(id, op.n);
     case Event::Type::kRemove: {
+      if (hooks_.removing && tree_.job_alive(id)) hooks_.removing(id);
       HDRF_RETURN_IF_ERROR(tree_.Remove(id));
       if (op.job_seq < by_seq_.size()) by_seq_[op.job_seq] = engine::kNone;
       return Status::Ok();
@@ -259,6 +261,15 @@ StatusOr<std::unique_ptr<engine::Tree>> BuildQueueTree(const ResourceAmounts& cl
   return t;
 }
 
+namespace {
+void (*checkpoint_hook)(CheckpointStep, uint64_t) = nullptr;
+void Step(CheckpointStep step, uint64_t seq) {
+  if (checkpoint_hook) checkpoint_hook(step, seq);
+}
+}  // namespace
+
+void SetCheckpointHookForTesting(void (*hook)(CheckpointStep, uint64_t)) { checkpoint_hook = hook; }
+
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats,
                        uint32_t jobs_per_chunk) {
@@ -271,6 +282,13 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   qidx.reserve(h.queues.size() * 2);
   for (uint32_t i = 0; i < h.queues.size(); ++i) qidx.emplace(h.queues[i].path, i);
   const std::string where = "checkpoint at event " + std::to_string(seq);
+  uint64_t previous = 0;  // the newest committed checkpoint before this one
+  {
+    auto seqs = store.CheckpointSeqs();
+    if (!seqs.ok()) return seqs.status().WithContext(where);
+    for (uint64_t s : *seqs)
+      if (s < seq) previous = std::max(previous, s);
+  }
 
   rocksdb::WriteBatch wb;
   uint64_t bytes = 0;
@@ -282,7 +300,7 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
     wb.Put(ChunkKey(seq, chunk), v);
     ++chunk;
     if (wb.GetDataSize() >= (8u << 20)) {
-      HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where));
+      HDRF_RETURN_IF_ERROR(store.WriteUnlogged(&wb).WithContext(where));
       wb.Clear();
     }
     return Status::Ok();
@@ -297,8 +315,14 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
     if (enc.size() >= jobs_per_chunk) HDRF_RETURN_IF_ERROR(flush_chunk());
   }
   if (enc.size() > 0) HDRF_RETURN_IF_ERROR(flush_chunk());
-  if (wb.Count() > 0) HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where));
+  if (wb.Count() > 0) HDRF_RETURN_IF_ERROR(store.WriteUnlogged(&wb).WithContext(where));
   wb.Clear();
+  Step(CheckpointStep::kChunksWritten, seq);
+  // The chunks bypass the WAL (a follower's secondary instance would replay
+  // them from it, and so would the open after a crash): the flush makes
+  // them durable table files before the header refers to them.
+  HDRF_RETURN_IF_ERROR(store.FlushMemtable().WithContext(where));
+  Step(CheckpointStep::kChunksFlushed, seq);
 
   h.job_count = jobs.size();
   h.chunk_count = chunk;
@@ -306,13 +330,17 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   if (!hv.ok()) return hv.status().WithContext(where);
   bytes += hv->size();
   wb.Put(HeaderKey(seq), *hv);
-  // Synced: commits the chunks written above (the WAL is sequential).
+  // Synced: commits the chunks flushed above.
   HDRF_RETURN_IF_ERROR(store.Write(&wb, true).WithContext(where));
   wb.Clear();
+  Step(CheckpointStep::kCommitted, seq);
 
-  // Reclaim: log records entirely <= seq (batches never straddle a
-  // checkpoint, see docs/storage.md), older checkpoints.
-  wb.DeleteRange(LogKey(0), LogKey(seq + 1));
+  // Reclaim: older checkpoints, and the log records entirely <= the
+  // previous checkpoint (batches never straddle a checkpoint, see
+  // docs/storage.md). The log since the previous checkpoint stays one
+  // interval longer: a follower that far behind goes on reading it instead
+  // of reloading the whole state.
+  if (previous > 0) wb.DeleteRange(LogKey(0), LogKey(previous + 1));
   wb.DeleteRange(ChunkPrefix(0), ChunkPrefix(seq));
   wb.DeleteRange(HeaderKey(0), HeaderKey(seq));
   HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where + ": reclaiming older records"));

@@ -33,11 +33,23 @@ struct CheckpointStats {
 };
 
 // Writes a checkpoint of `tree` as the state after event `seq`: the job
-// chunks, then (synced) the header that commits them, then deletes older
-// checkpoints and every log record that ends at or before `seq`.
+// chunks without the WAL, a flush of the memtable (the chunks are then
+// durable table files), the header that commits them (synced, through the
+// WAL), then deletes older checkpoints and every log record that ends at or
+// before the previous checkpoint (docs/storage.md "Checkpoints").
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
                        uint32_t jobs_per_chunk = 8192);
+
+// Fault injection for tests: the steps of WriteCheckpoint, after which a
+// hook set here is called (tests/storage/storage_child.cc kills its own
+// process there). No hook by default; set it before any checkpoint runs.
+enum class CheckpointStep {
+  kChunksWritten,  // chunks in the memtable (not in the WAL), not flushed
+  kChunksFlushed,  // chunks in table files, no header yet
+  kCommitted,      // header written and synced, older records not deleted
+};
+void SetCheckpointHookForTesting(void (*hook)(CheckpointStep step, uint64_t seq));
 
 struct LoadOptions {
   // When set, must equal the store's (SPEC §12 gate); unset = the store's.
@@ -98,6 +110,15 @@ class Replayer {
   };
   const FoldStats& fold_stats() const { return stats_; }
 
+  // Called with every job a replayed Submit added, and with every job a
+  // replayed Remove is about to take away (a follower's name index). None
+  // by default.
+  struct JobHooks {
+    std::function<void(JobId)> added;
+    std::function<void(JobId)> removing;
+  };
+  void set_job_hooks(JobHooks hooks) { hooks_ = std::move(hooks); }
+
  private:
   JobId Find(uint64_t seq) const {
     return seq < by_seq_.size() ? by_seq_[seq] : engine::kNone;
@@ -125,6 +146,7 @@ class Replayer {
   std::vector<uint32_t> slot_;   // JobId -> index in run_, or UINT32_MAX
   std::vector<int64_t> free_;    // the cluster's free amounts as the run left them
   FoldStats stats_;
+  JobHooks hooks_;
 };
 
 // Reads the log records after event `after`, in order, up to event

@@ -79,9 +79,15 @@ class Store {
 
   // ---- writes (read-write mode only) ----
   Status Write(rocksdb::WriteBatch* batch, bool sync);
+  // Writes `batch` to the memtable only, bypassing the WAL: lost in a crash
+  // unless FlushMemtable() returns first, and seen by a secondary instance
+  // only once flushed (checkpoint chunks, docs/storage.md "Checkpoints").
+  Status WriteUnlogged(rocksdb::WriteBatch* batch);
   // Makes every write so far durable.
   Status SyncWal();
-  // Writes the memtable to SST files (so the next open replays no WAL).
+  // Writes the memtable to SST files and waits until they are durable and
+  // in the MANIFEST (so the next open replays no WAL, and unlogged writes
+  // before it survive a crash).
   Status FlushMemtable();
   Status Close();
   // kSecondary only: reads what the writer wrote since the last call (its

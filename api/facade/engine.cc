@@ -623,9 +623,8 @@ StatusOr<Explanation> Engine::Explain(std::string_view job) const {
 }
 
 // No engine lock: the name index is a concurrent map (engine_impl.h). A
-// follower's jobs arrive through its catch-up, which keeps no index: while
-// it follows, a name the index lacks is looked up in the tree (Promote
-// builds the index).
+// follower's catch-up keeps the index; while it follows, a name the index
+// lacks (a reload is rebuilding it) is looked up in the tree.
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
   {
     Impl::NameIndex::const_accessor a;

@@ -41,7 +41,9 @@ class Follower;  // api/facade/follower.h (followers)
 // written only where the tree gains or loses a job (under the exclusive
 // lock: Submit, Remove, ApplyTasks, Open) and read without any engine lock
 // by FindJob (a tbb::concurrent_hash_map is safe for that), so name lookups
-// of embedders run beside task events instead of excluding them.
+// of embedders run beside task events instead of excluding them. A
+// follower's catch-up keeps it too (api/facade/follower.h); while a reload
+// rebuilds it, FindJob looks a name it lacks up in the tree.
 struct Engine::Impl {
   static constexpr int kShards = engine::Tree::kShards;
   struct NameHash {
@@ -130,6 +132,9 @@ class Exclusive {
 
 // Testing aid: a full recompute compared with the incremental state.
 Status CheckEngineInvariants(const Engine& engine);
+// Testing aid: the name index holds exactly the tree's jobs, each with its
+// current JobRef (a writer's, and a follower's kept by its catch-up).
+Status CheckNameIndex(const Engine& engine);
 
 }  // namespace hdrf
 

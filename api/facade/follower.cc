@@ -44,13 +44,33 @@ Follower::Follower(EngineImpl& impl, const FollowerOptions& options,
       options_(options),
       temp_dir_(std::move(temp_dir)),
       store_(std::move(store)),
-      replayer_(std::make_unique<storage::Replayer>(*impl.tree, /*fold=*/true)),
+      replayer_(MakeReplayer(*impl.tree)),
       applied_(applied) {
   lag_.applied_seq = lag_.writer_seq = applied;
   caught_up_at_ = Clock::now();
 }
 
 Follower::~Follower() { Stop(); }
+
+// The name index follows the jobs the catch-up adds and removes (it runs
+// under the engine's exclusive lock, as a writer's Submit and Remove do).
+std::unique_ptr<storage::Replayer> Follower::MakeReplayer(engine::Tree& tree) {
+  auto rep = std::make_unique<storage::Replayer>(tree, /*fold=*/true);
+  storage::Replayer::JobHooks hooks;
+  hooks.added = [this](JobId id) { impl_.IndexJob(id); };
+  hooks.removing = [this](JobId id) { impl_.names.erase(impl_.tree->job_name(id)); };
+  rep->set_job_hooks(std::move(hooks));
+  return rep;
+}
+
+void Follower::Reindex(const engine::Tree& old) {
+  // Shared: readers go on meanwhile; only the catch-up thread (this one,
+  // under catch_mu_) changes a follower's tree. FindJob looks a name the
+  // index lacks up in the tree while this runs.
+  std::shared_lock<engine::BigReaderLock> l(impl_.rw);
+  for (JobId j : old.JobsInSubmitOrder()) impl_.names.erase(old.job_name(j));
+  for (JobId j : impl_.tree->JobsInSubmitOrder()) impl_.IndexJob(j);
+}
 
 void Follower::Start() {
   if (options_.catch_up_interval_ms > 0) thread_ = std::thread([this] { Loop(); });
@@ -103,7 +123,7 @@ Engine::FollowerLag Follower::Lag() const {
 }
 
 void Follower::SwapIn(storage::LoadedState st) {
-  auto rep = std::make_unique<storage::Replayer>(*st.tree, /*fold=*/true);
+  auto rep = MakeReplayer(*st.tree);
   std::unique_ptr<engine::Tree> old;
   {
     Exclusive lock(impl_);
@@ -111,6 +131,7 @@ void Follower::SwapIn(storage::LoadedState st) {
     impl_.tree = std::move(st.tree);
     impl_.last_seq = st.last_seq;
   }
+  Reindex(*old);
   replayer_ = std::move(rep);
   applied_ = st.last_seq;
   std::lock_guard<std::mutex> l(lag_mu_);
@@ -173,8 +194,13 @@ Status Follower::CatchUpLocked() {
       lag_.writer_seq = std::max(writer_seq, applied_);
       if (applied_ >= writer_seq) caught_up_at_ = start;
     }
-    if (applied_ >= target) return Status::Ok();
+    if (applied_ >= target || Stopping()) return Status::Ok();
   }
+}
+
+bool Follower::Stopping() {
+  std::lock_guard<std::mutex> l(stop_mu_);
+  return stop_;
 }
 
 Status Follower::Promote(const PromoteOptions& po) {
@@ -248,9 +274,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     Exclusive lock(impl_);
     impl_.options = eo;
     impl_.log = std::move(log).value();
-    impl_.follows.clear();
-    impl_.names.clear();  // a writer keeps the name index (engine_impl.h)
-    for (JobId j : impl_.tree->JobsInSubmitOrder()) impl_.IndexJob(j);
+    impl_.follows.clear();  // the name index is complete: the catch-up kept it
   }
   promoted_ = true;
   RemoveDir(temp_dir_);
@@ -282,6 +306,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& op
   impl->tree = std::move(initial.tree);
   impl->last_seq = initial.last_seq;
   impl->follows = options.db_path;
+  for (JobId j : impl->tree->JobsInSubmitOrder()) impl->IndexJob(j);
   impl->follower = std::make_unique<Follower>(*impl, options, std::move(sf).value(),
                                               initial.last_seq, temp);
   impl->follower->Start();
@@ -305,6 +330,27 @@ Engine::FollowerLag Engine::follower_lag() const {
 Status Engine::Promote(const PromoteOptions& options) {
   if (!impl_->follower) return Status::FailedPrecondition("Promote: the engine is not a follower");
   return impl_->follower->Promote(options);
+}
+
+}  // namespace hdrf
+
+namespace hdrf {
+
+Status CheckNameIndex(const Engine& engine) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  const engine::Tree& t = *impl.tree;
+  for (JobId j : t.JobsInSubmitOrder()) {
+    EngineImpl::NameIndex::const_accessor a;
+    if (!impl.names.find(a, t.job_name(j)))
+      return Status::Internal("name index: job " + t.job_name(j) + " is missing");
+    if (a->second.id != j || a->second.seq != t.job_seq(j))
+      return Status::Internal("name index: job " + t.job_name(j) + " has a stale entry");
+  }
+  if (impl.names.size() != t.job_count())
+    return Status::Internal("name index: " + std::to_string(impl.names.size()) + " entries for " +
+                            std::to_string(t.job_count()) + " jobs");
+  return Status::Ok();
 }
 
 }  // namespace hdrf

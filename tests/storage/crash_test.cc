@@ -88,6 +88,53 @@ INSTANTIATE_TEST_SUITE_P(Runs, Sigkill,
                                   std::to_string(std::get<1>(info.param));
                          });
 
+// The writer kills itself inside its third checkpoint, after each step of
+// WriteCheckpoint in turn (chunks written without the WAL; chunks flushed;
+// header committed): recovery holds every acknowledged event and equals the
+// replay of the prefix it holds, whichever checkpoint it then starts from.
+class SigkillInCheckpoint : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(SigkillInCheckpoint, RecoversAnExactPrefixHoldingEveryAck) {
+  const std::string durability = std::get<0>(GetParam()), step = std::get<1>(GetParam());
+  TempDir dir("killckpt");
+  const std::string db = dir.Sub("db");
+  const uint64_t seed = 21;
+  Child c({storage_test::ChildPath(), "--db", db, "--durability", durability, "--seed",
+           std::to_string(seed), "--events", "400000", "--checkpoint-every", "300",
+           "--die-in-checkpoint", step + ":3"});
+  const int st = c.Wait();
+  ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << "the child did not die in a checkpoint";
+  const Acks a = storage_test::ParseAcks(c.lines());
+  ASSERT_GT(a.count, 600u) << "two checkpoints come before the third";
+  auto e = Recover(db);
+  ASSERT_TRUE(e);
+  const uint64_t n = e->last_seq();
+  EXPECT_GE(n, a.max_durable);
+  if (durability == "sync") {
+    EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
+  }
+  EXPECT_LE(n, a.max_last + 1);
+  EXPECT_EQ(e->Digest(), storage_test::PrefixDigest(storage_test::MakeStream(seed, {.events = n}), n));
+  EXPECT_TRUE(CheckEngineInvariants(*e).ok());
+  // The recovered checkpoint: the new one once its header is committed.
+  uint64_t dying = 0;
+  for (const std::string& l : c.lines())
+    if (l.rfind("dying in checkpoint ", 0) == 0) dying = std::stoull(l.substr(20));
+  ASSERT_GE(dying, 900u);
+  if (step == "committed") {
+    EXPECT_EQ(e->recovery_stats().checkpoint_seq, dying);
+  } else {
+    EXPECT_LT(e->recovery_stats().checkpoint_seq, dying);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Steps, SigkillInCheckpoint,
+                         ::testing::Combine(::testing::Values("sync", "async"),
+                                            ::testing::Values("chunks", "flushed", "committed")),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
 TEST(SigkillThreads, SyncKeepsEveryAckAndTheStoreStaysUsable) {
   for (int round = 0; round < 2; ++round) {
     TempDir dir("killT");

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
-#include "api/facade/engine_impl.h"  // CheckEngineInvariants
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants, CheckNameIndex
 #include "hdrf/metrics.h"
 #include "tests/storage/storage_util.h"
 
@@ -170,16 +170,18 @@ TEST(Follower, ViewsMatchTheWritersAfterEachCatchUp) {
     EXPECT_EQ(lag.writer_seq, w->last_seq());
     EXPECT_EQ(lag.reloads, 0u);
     EXPECT_TRUE(CheckEngineInvariants(*f).ok());
+    EXPECT_TRUE(CheckNameIndex(*f).ok()) << CheckNameIndex(*f).ToString();
   }
 }
 
 TEST(Follower, ReloadsWhenTheWriterDeletedTheLogItNeeded) {
   TempDir dir("fol-ckpt");
   const std::string db = dir.Sub("db");
-  // Checkpoints every 500 events delete the log behind them.
+  // Checkpoints every 500 events delete the log behind the checkpoint
+  // before them.
   auto w = Writer(db, Durability::kAsync, 500);
   ASSERT_TRUE(w);
-  const auto stream = MakeStream(12, {.events = 6000});
+  const auto stream = MakeStream(12, {.events = 6060});
   ApplyRange(*w, stream, 0, 200);
   ASSERT_TRUE(w->Flush().ok());
   auto f = Follow(db);
@@ -191,12 +193,27 @@ TEST(Follower, ReloadsWhenTheWriterDeletedTheLogItNeeded) {
     ApplyRange(*w, stream, at, to);
     at = to;
     ASSERT_TRUE(w->Flush().ok());
-    if (step > 1000) ASSERT_TRUE(w->Checkpoint().ok());  // the follower is far behind it
+    if (step > 1000) {
+      // Two checkpoints past the follower: the second deletes the log up to
+      // the first (a checkpoint keeps the log since the one before it).
+      ASSERT_TRUE(w->Checkpoint().ok());
+      ApplyRange(*w, stream, at, at + 20);
+      at += 20;
+      ASSERT_TRUE(w->Flush().ok());
+      ASSERT_TRUE(w->Checkpoint().ok());
+    } else if (step == 40) {
+      ASSERT_TRUE(w->Checkpoint().ok());  // one checkpoint past the follower
+    }
     ASSERT_TRUE(f->CatchUp().ok());
     EXPECT_EQ(f->last_seq(), w->last_seq());
     EXPECT_EQ(f->Digest(), PrefixDigest(stream, at)) << "after " << at << " events";
     EXPECT_TRUE(CheckEngineInvariants(*f).ok());
-    if (step > 1000) EXPECT_GT(f->follower_lag().reloads, reloads) << "the log it needed was deleted";
+    EXPECT_TRUE(CheckNameIndex(*f).ok()) << CheckNameIndex(*f).ToString();
+    if (step > 1000) {
+      EXPECT_GT(f->follower_lag().reloads, reloads) << "the log it needed was deleted";
+    } else if (step == 40) {
+      EXPECT_EQ(f->follower_lag().reloads, reloads) << "the log since the previous checkpoint is kept";
+    }
     reloads = f->follower_lag().reloads;
   }
   // And the background thread does the same on its own.
@@ -238,7 +255,7 @@ TEST(Follower, StaysWithinTheLagBoundOfTheWriterAt1e5EventsPerSecond) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     jobs.push_back(*r);
   }
-  auto f = Follow(db, 20);
+  auto f = Follow(db, FollowerOptions{}.catch_up_interval_ms);  // the default period
   ASSERT_TRUE(f);
   constexpr double kRate = 1e5;
   constexpr auto kRun = std::chrono::milliseconds(2500);

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
-#include "api/facade/engine_impl.h"  // CheckEngineInvariants
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants, CheckNameIndex
 #include "tests/storage/storage_util.h"
 
 namespace hdrf {
@@ -31,6 +31,53 @@ using storage_test::ParseAcks;
 using storage_test::PrefixDigest;
 using storage_test::TempDir;
 using Clock = std::chrono::steady_clock;
+
+// Reads the writer's lines until it says "ready" (30 s at most).
+bool WaitReady(Child& c) {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (!ParseAcks(c.lines()).ready && Clock::now() < deadline)
+    if (!c.Poll(20)) break;
+  return ParseAcks(c.lines()).ready;
+}
+
+// After the writer's death and the standby's promotion: every event the
+// writer acknowledged is there, the state is the replay of the prefix it
+// holds, the stream goes on (and persists), and a recovery of the store
+// gives the same state. Returns the event the standby took over at.
+uint64_t CheckTakeOver(Engine& standby, const Acks& a, const std::string& durability, uint64_t seed,
+                       const std::string& db) {
+  EXPECT_GT(a.count, 0u) << "killed before any event";
+  EXPECT_FALSE(standby.is_follower());
+  const uint64_t n = standby.last_seq();
+  // sync: every acknowledged event; async: every event the writer wrote
+  // (durable_seq) survives the writer's crash.
+  EXPECT_GE(n, a.max_durable);
+  if (durability == "sync") {
+    EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
+  }
+  EXPECT_LE(n, a.max_last + 1) << "an event the writer never applied";
+  const auto stream = MakeStream(seed, {.events = n + 40});
+  EXPECT_EQ(standby.Digest(), PrefixDigest(stream, n)) << "not the prefix of " << n << " events";
+  EXPECT_TRUE(CheckEngineInvariants(standby).ok());
+  EXPECT_TRUE(CheckNameIndex(standby).ok()) << CheckNameIndex(standby).ToString();
+  // The promoted standby is the writer: the stream goes on, and persists.
+  for (uint64_t i = n; i < n + 40; ++i) {
+    Status s = standby.Apply(stream[i]);
+    EXPECT_TRUE(s.ok()) << "event " << i + 1 << ": " << s.ToString();
+    if (!s.ok()) return n;
+  }
+  EXPECT_EQ(standby.last_seq(), n + 40);
+  EXPECT_TRUE(standby.Close().ok());
+  EngineOptions o;
+  o.db_path = db;
+  o.durability = Durability::kNone;
+  auto r = Engine::Open(o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return n;
+  EXPECT_EQ((*r)->last_seq(), n + 40);
+  EXPECT_EQ((*r)->Digest(), PrefixDigest(stream, n + 40));
+  return n;
+}
 
 TEST(Standby, TakesOverAfterSigkillWithEveryAckAndAnExactPrefix) {
   constexpr int kRounds = 14;
@@ -45,10 +92,7 @@ TEST(Standby, TakesOverAfterSigkillWithEveryAckAndAnExactPrefix) {
     Child c({storage_test::ChildPath(), "--db", db, "--durability", durability, "--seed",
              std::to_string(seed), "--events", "400000", "--checkpoint-every",
              std::to_string(rng.Uniform(300, 3000))});
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (!ParseAcks(c.lines()).ready && Clock::now() < deadline)
-      if (!c.Poll(20)) break;
-    ASSERT_TRUE(ParseAcks(c.lines()).ready);
+    ASSERT_TRUE(WaitReady(c));
     FollowerOptions fo;
     fo.db_path = db;
     fo.catch_up_interval_ms = static_cast<uint32_t>(rng.Uniform(1, 40));
@@ -68,31 +112,7 @@ TEST(Standby, TakesOverAfterSigkillWithEveryAckAndAnExactPrefix) {
     worst_failover_ms = std::max(worst_failover_ms, failover_ms);
     c.Wait();
     const Acks a = ParseAcks(c.lines());
-    ASSERT_GT(a.count, 0u) << "killed before any event";
-    EXPECT_FALSE(standby.is_follower());
-    const uint64_t n = standby.last_seq();
-    // sync: every acknowledged event; async: every event the writer wrote
-    // (durable_seq) survives the writer's crash.
-    EXPECT_GE(n, a.max_durable);
-    if (durability == "sync") EXPECT_GE(n, a.max_last) << "an acknowledged event was lost";
-    EXPECT_LE(n, a.max_last + 1) << "an event the writer never applied";
-    const auto stream = MakeStream(seed, {.events = n + 40});
-    EXPECT_EQ(standby.Digest(), PrefixDigest(stream, n)) << "not the prefix of " << n << " events";
-    EXPECT_TRUE(CheckEngineInvariants(standby).ok());
-    // The promoted standby is the writer: the stream goes on, and persists.
-    for (uint64_t i = n; i < n + 40; ++i) {
-      Status s = standby.Apply(stream[i]);
-      ASSERT_TRUE(s.ok()) << "event " << i + 1 << ": " << s.ToString();
-    }
-    EXPECT_EQ(standby.last_seq(), n + 40);
-    ASSERT_TRUE(standby.Close().ok());
-    EngineOptions o;
-    o.db_path = db;
-    o.durability = Durability::kNone;
-    auto r = Engine::Open(o);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_EQ((*r)->last_seq(), n + 40);
-    EXPECT_EQ((*r)->Digest(), PrefixDigest(stream, n + 40));
+    const uint64_t n = CheckTakeOver(standby, a, durability, seed, db);
     std::printf("[ info ] round %d (%s, catch-up %u ms): killed after %d ms, %llu acks, took over at "
                 "event %llu in %.1f ms, %llu reloads\n",
                 round, durability.c_str(), fo.catch_up_interval_ms, kill_after,
@@ -100,6 +120,37 @@ TEST(Standby, TakesOverAfterSigkillWithEveryAckAndAnExactPrefix) {
                 failover_ms, static_cast<unsigned long long>(reloads));
   }
   std::printf("[ info ] worst failover %.1f ms over %d rounds\n", worst_failover_ms, kRounds);
+}
+
+// The writer kills itself inside a checkpoint while the standby follows
+// (after each step of WriteCheckpoint: chunks written without the WAL,
+// chunks flushed, header committed).
+TEST(Standby, TakesOverWhenTheWriterDiesInsideACheckpoint) {
+  int round = 0;
+  for (const char* step : {"chunks", "flushed", "committed"}) {
+    for (const std::string durability : {"sync", "async"}) {
+      SCOPED_TRACE(std::string(step) + " " + durability);
+      const uint64_t seed = 80 + static_cast<uint64_t>(round++);
+      TempDir dir("standby-ckpt");
+      const std::string db = dir.Sub("db");
+      Child c({storage_test::ChildPath(), "--db", db, "--durability", durability, "--seed",
+               std::to_string(seed), "--events", "400000", "--checkpoint-every", "300",
+               "--die-in-checkpoint", std::string(step) + ":3"});
+      ASSERT_TRUE(WaitReady(c));
+      FollowerOptions fo;
+      fo.db_path = db;
+      fo.catch_up_interval_ms = 3;
+      auto f = Engine::OpenFollower(fo);
+      ASSERT_TRUE(f.ok()) << f.status().ToString();
+      // Reads the writer's lines (a full pipe would stop it) until it dies;
+      // the follower catches up in the background meanwhile.
+      const int st = c.Wait();
+      ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << "the writer did not die in a checkpoint";
+      Status p = (*f)->Promote({.wait_ms = 30000, .durability = Durability::kAsync});
+      ASSERT_TRUE(p.ok()) << p.ToString();
+      CheckTakeOver(**f, ParseAcks(c.lines()), durability, seed, db);
+    }
+  }
 }
 
 // The tools on a store a live writer holds: `hdrf queues --db` and

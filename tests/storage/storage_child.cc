@@ -8,10 +8,13 @@
 //   refused MESSAGE | accepted  the event call after a failure
 //   done LAST DIGEST            all events applied (no Close)
 //   closed LAST DIGEST          all events applied, Close() returned OK
+//   dying in checkpoint SEQ     --die-in-checkpoint: SIGKILL follows
 //
 // usage: storage_child --db DIR --durability sync|async|none --seed S
 //          --events N [--threads T] [--checkpoint-every K] [--close]
 //          [--fsize BYTES] [--hold-ms MS (keep the store open after "done")]
+//          [--die-in-checkpoint STEP:N (SIGKILL itself after step STEP =
+//           chunks|flushed|committed of the Nth checkpoint after creation)]
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "storage/state_io.h"
 #include "tests/storage/storage_util.h"
 
 using namespace hdrf;
@@ -45,6 +49,20 @@ void Say(const char* fmt, ...) {
   buf[n++] = '\n';
   ssize_t w = write(1, buf, static_cast<size_t>(n));
   (void)w;
+}
+
+// --die-in-checkpoint: the step and the checkpoint (1 = the first after
+// the store's creation) at which the process kills itself.
+storage::CheckpointStep die_step;
+int die_at = 0;
+std::atomic<int> checkpoints_seen{0};
+
+void DieInCheckpoint(storage::CheckpointStep step, uint64_t seq) {
+  if (seq == 0) return;  // the store's creation
+  if (step == storage::CheckpointStep::kChunksWritten) ++checkpoints_seen;
+  if (step != die_step || checkpoints_seen.load() != die_at) return;
+  Say("dying in checkpoint %llu", static_cast<unsigned long long>(seq));
+  raise(SIGKILL);
 }
 
 [[noreturn]] void Die(const std::string& m) {
@@ -80,6 +98,17 @@ int main(int argc, char** argv) {
     else if (a == "--fsize") fsize = std::stoull(next());
     else if (a == "--close") close = true;
     else if (a == "--hold-ms") hold_ms = std::stoull(next());
+    else if (a == "--die-in-checkpoint") {
+      const std::string v = next();
+      const size_t colon = v.find(':');
+      const std::string step = v.substr(0, colon);
+      if (step == "chunks") die_step = storage::CheckpointStep::kChunksWritten;
+      else if (step == "flushed") die_step = storage::CheckpointStep::kChunksFlushed;
+      else if (step == "committed") die_step = storage::CheckpointStep::kCommitted;
+      else Die("--die-in-checkpoint: unknown step " + step);
+      die_at = colon == std::string::npos ? 1 : std::stoi(v.substr(colon + 1));
+      storage::SetCheckpointHookForTesting(&DieInCheckpoint);
+    }
     else Die("unknown argument " + a);
   }
   EngineOptions o;
