@@ -438,6 +438,11 @@ void Tree::DropSavedViews() {
   touched_base_ = 0;
   log_touched_ = false;
   views_[0].log_pos = 0;
+  for (const RetiredJob& r : retired_jobs_) {  // no view holds them any more
+    jobs_[r.id] = Job();
+    free_job_ids_[r.shard].push_back(r.id);
+  }
+  retired_jobs_.clear();
 }
 
 // Called with saturated_ already set to the new set. The current view is
@@ -459,7 +464,17 @@ void Tree::SwitchView() {
     ++main_->counters.view_switches;
     for (uint64_t p = v.log_pos; p < log_end; ++p) {
       JobId j = touched_[p - touched_base_];
-      if (!jobs_[j].alive) continue;
+      if (!jobs_[j].alive) {
+        // Removed since this view was current (a retired record, Remove):
+        // take its contribution out of this view.
+        const JobView& jv = JV(j);
+        if (!jv.blocked || jv.contrib_alloc != 0) {
+          ++main_->counters.view_catchups;
+          RemoveJobContribution(j);
+          MarkDirty(jobs_[j].queue);
+        }
+        continue;
+      }
       ++main_->counters.view_catchups;
       const JobView& jv = JV(j);
       const bool blocked = JobBlocked(j);

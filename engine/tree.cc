@@ -479,12 +479,23 @@ Status Tree::Remove(JobId id) {
   lq.jobs.pop_back();
   job_by_name_.Erase(JobIndex::HashName(job_names_[id]), id);
   job_by_seq_.Erase(JobIndex::HashSeq(j.seq), id);
-  j = Job();
   std::string().swap(job_names_[id]);
-  free_job_ids_[lq.shard].push_back(id);
   --live_jobs_;
+  if (log_touched_) {
+    // Saved views still hold the job's contribution. The record keeps its
+    // queue, weight and task row (only `alive` goes) so that catching a
+    // view up detaches it (SwitchView), and its id is not reused until the
+    // saved views are dropped (DropSavedViews frees it).
+    j.alive = false;
+    Touch(id);
+    retired_jobs_.push_back({id, lq.shard});
+  } else {
+    j = Job();
+    free_job_ids_[lq.shard].push_back(id);
+  }
   Propagate();
-  DropSavedViews();  // they hold contributions of a job that is gone
+  // Bounds the retired records; a later switch rebuilds its view instead.
+  if (retired_jobs_.size() > live_jobs_ / 8 + 64) DropSavedViews();
   AdmitPending();
   return Status::Ok();
 }

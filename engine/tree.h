@@ -368,6 +368,14 @@ class Tree {
   // share a cache line (threads on different shards would bounce them).
   static constexpr uint32_t kJobBlock = 16;
   std::vector<std::vector<JobId>> free_job_ids_ = std::vector<std::vector<JobId>>(kShards);
+  // Removed jobs whose contributions saved views may still hold (Remove):
+  // their records keep queue, weight and task row, and their ids are not
+  // reused, until DropSavedViews frees them.
+  struct RetiredJob {
+    JobId id;
+    uint32_t shard;
+  };
+  std::vector<RetiredJob> retired_jobs_;
   std::vector<JobId> block_next_ = std::vector<JobId>(kShards, kNone);  // next id of a shard's block
   JobIndex job_by_name_;  // name -> id, keyed through jobs_ (engine/job_index.h)
   JobIndex job_by_seq_;   // submission sequence number -> id
