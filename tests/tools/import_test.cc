@@ -257,52 +257,74 @@ TEST(TraceImport, FormatByFileName) {
 // a crash leaves: the latest checkpoint and the log after it). With
 // `checkpoint`, one is taken after about half of the events; with
 // `queue_event`, the log also holds a queue event.
+// The writer of WriteStore, in a process of its own: a fresh exec of this
+// test binary (WriteStore), never a bare fork, since a fork of a process
+// in which RocksDB already runs background threads inherits a thread pool
+// without its threads, and the checkpoint's memtable flush would wait
+// forever. Exits 0 when the store is written.
+[[noreturn]] void WriteStoreChild(const std::string& dir, bool checkpoint, bool queue_event) {
+  EngineOptions o;
+  o.db_path = dir;
+  o.durability = Durability::kAsync;  // Flush() below makes it durable
+  o.checkpoint_every = 0;  // only the one asked for below
+  auto eng = Engine::Create(Cluster(), Queues(), o);
+  if (!eng.ok()) ::_exit(3);
+  Engine& e = **eng;
+  std::vector<JobRef> refs;
+  for (int i = 0; i < 60; ++i) {
+    JobSpec j;
+    j.name = "j" + std::to_string(i);
+    j.queue = i % 2 ? "root/eng/prod" : "root/eng/dev";
+    j.user = "u" + std::to_string(i % 3);
+    j.tasks = 1 + i % 5;
+    j.task = {{"cpu", 100 + 10 * i}, {"memory", int64_t{1} << 24}};
+    auto r = e.Submit(j);
+    if (!r.ok()) ::_exit(4);
+    refs.push_back(*r);
+  }
+  for (int k = 0; k < 3000; ++k) {
+    JobRef r = refs[static_cast<size_t>(k * 7) % refs.size()];
+    auto info = e.GetJob(r);
+    if (!info.ok()) ::_exit(5);
+    // Allocate one more task; a full job, or one that does not fit, releases.
+    Status s = info->allocated < info->tasks ? e.Allocate(r, 1) : Status::OutOfRange("full");
+    if (!s.ok() && info->allocated > 0) s = e.Release(r, info->allocated);
+    if (!s.ok() && info->allocated > 0) ::_exit(6);
+    if (k == 2000) {
+      auto j1 = e.GetJob(refs[1]);
+      if (j1.ok() && j1->allocated > 0 && !e.Finish(refs[1], 1).ok()) ::_exit(7);
+      if (!e.Remove(refs[2]).ok()) ::_exit(8);
+      refs[2] = refs[3];
+    }
+    if (checkpoint && k == 1500 && !e.Checkpoint().ok()) ::_exit(11);
+    if (queue_event && k == 2500) {
+      QueueSpec q;
+      q.path = "root/late";
+      if (!e.CreateQueue(q).ok()) ::_exit(9);
+    }
+  }
+  if (!e.Flush().ok()) ::_exit(10);
+  ::_exit(0);  // no Close: no final checkpoint
+}
+
+// StoreTraceChild.Write runs WriteStoreChild when WriteStore execs this
+// binary for it (HDRF_IMPORT_TEST_STORE set); in a normal run it is skipped.
+TEST(StoreTraceChild, Write) {
+  const char* dir = std::getenv("HDRF_IMPORT_TEST_STORE");
+  if (dir == nullptr) GTEST_SKIP() << "runs only as WriteStore's child";
+  const char* flags = std::getenv("HDRF_IMPORT_TEST_FLAGS");
+  const std::string f = flags ? flags : "";
+  WriteStoreChild(dir, f.find('c') != std::string::npos, f.find('q') != std::string::npos);
+}
+
 void WriteStore(const std::string& dir, bool checkpoint, bool queue_event) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    EngineOptions o;
-    o.db_path = dir;
-    o.durability = Durability::kAsync;  // Flush() below makes it durable
-    o.checkpoint_every = 0;  // only the one asked for below
-    auto eng = Engine::Create(Cluster(), Queues(), o);
-    if (!eng.ok()) ::_exit(3);
-    Engine& e = **eng;
-    std::vector<JobRef> refs;
-    for (int i = 0; i < 60; ++i) {
-      JobSpec j;
-      j.name = "j" + std::to_string(i);
-      j.queue = i % 2 ? "root/eng/prod" : "root/eng/dev";
-      j.user = "u" + std::to_string(i % 3);
-      j.tasks = 1 + i % 5;
-      j.task = {{"cpu", 100 + 10 * i}, {"memory", int64_t{1} << 24}};
-      auto r = e.Submit(j);
-      if (!r.ok()) ::_exit(4);
-      refs.push_back(*r);
-    }
-    for (int k = 0; k < 3000; ++k) {
-      JobRef r = refs[static_cast<size_t>(k * 7) % refs.size()];
-      auto info = e.GetJob(r);
-      if (!info.ok()) ::_exit(5);
-      // Allocate one more task; a full job, or one that does not fit, releases.
-      Status s = info->allocated < info->tasks ? e.Allocate(r, 1) : Status::OutOfRange("full");
-      if (!s.ok() && info->allocated > 0) s = e.Release(r, info->allocated);
-      if (!s.ok() && info->allocated > 0) ::_exit(6);
-      if (k == 2000) {
-        auto j1 = e.GetJob(refs[1]);
-        if (j1.ok() && j1->allocated > 0 && !e.Finish(refs[1], 1).ok()) ::_exit(7);
-        if (!e.Remove(refs[2]).ok()) ::_exit(8);
-        refs[2] = refs[3];
-      }
-      if (checkpoint && k == 1500 && !e.Checkpoint().ok()) ::_exit(11);
-      if (queue_event && k == 2500) {
-        QueueSpec q;
-        q.path = "root/late";
-        if (!e.CreateQueue(q).ok()) ::_exit(9);
-      }
-    }
-    if (!e.Flush().ok()) ::_exit(10);
-    ::_exit(0);  // no Close: no final checkpoint
+    ::setenv("HDRF_IMPORT_TEST_STORE", dir.c_str(), 1);
+    ::setenv("HDRF_IMPORT_TEST_FLAGS", (std::string(checkpoint ? "c" : "") + (queue_event ? "q" : "")).c_str(), 1);
+    ::execl("/proc/self/exe", "import_test", "--gtest_filter=StoreTraceChild.Write", static_cast<char*>(nullptr));
+    ::_exit(127);
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
@@ -324,8 +346,6 @@ std::pair<uint64_t, std::string> Recover(const std::string& dir) {
   return {(*e)->last_seq(), (*e)->DigestHex()};
 }
 
-// The tests before these use no store: the children fork before any
-// RocksDB thread exists in the test process.
 TEST(StoreTrace, CheckpointAndLogReplayToTheRecoveredDigest) {
   for (bool checkpoint : {false, true}) {
     const std::string dir = StoreDir(checkpoint ? "ckpt" : "log");
