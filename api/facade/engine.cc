@@ -1,5 +1,6 @@
 #include "hdrf/engine.h"
 
+#include <atomic>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -138,7 +139,9 @@ uint64_t NowNs() {
 
 EventTimer::EventTimer(EngineImpl& impl) : impl_(impl) {
   thread_local uint64_t calls = 0;
-  const uint32_t every = impl.options.latency_sample_every;
+  // Atomic: a follower's Promote sets it while events may be under way.
+  const uint32_t every =
+      std::atomic_ref<uint32_t>(impl.options.latency_sample_every).load(std::memory_order_relaxed);
   if (every != 0 && (++calls & (every - 1)) == 0) start_ns_ = NowNs();
 }
 

@@ -2,6 +2,7 @@
 // Promote (docs/storage.md "Followers", "Warm standby").
 #include "api/facade/follower.h"
 
+#include <atomic>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -272,7 +273,14 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   if (!log.ok()) return fail(log.status());
   {
     Exclusive lock(impl_);
-    impl_.options = eo;
+    // Field by field: EventTimer reads latency_sample_every before it takes
+    // any lock (an atomic access on both sides); the rest is read under it.
+    impl_.options.db_path = eo.db_path;
+    impl_.options.overcommit_factor = eo.overcommit_factor;
+    impl_.options.durability = eo.durability;
+    impl_.options.checkpoint_every = eo.checkpoint_every;
+    std::atomic_ref<uint32_t>(impl_.options.latency_sample_every)
+        .store(eo.latency_sample_every, std::memory_order_relaxed);
     impl_.log = std::move(log).value();
     impl_.follows.clear();  // the name index is complete: the catch-up kept it
   }
