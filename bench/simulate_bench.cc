@@ -213,6 +213,20 @@ int Memory(const Args& a) {
   return 0;
 }
 
+// One small job (1 cpu, 0.5 s) arriving every second, `instants` of them in
+// root/small: each arrival is an instant with a fill (nodes and backlog modes).
+void AddSmallArrivals(int64_t instants, Workload* w) {
+  for (int64_t i = 0; i < instants; ++i) {
+    WorkloadJob j;
+    j.spec.name = "small" + std::to_string(i);
+    j.spec.queue = "root/small";
+    j.spec.task = {{"cpu", 1000}};
+    j.arrival_ms = 1000 * (i + 1);
+    j.duration_ms = 500;
+    w->jobs.push_back(std::move(j));
+  }
+}
+
 int Nodes(const Args& a) {
   char path[] = "/tmp/simulate_bench_nodes_XXXXXX";
   const int fd = ::mkstemp(path);
@@ -235,15 +249,7 @@ int Nodes(const Args& a) {
     j.duration_ms = 1000;
     w.jobs.push_back(std::move(j));
   }
-  for (int64_t i = 0; i < a.instants; ++i) {
-    WorkloadJob j;
-    j.spec.name = "small" + std::to_string(i);
-    j.spec.queue = "root/small";
-    j.spec.task = {{"cpu", 1000}};
-    j.arrival_ms = 1000 * (i + 1);
-    j.duration_ms = 500;
-    w.jobs.push_back(std::move(j));
-  }
+  AddSmallArrivals(a.instants, &w);
   hdrf::SimulateOptions o;
   o.nodes_file = path;
   const double cpu0 = CpuSeconds();
@@ -281,15 +287,7 @@ int Backlog(const Args& a) {
     j.duration_ms = 1000;
     w.jobs.push_back(std::move(j));
   }
-  for (int64_t i = 0; i < a.instants; ++i) {
-    WorkloadJob j;
-    j.spec.name = "small" + std::to_string(i);
-    j.spec.queue = "root/small";
-    j.spec.task = {{"cpu", 1000}};
-    j.arrival_ms = 1000 * (i + 1);
-    j.duration_ms = 500;
-    w.jobs.push_back(std::move(j));
-  }
+  AddSmallArrivals(a.instants, &w);
   const auto t0 = std::chrono::steady_clock::now();
   auto r = hdrf::Simulate(cluster, queues, w);
   const double secs = Since(t0);

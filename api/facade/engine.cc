@@ -450,6 +450,17 @@ Status Engine::Apply(const Event& e) { return ApplyAndWait(*impl_, e, nullptr); 
 
 namespace {
 
+// The allocation of one task that a step picked, recorded in the log (the
+// caller holds the exclusive section); returns the record's sequence number
+// for the durability wait.
+StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef ref) {
+  HDRF_RETURN_IF_ERROR(impl.Writable());
+  HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, 1));
+  if (!impl.log) return impl.RecordLocked(nullptr);
+  const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
+  return impl.RecordLocked(&e);
+}
+
 // One step (SPEC §5): with `can_place`, the first job in step order that it
 // accepts; the ones it refuses go into `skip` (Engine::StepWhere).
 StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* can_place,
@@ -481,14 +492,7 @@ StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* ca
       if (ok) break;
       (*skip)[*j] = ref.seq;
     }
-    HDRF_RETURN_IF_ERROR(impl.Writable());
-    HDRF_RETURN_IF_ERROR(t.Allocate(*j, 1));
-    if (impl.log) {
-      const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
-      seq = impl.RecordLocked(&e);
-    } else {
-      seq = impl.RecordLocked(nullptr);
-    }
+    HDRF_ASSIGN_OR_RETURN(seq, AllocateOneLocked(impl, t, ref));
   }
   if (impl.log) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));
   (void)timer.Done(Status::Ok());
@@ -520,14 +524,7 @@ StatusOr<int64_t> Engine::Fill(std::vector<JobRef>* started) {
     engine::Tree& t = *impl.tree;
     while (std::optional<JobId> j = t.PickNext(nullptr)) {  // as StepWith, one step after another
       const JobRef ref{*j, t.job_seq(*j)};
-      HDRF_RETURN_IF_ERROR(impl.Writable());
-      HDRF_RETURN_IF_ERROR(t.Allocate(*j, 1));
-      if (impl.log) {
-        const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
-        seq = impl.RecordLocked(&e);
-      } else {
-        seq = impl.RecordLocked(nullptr);
-      }
+      HDRF_ASSIGN_OR_RETURN(seq, AllocateOneLocked(impl, t, ref));
       ++steps;
       if (started) started->push_back(ref);
     }
