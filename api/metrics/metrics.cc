@@ -112,17 +112,18 @@ std::string LatencyHistogramText(const ShardedLatencyHistogram::Snapshot& s, std
   return out;
 }
 
-std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
+namespace {
+
+// The engine-wide families: events, durability and follower lag, sizes, the
+// cluster, event latency.
+void EngineFamilies(const Engine& engine, const MetricsOptions& options,
+                    const std::vector<std::string>& names, size_t queue_count, Writer& w) {
   // Durable first, then last: last (read later) >= durable (read earlier),
   // so the lag is never negative.
   const uint64_t durable = engine.durable_seq();
   const uint64_t last = engine.last_seq();
-  const std::vector<std::string> names = engine.ResourceNames();
   const std::vector<int64_t> total = engine.Total();
-  const std::vector<QueueInfo> queues = engine.Queues();
   const size_t jobs = engine.job_count();
-
-  Writer w;
   w.Family("hdrf_events_total", "counter",
            "Events applied (the last event sequence number; it goes on across recovery from a store).");
   w.Sample({}, Uint(last));
@@ -141,7 +142,7 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
   w.Family("hdrf_jobs", "gauge", "Jobs present in the engine.");
   w.Sample({}, Uint(jobs));
   w.Family("hdrf_queues", "gauge", "Queues in the tree, root included.");
-  w.Sample({}, Uint(queues.size()));
+  w.Sample({}, Uint(queue_count));
   if (options.cluster) {
     w.Family("hdrf_cluster_capacity", "gauge",
              "Cluster capacity per resource, in canonical units (cpu millicores, memory bytes, "
@@ -160,7 +161,11 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
                                "Latency of accepted event calls made through the embedding "
                                "interface, durability wait included."));
   }
+}
 
+// The per-queue families, in the queues' path order.
+void QueueFamilies(const std::vector<QueueInfo>& queues, const std::vector<std::string>& names,
+                   const MetricsOptions& options, Writer& w) {
   // Per-resource families: one sample per queue and resource where `keep`.
   auto per_resource = [&](const char* name, const char* help,
                           std::vector<int64_t> QueueInfo::*field, auto keep) {
@@ -217,6 +222,16 @@ std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
                  "canonical units (SPEC 6).",
                  &QueueInfo::real_capability, limited);
   }
+}
+
+}  // namespace
+
+std::string MetricsText(const Engine& engine, const MetricsOptions& options) {
+  const std::vector<std::string> names = engine.ResourceNames();
+  const std::vector<QueueInfo> queues = engine.Queues();
+  Writer w;
+  EngineFamilies(engine, options, names, queues.size(), w);
+  QueueFamilies(queues, names, options, w);
   return w.Take();
 }
 

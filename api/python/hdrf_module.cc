@@ -469,9 +469,11 @@ void Promote(PyEngine& self, int64_t wait_ms, const std::string& durability,
   Check(self.Run([&](Engine& e) { return e.Promote(po); }));
 }
 
-void DefineEngine(py::module_& m) {
-  py::class_<PyEngine>(m, "Engine", "An hdrf engine; use it in a `with` block or call close().")
-      .def(py::init([](const py::dict& cluster, const std::vector<py::dict>& queues,
+using PyEngineClass = py::class_<PyEngine>;
+
+// Engine: creation: a new engine, from a scenario or a config, over a store, as a follower.
+void DefineConstructors(PyEngineClass& c) {
+  c.def(py::init([](const py::dict& cluster, const std::vector<py::dict>& queues,
                            const std::string& db_path, const std::string& durability,
                            double overcommit_factor, int64_t checkpoint_every,
                            uint32_t latency_sample_every) {
@@ -510,8 +512,12 @@ void DefineEngine(py::module_& m) {
            }, py::arg("db_path"), py::kw_only(), py::arg("secondary_path") = "",
            py::arg("catch_up_interval_ms") = FollowerOptions().catch_up_interval_ms,
            "A read-only follower of the store at db_path, which a writer may hold "
-           "(docs/storage.md \"Followers\"); events raise FailedPreconditionError.")
-      .def_property_readonly("is_follower", Method(&Engine::is_follower))
+           "(docs/storage.md \"Followers\"); events raise FailedPreconditionError.");
+}
+
+// Engine: a follower: catch-up, lag, promotion.
+void DefineFollowerMethods(PyEngineClass& c) {
+  c.def_property_readonly("is_follower", Method(&Engine::is_follower))
       .def("catch_up", Method(&Engine::CatchUp),
            "Applies what the writer logged since the last catch-up, now.")
       .def("lag", [](PyEngine& self) {
@@ -527,12 +533,20 @@ void DefineEngine(py::module_& m) {
            py::arg("durability") = "sync", py::arg("checkpoint_every") = -1,
            py::arg("latency_sample_every") = 16u,
            "Makes a follower the writer once the writer released the store (waiting up to "
-           "wait_ms; -1: until it does); FailedPreconditionError when the wait runs out.")
-      .def("close", &PyEngine::Close)
+           "wait_ms; -1: until it does); FailedPreconditionError when the wait runs out.");
+}
+
+// Engine: close and the `with` protocol.
+void DefineLifetime(PyEngineClass& c) {
+  c.def("close", &PyEngine::Close)
       .def_property_readonly("closed", &PyEngine::closed)
       .def("__enter__", [](PyEngine& e) -> PyEngine& { return e; }, py::return_value_policy::reference)
-      .def("__exit__", [](PyEngine& e, const py::args&) { e.Close(); })
-      .def("submit", [](PyEngine& self, const std::string& name, const std::string& queue,
+      .def("__exit__", [](PyEngine& e, const py::args&) { e.Close(); });
+}
+
+// Engine: job events: submit, find, allocate/release/finish/remove, batches, reconcile.
+void DefineEvents(PyEngineClass& c) {
+  c.def("submit", [](PyEngine& self, const std::string& name, const std::string& queue,
                         const std::string& user, int64_t tasks, const py::dict& task, double weight,
                         int64_t min_available) {
              JobSpec s;
@@ -566,8 +580,12 @@ void DefineEngine(py::module_& m) {
              return ReconcileDict(Value(self.Run([&](Engine& e) { return e.Reconcile(t); })));
            }, py::arg("jobs"), py::arg("queues") = py::none(),
            "Makes the engine hold exactly these jobs (dicts: name, queue, user, task, tasks, "
-           "running, weight, min_available) and, when given, these queues; returns what changed.")
-      .def("step", [](PyEngine& self) -> py::object {
+           "running, weight, min_available) and, when given, these queues; returns what changed.");
+}
+
+// Engine: scheduling steps and read-only views.
+void DefineReads(PyEngineClass& c) {
+  c.def("step", [](PyEngine& self) -> py::object {
              auto r = Value(self.Run([&](Engine& e) { return e.Step(); }));
              if (!r) return py::none();
              return py::cast(self.MakeJob(*r));
@@ -601,6 +619,15 @@ void DefineEngine(py::module_& m) {
       .def("__len__", Method(&Engine::job_count))
       .def("flush", Method(&Engine::Flush))
       .def("checkpoint", Method(&Engine::Checkpoint));
+}
+
+void DefineEngine(py::module_& m) {
+  PyEngineClass c(m, "Engine", "An hdrf engine; use it in a `with` block or call close().");
+  DefineConstructors(c);
+  DefineFollowerMethods(c);
+  DefineLifetime(c);
+  DefineEvents(c);
+  DefineReads(c);
 }
 
 }  // namespace hdrf::python
