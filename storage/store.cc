@@ -4,13 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <system_error>
 
 #include "rocksdb/convenience.h"
@@ -59,6 +62,31 @@ class CapturingLogger : public rocksdb::Logger {
   std::mutex mu_;
   std::vector<std::string> lines_;
 };
+
+// RocksDB's "Missing WAL with log number: N" at open: the MANIFEST names a
+// WAL that is gone. When the directory holds files numbered above N, the
+// WAL was retired by MANIFEST edits that are no longer there: the MANIFEST
+// was cut short or damaged, not the log lost. Returns a note naming the
+// MANIFEST in that case, "" otherwise.
+std::string StaleManifestNote(const std::string& dir, const std::string& message) {
+  static constexpr std::string_view kMissing = "Missing WAL with log number: ";
+  const size_t at = message.find(kMissing);
+  if (at == std::string::npos) return "";
+  const uint64_t missing = std::strtoull(message.c_str() + at + kMissing.size(), nullptr, 10);
+  std::string manifest;
+  uint64_t newest = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("MANIFEST-", 0) == 0) manifest = name;
+    const bool numbered = name.ends_with(".log") || name.ends_with(".sst");
+    if (numbered && !name.empty() && std::isdigit(static_cast<unsigned char>(name[0])))
+      newest = std::max<uint64_t>(newest, std::strtoull(name.c_str(), nullptr, 10));
+  }
+  if (manifest.empty() || newest <= missing) return "";
+  return "the directory holds files numbered up to " + std::to_string(newest) + ", newer than WAL " +
+         std::to_string(missing) + ": " + manifest + " may be truncated or damaged";
+}
 
 rocksdb::Options MakeOptions(bool create) {
   rocksdb::Options o;
@@ -156,6 +184,8 @@ Status Store::OpenDb(Mode mode, bool create) {
       if (!hint.empty() && st.message().find(hint) == std::string::npos)
         st = Status(st.code(), st.message() + " (RocksDB: " + hint + ")");
     }
+    if (std::string note = StaleManifestNote(path_, st.message()); !note.empty())
+      st = Status(st.code(), st.message() + " (note: " + note + ")");
     return st;
   }
   db_.reset(db);
