@@ -454,10 +454,8 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   return id;
 }
 
-Status Tree::CheckJobId(JobId j) const {
-  if (j >= jobs_.size() || !jobs_[j].alive)
-    return Status::NotFound("job #" + std::to_string(j) + ": unknown job");
-  return Status::Ok();
+Status Tree::UnknownJob(JobId j) {
+  return Status::NotFound("job #" + std::to_string(j) + ": unknown job");
 }
 
 Status Tree::Remove(JobId id) {

@@ -283,7 +283,8 @@ class Tree {
   void ComputeRealCapabilities();
   bool IsLeaf(QueueId q) const;
   int64_t SubtreeJobs(QueueId q) const;
-  Status CheckJobId(JobId j) const;
+  Status CheckJobId(JobId j) const;  // inline (tree_internal.h)
+  static Status UnknownJob(JobId j);  // CheckJobId's error, out of line
   uint32_t UserId(const std::string& user);
 
   // shares.cc: derived state
@@ -293,13 +294,18 @@ class Tree {
   ResMask QueueExhausted(QueueId leaf) const;           // held-back + capability bits
   ResMask UserExhausted(QueueId leaf, uint32_t user) const;
   bool JobBlocked(JobId j) const;
+  QueueId JobLeaf(JobId j) const;
   double JobKey(JobId j) const;
   void AddJobContribution(JobId j);
   void RemoveJobContribution(JobId j);
   void AddQueueContribution(QueueId q);
   void RemoveQueueContribution(QueueId q);
-  void RecomputeQueue(QueueId q, Scratch& sc);
-  void RefreshJob(JobId j, Scratch& sc);    // re-derive blocked/key, update leaf
+  bool RecomputeQueue(QueueId q, Scratch& sc);  // true: the parent must follow
+  bool Settle(QueueId q, Scratch& sc);          // RecomputeQueue, re-summed when due
+  bool RefreshJobEntry(JobId j, Scratch& sc);   // re-derive blocked/key, update leaf
+  void RefreshJob(JobId j, Scratch& sc) {       // ... and mark the leaf dirty
+    if (RefreshJobEntry(j, sc)) MarkDirty(JobLeaf(j), sc);
+  }
   void RefreshJob(JobId j) { RefreshJob(j, *main_); }
   void RefreshJobsIn(QueueId q, Scratch& sc);  // every job in q's subtree
   void RefreshJobsIn(QueueId q) { RefreshJobsIn(q, *main_); }
@@ -307,6 +313,7 @@ class Tree {
   static std::vector<std::vector<QueueId>>& DirtyLists(Scratch& sc);
   void MarkDirty(QueueId q) { MarkDirty(q, *main_); }
   void Propagate(Scratch& sc);              // dirty queues bottom-up
+  void PropagatePath(QueueId leaf, Scratch& sc);  // when only `leaf` changed
   void Propagate() { Propagate(*main_); }
   void RebuildNode(QueueId q, Scratch& sc); // exact re-sum from children
   void RebuildRoot();                       // the root's view from its children
@@ -320,6 +327,7 @@ class Tree {
   void RebuildView();                       // the current view from scratch
   void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks, Scratch& sc);
+  void RefreshOthers(JobId j, QueueId top_flip, bool moved, bool limits_changed, Scratch& sc);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
     ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
   }

@@ -2,6 +2,7 @@
 #ifndef HDRF_ENGINE_TREE_INTERNAL_H_
 #define HDRF_ENGINE_TREE_INTERNAL_H_
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -149,6 +150,90 @@ struct alignas(64) Tree::Scratch {
   // ---- the exclusive path (main_) only ----
   std::vector<std::vector<QueueId>> dirty_by_depth;
 };
+
+// ---- hot accessors of the event path, inline (every engine/*.cc that
+// calls them includes this header) ----
+
+inline Tree::View& Tree::cv() { return views_[cur_]; }
+inline Tree::JobView& Tree::JV(JobId j) { return views_[cur_].jobs[j]; }
+inline const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
+inline Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
+inline const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
+
+inline Status Tree::CheckJobId(JobId j) const {
+  if (j >= jobs_.size() || !jobs_[j].alive) return UnknownJob(j);
+  return Status::Ok();
+}
+
+inline ResMask Tree::RequiredMask(const int64_t* task) const {
+  ResMask m = 0;
+  for (int r = 0; r < R_; ++r)
+    if (task[r] > 0) m |= ResMask{1} << r;
+  return m;
+}
+
+inline double Tree::DominantPerTask(const int64_t* task) const {
+  double d = 0;
+  for (int r = 0; r < R_; ++r) {
+    if ((saturated_ >> r) & 1 || total_[r] <= 0) continue;
+    d = std::max(d, static_cast<double>(task[r]) / static_cast<double>(total_[r]));
+  }
+  return d;
+}
+
+inline double Tree::ShareOf(const double* u) const {
+  double s = 0;
+  for (int r = 0; r < R_; ++r) {
+    if ((saturated_ >> r) & 1 || total_[r] <= 0) continue;
+    s = std::max(s, u[r] / static_cast<double>(total_[r]));
+  }
+  return s;
+}
+
+inline double Tree::JobKey(JobId id) const {
+  const Job& j = jobs_[id];
+  if (j.allocated == 0) return 0;
+  const int64_t* t = &task_[size_t{id} * R_];
+  double s = 0;
+  for (int r = 0; r < R_; ++r) {
+    if ((saturated_ >> r) & 1 || total_[r] <= 0) continue;
+    s = std::max(s, static_cast<double>(j.allocated * t[r]) / static_cast<double>(total_[r]));
+  }
+  return s / j.weight;
+}
+
+inline QueueId Tree::JobLeaf(JobId j) const { return jobs_[j].queue; }
+
+inline bool Tree::JobBlocked(JobId id) const {
+  const Job& j = jobs_[id];
+  if (j.state == JobState::kPending || j.allocated >= j.tasks) return true;
+  const Queue& q = queues_[j.queue];
+  ResMask m = saturated_ | q.path_cap | q.held_mask;
+  if (q.limits_active) m |= UserExhausted(j.queue, j.user);
+  return (j.req & m) != 0;
+}
+
+// The dirty lists of a local event are the calling thread's: they are empty
+// between events (Propagate drains them before the event returns), so they
+// need not be the shard's, whose lines another core may hold.
+inline std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
+  if (!sc.local) return sc.dirty_by_depth;
+  thread_local std::vector<std::vector<QueueId>> lists;
+  return lists;
+}
+
+inline void Tree::Touch(JobId j, Scratch& sc) {
+  if (log_touched_) (sc.local ? sc.touched : touched_).push_back(j);
+}
+
+// Local events are possible only when no rule couples the subtrees beyond
+// the saturated set: held-back guarantees and the enqueue gate read the free
+// capacity of the whole cluster; a root capability reads the root's usage.
+// A root without children (jobs in the root itself) has no shards.
+inline bool Tree::LocalPossible() const {
+  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
+         !used_shards_.empty();
+}
 
 }  // namespace hdrf::engine
 

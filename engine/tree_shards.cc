@@ -48,15 +48,6 @@ void Tree::AssignShards(const std::vector<QueueId>& order) {
   }
 }
 
-// Local events are possible only when no rule couples the subtrees beyond
-// the saturated set: held-back guarantees and the enqueue gate read the free
-// capacity of the whole cluster; a root capability reads the root's usage.
-// A root without children (jobs in the root itself) has no shards.
-bool Tree::LocalPossible() const {
-  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
-         !used_shards_.empty();
-}
-
 // The event path of a job reads three records at random addresses in arrays
 // of (jobs) entries: the job, its task shape and its entry in the current
 // view. At 10^5+ jobs each is a cache miss; the local events ask for all of
