@@ -194,15 +194,20 @@ bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
   const bool blocked = v.nb.empty();
   const double M = blocked ? 0.0 : v.nb.top().key;
   double U[kMaxResources];
-  bool same = blocked == v.blocked;
-  for (int r = 0; r < R_; ++r) {
-    U[r] = M * v.sum_norm[r] + v.sum_blk[r];
-    same = same && U[r] == v.U[r];
+  double* const vU = v.U.data();
+  {
+    const double* sn = v.sum_norm.data();
+    const double* sb = v.sum_blk.data();
+    bool same = blocked == v.blocked;
+    for (int r = 0; r < R_; ++r) {
+      U[r] = M * sn[r] + sb[r];
+      same = same && U[r] == vU[r];
+    }
+    if (same) return false;
   }
-  if (same) return false;
   if (sc.local && q.parent == 0) {
     v.blocked = blocked;
-    std::copy(U, U + R_, v.U.begin());
+    std::copy(U, U + R_, vU);
     v.s = ShareOf(U);
     v.key = v.s / q.weight;
     if (!sc.root_stale) sc.root_stale = true;  // no write when set: the line may be shared
@@ -213,18 +218,17 @@ bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
     // Stays non-blocked: move its heap entry, swap its normalised term.
     QueueView& p = QV(q.parent);
     const double s_new = ShareOf(U);
-    if (v.s > 0) {
-      const double f = q.weight / v.s;
-      for (int r = 0; r < R_; ++r) p.sum_norm[r] -= f * v.U[r];
-      --p.n_norm;
+    double* const ps = p.sum_norm.data();
+    // Per resource: out with the old term, in with the new, then U.
+    const bool out = v.s > 0, in = s_new > 0;
+    const double f_out = out ? q.weight / v.s : 0, f_in = in ? q.weight / s_new : 0;
+    for (int r = 0; r < R_; ++r) {
+      if (out) ps[r] -= f_out * vU[r];
+      if (in) ps[r] += f_in * U[r];
+      vU[r] = U[r];
     }
-    if (s_new > 0) {
-      const double f = q.weight / s_new;
-      for (int r = 0; r < R_; ++r) p.sum_norm[r] += f * U[r];
-      ++p.n_norm;
-    }
-    if (p.n_norm == 0) std::fill(p.sum_norm.begin(), p.sum_norm.end(), 0.0);
-    std::copy(U, U + R_, v.U.begin());
+    p.n_norm += int64_t{in} - int64_t{out};
+    if (p.n_norm == 0) std::fill(ps, ps + R_, 0.0);
     v.s = s_new;
     v.key = s_new / q.weight;
     p.nb.Update(v.heap_pos, v.key, [this](uint32_t x) -> uint32_t& { return QV(x).heap_pos; });
@@ -233,7 +237,7 @@ bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
   }
   if (has_parent) RemoveQueueContribution(id);
   v.blocked = blocked;
-  std::copy(U, U + R_, v.U.begin());
+  std::copy(U, U + R_, vU);
   v.s = ShareOf(U);
   v.key = v.s / q.weight;
   if (has_parent) AddQueueContribution(id);
@@ -355,7 +359,19 @@ void Tree::UpdateSaturation() {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
     if (free_[r] <= 0) m |= ResMask{1} << r;
+  if (m == saturated_) return;
   saturated_ = m;
+  SetShareResources();
+}
+
+// share_res_ and total_d_ from saturated_ and total_.
+void Tree::SetShareResources() {
+  share_res_ = 0;
+  total_d_.assign(R_, 0);
+  for (int r = 0; r < R_; ++r) {
+    total_d_[r] = static_cast<double>(total_[r]);
+    if (!((saturated_ >> r) & 1) && total_[r] > 0) share_res_ |= ResMask{1} << r;
+  }
 }
 
 // Sizes every view's arrays to the job and queue tables.
@@ -476,6 +492,7 @@ void Tree::SwitchView() {
 // rebuilt from the raw state.
 void Tree::RebuildAll() {
   UpdateSaturation();
+  SetShareResources();  // the totals may have changed
   GrowViews();
   DropSavedViews();
   cv().mask = saturated_;
@@ -588,7 +605,7 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   // The first queue not to update here: the root for a local call.
   const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;
-  int64_t d[kMaxResources];
+  int64_t d[kMaxResources];  // 0 where untouched
   if (dA != 0) {
     for (int r = 0; r < R_; ++r) {
       d[r] = dA * t[r];
@@ -609,12 +626,14 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   if (touched) {
     for (QueueId a = leaf; a != stop; a = queues_[a].parent) {
       Queue& q = queues_[a];
-      ResMask reached = q.cap_reached & ~touched;
+      int64_t* const usage = q.usage.data();
+      const int64_t* const cap = q.cap.data();
+      ResMask at_cap = 0;
       for (int r = 0; r < R_; ++r) {
-        if (!((touched >> r) & 1)) continue;
-        q.usage[r] += d[r];
-        if (q.usage[r] >= q.cap[r]) reached |= ResMask{1} << r;
+        usage[r] += d[r];
+        at_cap |= ResMask{usage[r] >= cap[r]} << r;
       }
+      const ResMask reached = (q.cap_reached & ~touched) | (at_cap & touched);
       if (reached != q.cap_reached) {
         q.cap_reached = reached;
         top_flip = a;

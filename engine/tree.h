@@ -133,6 +133,8 @@ class Tree {
   const std::string& job_name(JobId j) const;
   uint64_t next_seq() const { return next_seq_; }
   bool job_alive(JobId j) const;
+  // j is a live job with submission sequence number `seq` (a JobRef).
+  bool job_live(JobId j, uint64_t seq) const;
 
   // ---- recovery ----
   // Restores a job as it was, raw state only: into leaf `queue` (no
@@ -221,10 +223,12 @@ class Tree {
   void BeginExclusive();
   void EndExclusive();
   // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
-  // time so that its cache misses overlap with the events before it.
+  // time so that its cache misses overlap with the events before it; a
+  // single event asks for its job's lines before its checks (the local
+  // events do not ask again).
   // PrefetchJob: the job's record, task shape and view entry (addresses
   // from the id alone). PrefetchPath, later, when the record has arrived:
-  // its leaf's nodes (stage 0), then their buffers (stage 1). These only read what changes in exclusive sections
+  // its leaf's nodes (stage 0), then its leaf's heap (stage 1). These only read what changes in exclusive sections
   // (the job's leaf, the node arrays), so they may run in a shared section
   // without the shard lock; any id is allowed (nothing past the end).
   void PrefetchJob(JobId j) const;
@@ -332,6 +336,7 @@ class Tree {
     ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
   }
   void UpdateSaturation();
+  void SetShareResources();
   void RecountUsers(QueueId leaf);
 
   // schedule.cc
@@ -360,6 +365,11 @@ class Tree {
   std::vector<int64_t> total_;
   std::vector<int64_t> free_;
   ResMask saturated_ = 0;
+  // Set with saturated_ (UpdateSaturation): the resources that count in a
+  // share, s(U) = max over them of U_r / T_r (not saturated, T_r > 0), and
+  // T as doubles.
+  ResMask share_res_ = 0;
+  std::vector<double> total_d_;
   TreeOptions options_;
   bool any_guarantee_ = false;
 

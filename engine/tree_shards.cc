@@ -60,29 +60,35 @@ void Tree::PrefetchJob(JobId id) const {
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
 }
 
-// Stage 0: the leaf's raw node and its node in the current view; stage 1
-// (when those have arrived): the buffers of their usage and sums. Job::queue
-// and the vectors' buffers change only in exclusive sections.
+// Stage 0: the hot lines of the leaf's raw node and of its node in the
+// current view (three each, at fixed offsets: tree_internal.h); stage 1
+// (when those have arrived): the top of the leaf's heap. Job::queue, the
+// node arrays and the heaps' buffers change only in exclusive sections.
 void Tree::PrefetchPath(JobId id, int stage) const {
   if (id >= jobs_.size()) return;
   const QueueId q = jobs_[id].queue;
   if (q >= queues_.size()) return;
-  const Queue& lq = queues_[q];
   const QueueView& v = views_[cur_].queues[q];
   if (stage == 0) {
-    __builtin_prefetch(&lq);
-    __builtin_prefetch(&v, 1);
+    const char* lq = reinterpret_cast<const char*>(&queues_[q]);
+    const char* lv = reinterpret_cast<const char*>(&v);
+    for (int line = 0; line < 3; ++line) {
+      __builtin_prefetch(lq + 64 * line, 1);
+      __builtin_prefetch(lv + 64 * line, 1);
+    }
     return;
   }
-  __builtin_prefetch(lq.usage.data(), 1);
-  __builtin_prefetch(v.sum_norm.data(), 1);
-  __builtin_prefetch(v.U.data(), 1);
+  __builtin_prefetch(v.nb.data(), 1);
 }
 
+// The local events check what CheckAllocate/CheckRelease check, inline;
+// those build the error when a check fails. The caller has asked for the
+// job's lines (PrefetchJob) ahead of the call.
 Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   *escalate = false;
-  PrefetchJob(id);
-  HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
+  if (id >= jobs_.size() || !jobs_[id].alive ||
+      AllocateRule(n, jobs_[id].allocated, jobs_[id].tasks, jobs_[id].state) != TaskRule::kOk)
+    return CheckAllocate(id, n);
   if (!LocalPossible()) {
     *escalate = true;
     return Status::Ok();
@@ -92,8 +98,11 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   bool fits = true;
   // The lease must stay positive: the cluster then keeps free capacity of
   // every resource the job uses, so the saturated set cannot change.
-  for (int r = 0; fits && r < R_; ++r)
-    if (t[r] > 0 && (sc.res[r].lease <= 0 || n > (sc.res[r].lease - 1) / t[r])) fits = false;
+  // n·t < lease, with an overflow counted as too much.
+  for (int r = 0; fits && r < R_; ++r) {
+    int64_t need;
+    if (t[r] > 0 && (__builtin_mul_overflow(n, t[r], &need) || need >= sc.res[r].lease)) fits = false;
+  }
   if (!fits) {
     *escalate = true;
     return Status::Ok();
@@ -105,8 +114,9 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
 
 Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   *escalate = false;
-  PrefetchJob(id);
-  HDRF_RETURN_IF_ERROR(CheckRelease(id, n, finish ? "finish" : "release"));
+  if (id >= jobs_.size() || !jobs_[id].alive ||
+      ReleaseRule(n, jobs_[id].allocated) != TaskRule::kOk)
+    return CheckRelease(id, n, finish ? "finish" : "release");
   // Freeing a saturated resource changes the saturated set.
   if (!LocalPossible() || (RequiredMask(&task_[size_t{id} * R_]) & saturated_) != 0) {
     *escalate = true;
