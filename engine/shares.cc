@@ -246,7 +246,7 @@ bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
 
 // Recomputes a changed queue (re-summed first when its incremental sums
 // have had many updates); true when its parent must be recomputed.
-bool Tree::Settle(QueueId id, Scratch& sc) {
+inline bool Tree::Settle(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   const size_t fan = q.children.empty() ? q.jobs.size() : q.children.size();
   if (QV(id).ops > 2 * fan + 32) RebuildNode(id, sc);
