@@ -118,7 +118,7 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
       ReleaseRule(n, jobs_[id].allocated) != TaskRule::kOk)
     return CheckRelease(id, n, finish ? "finish" : "release");
   // Freeing a saturated resource changes the saturated set.
-  if (!LocalPossible() || (RequiredMask(&task_[size_t{id} * R_]) & saturated_) != 0) {
+  if (!LocalPossible() || (jobs_[id].req & saturated_) != 0) {
     *escalate = true;
     return Status::Ok();
   }
