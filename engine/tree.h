@@ -228,11 +228,12 @@ class Tree {
   // events do not ask again).
   // PrefetchJob: the job's record, task shape and view entry (addresses
   // from the id alone). PrefetchPath, later, when the record has arrived:
-  // its leaf's nodes (stage 0), then its leaf's heap (stage 1). These only read what changes in exclusive sections
+  // its leaf's nodes (stage 0), then its parent's (stage 1). These only read what changes in exclusive sections
   // (the job's leaf, the node arrays), so they may run in a shared section
   // without the shard lock; any id is allowed (nothing past the end).
   void PrefetchJob(JobId j) const;
   void PrefetchPath(JobId j, int stage) const;
+  void PrefetchNodes(QueueId q) const;  // the hot lines of q's two nodes
 
   // Counters for benchmarks and docs.
   struct Counters {

@@ -60,25 +60,31 @@ void Tree::PrefetchJob(JobId id) const {
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
 }
 
-// Stage 0: the hot lines of the leaf's raw node and of its node in the
-// current view (three each, at fixed offsets: tree_internal.h); stage 1
-// (when those have arrived): the top of the leaf's heap. Job::queue, the
-// node arrays and the heaps' buffers change only in exclusive sections.
+// The hot lines of queue q's raw node and of its node in the current view
+// (three each, at fixed offsets: tree_internal.h).
+void Tree::PrefetchNodes(QueueId q) const {
+  const char* raw = reinterpret_cast<const char*>(&queues_[q]);
+  const char* view = reinterpret_cast<const char*>(&views_[cur_].queues[q]);
+  for (int line = 0; line < 3; ++line) {
+    __builtin_prefetch(raw + 64 * line, 1);
+    __builtin_prefetch(view + 64 * line, 1);
+  }
+}
+
+// Stage 0: the leaf's nodes; stage 1 (when the leaf's raw node has
+// arrived): its parent's. Job::queue, Queue::parent and the node arrays
+// change only in exclusive sections (a heap's buffer may move in a local
+// event of the leaf's shard: not read here).
 void Tree::PrefetchPath(JobId id, int stage) const {
   if (id >= jobs_.size()) return;
   const QueueId q = jobs_[id].queue;
   if (q >= queues_.size()) return;
-  const QueueView& v = views_[cur_].queues[q];
   if (stage == 0) {
-    const char* lq = reinterpret_cast<const char*>(&queues_[q]);
-    const char* lv = reinterpret_cast<const char*>(&v);
-    for (int line = 0; line < 3; ++line) {
-      __builtin_prefetch(lq + 64 * line, 1);
-      __builtin_prefetch(lv + 64 * line, 1);
-    }
+    PrefetchNodes(q);
     return;
   }
-  __builtin_prefetch(v.nb.data(), 1);
+  const QueueId parent = queues_[q].parent;
+  if (parent != kNone) PrefetchNodes(parent);
 }
 
 // The local events check what CheckAllocate/CheckRelease check, inline;
