@@ -15,49 +15,6 @@ namespace {
 constexpr size_t kMaxViews = 4;
 }  // namespace
 
-Tree::View& Tree::cv() { return views_[cur_]; }
-Tree::JobView& Tree::JV(JobId j) { return views_[cur_].jobs[j]; }
-const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
-Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
-const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
-
-ResMask Tree::RequiredMask(const int64_t* task) const {
-  ResMask m = 0;
-  for (int r = 0; r < R_; ++r)
-    if (task[r] > 0) m |= ResMask{1} << r;
-  return m;
-}
-
-double Tree::DominantPerTask(const int64_t* task) const {
-  double d = 0;
-  for (int r = 0; r < R_; ++r) {
-    if ((saturated_ >> r) & 1 || total_[r] <= 0) continue;
-    d = std::max(d, static_cast<double>(task[r]) / static_cast<double>(total_[r]));
-  }
-  return d;
-}
-
-double Tree::ShareOf(const double* u) const {
-  double s = 0;
-  for (int r = 0; r < R_; ++r) {
-    if ((saturated_ >> r) & 1 || total_[r] <= 0) continue;
-    s = std::max(s, u[r] / static_cast<double>(total_[r]));
-  }
-  return s;
-}
-
-double Tree::JobKey(JobId id) const {
-  const Job& j = jobs_[id];
-  if (j.allocated == 0) return 0;
-  const int64_t* t = &task_[size_t{id} * R_];
-  double s = 0;
-  for (int r = 0; r < R_; ++r) {
-    if ((saturated_ >> r) & 1 || total_[r] <= 0) continue;
-    s = std::max(s, static_cast<double>(j.allocated * t[r]) / static_cast<double>(total_[r]));
-  }
-  return s / j.weight;
-}
-
 // SPEC §7 with exact integer comparisons where the limit is a ratio:
 // usage >= max(B·p/100, B/n)  <=>  100·usage >= B·p  and  n·usage >= B.
 ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
@@ -79,15 +36,6 @@ ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
     if (hit) m |= ResMask{1} << r;
   }
   return m;
-}
-
-bool Tree::JobBlocked(JobId id) const {
-  const Job& j = jobs_[id];
-  if (j.state == JobState::kPending || j.allocated >= j.tasks) return true;
-  const Queue& q = queues_[j.queue];
-  ResMask m = saturated_ | q.path_cap | q.held_mask;
-  if (q.limits_active) m |= UserExhausted(j.queue, j.user);
-  return (j.req & m) != 0;
 }
 
 // Adds job `id`'s contribution, as it is now, to its leaf in the current view.
@@ -235,76 +183,74 @@ void Tree::MarkDirty(QueueId id, Scratch& sc) {
   lists[depth].push_back(id);
 }
 
-// The dirty lists of a local event are the calling thread's: they are empty
-// between events (Propagate drains them before the event returns), so they
-// need not be the shard's, whose lines another core may hold.
-std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
-  if (!sc.local) return sc.dirty_by_depth;
-  thread_local std::vector<std::vector<QueueId>> lists;
-  return lists;
-}
-
-void Tree::Touch(JobId j, Scratch& sc) {
-  if (log_touched_) (sc.local ? sc.touched : touched_).push_back(j);
-}
-
 // U = M·sum_norm + sum_blk with M the smallest non-blocked key. When the
 // result differs from what the parent holds, the parent's aggregates are
-// updated and the parent is marked dirty. A shard-local call leaves the root
-// alone: the root is re-derived from its children by BeginExclusive().
-void Tree::RecomputeQueue(QueueId id, Scratch& sc) {
+// updated and true is returned: the parent must be recomputed in turn. A
+// shard-local call leaves the root alone: the root is re-derived from its
+// children by BeginExclusive().
+bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   QueueView& v = QV(id);
   const bool blocked = v.nb.empty();
   const double M = blocked ? 0.0 : v.nb.top().key;
   double U[kMaxResources];
-  bool same = blocked == v.blocked;
-  for (int r = 0; r < R_; ++r) {
-    U[r] = M * v.sum_norm[r] + v.sum_blk[r];
-    same = same && U[r] == v.U[r];
+  double* const vU = v.U.data();
+  {
+    const double* sn = v.sum_norm.data();
+    const double* sb = v.sum_blk.data();
+    bool same = blocked == v.blocked;
+    for (int r = 0; r < R_; ++r) {
+      U[r] = M * sn[r] + sb[r];
+      same = same && U[r] == vU[r];
+    }
+    if (same) return false;
   }
-  if (same) return;
   if (sc.local && q.parent == 0) {
     v.blocked = blocked;
-    std::copy(U, U + R_, v.U.begin());
+    std::copy(U, U + R_, vU);
     v.s = ShareOf(U);
     v.key = v.s / q.weight;
     if (!sc.root_stale) sc.root_stale = true;  // no write when set: the line may be shared
-    return;
+    return false;
   }
   const bool has_parent = q.parent != kNone;
   if (has_parent && !blocked && !v.blocked) {
     // Stays non-blocked: move its heap entry, swap its normalised term.
     QueueView& p = QV(q.parent);
     const double s_new = ShareOf(U);
-    if (v.s > 0) {
-      const double f = q.weight / v.s;
-      for (int r = 0; r < R_; ++r) p.sum_norm[r] -= f * v.U[r];
-      --p.n_norm;
+    double* const ps = p.sum_norm.data();
+    // Per resource: out with the old term, in with the new, then U.
+    const bool out = v.s > 0, in = s_new > 0;
+    const double f_out = out ? q.weight / v.s : 0, f_in = in ? q.weight / s_new : 0;
+    for (int r = 0; r < R_; ++r) {
+      if (out) ps[r] -= f_out * vU[r];
+      if (in) ps[r] += f_in * U[r];
+      vU[r] = U[r];
     }
-    if (s_new > 0) {
-      const double f = q.weight / s_new;
-      for (int r = 0; r < R_; ++r) p.sum_norm[r] += f * U[r];
-      ++p.n_norm;
-    }
-    if (p.n_norm == 0) std::fill(p.sum_norm.begin(), p.sum_norm.end(), 0.0);
-    std::copy(U, U + R_, v.U.begin());
+    p.n_norm += int64_t{in} - int64_t{out};
+    if (p.n_norm == 0) std::fill(ps, ps + R_, 0.0);
     v.s = s_new;
     v.key = s_new / q.weight;
     p.nb.Update(v.heap_pos, v.key, [this](uint32_t x) -> uint32_t& { return QV(x).heap_pos; });
     ++p.ops;
-    MarkDirty(q.parent, sc);
-    return;
+    return true;
   }
   if (has_parent) RemoveQueueContribution(id);
   v.blocked = blocked;
-  std::copy(U, U + R_, v.U.begin());
+  std::copy(U, U + R_, vU);
   v.s = ShareOf(U);
   v.key = v.s / q.weight;
-  if (has_parent) {
-    AddQueueContribution(id);
-    MarkDirty(q.parent, sc);
-  }
+  if (has_parent) AddQueueContribution(id);
+  return has_parent;
+}
+
+// Recomputes a changed queue (re-summed first when its incremental sums
+// have had many updates); true when its parent must be recomputed.
+inline bool Tree::Settle(QueueId id, Scratch& sc) {
+  const Queue& q = queues_[id];
+  const size_t fan = q.children.empty() ? q.jobs.size() : q.children.size();
+  if (QV(id).ops > 2 * fan + 32) RebuildNode(id, sc);
+  return RecomputeQueue(id, sc);
 }
 
 void Tree::Propagate(Scratch& sc) {
@@ -315,27 +261,33 @@ void Tree::Propagate(Scratch& sc) {
       QueueId id = bucket[i];
       const Queue& q = queues_[id];
       if (!q.alive) continue;
-      QueueView& v = QV(id);
-      v.dirty = false;
-      const size_t fan = q.children.empty() ? q.jobs.size() : q.children.size();
-      if (v.ops > 2 * fan + 32) RebuildNode(id, sc);
-      RecomputeQueue(id, sc);
+      QV(id).dirty = false;
+      if (Settle(id, sc)) MarkDirty(q.parent, sc);
     }
     bucket.clear();
   }
 }
 
+// When one leaf is the only changed queue (nothing is marked dirty), the
+// queues Propagate would recompute are a chain: the leaf, then each parent
+// as long as its child's aggregates moved. Walking it directly does the
+// same operations in the same order, without the dirty lists.
+void Tree::PropagatePath(QueueId leaf, Scratch& sc) {
+  for (QueueId id = leaf; Settle(id, sc);) id = queues_[id].parent;
+}
+
 // Re-derives `id`'s blocked flag and key in the current view; when they
 // (or the allocation its contribution was made with) changed, replaces its
-// contribution and marks its leaf dirty.
-void Tree::RefreshJob(JobId id, Scratch& sc) {
+// contribution and returns true: its leaf must be recomputed (RefreshJob
+// marks it dirty).
+bool Tree::RefreshJobEntry(JobId id, Scratch& sc) {
   const Job& j = jobs_[id];
   const JobView& v = JV(id);
   Touch(id, sc);
   const bool blocked = JobBlocked(id);
   if (blocked == v.blocked && v.contrib_alloc == j.allocated &&
       (blocked || JobKey(id) == QV(j.queue).nb.at(v.heap_pos).key))
-    return;
+    return false;
   if (!blocked && !v.blocked && v.contrib_alloc > 0 && j.allocated > 0) {
     // Running and non-blocked before and after: its normalised term
     // (w/d)·task does not depend on the allocation, only its key moves.
@@ -350,7 +302,7 @@ void Tree::RefreshJob(JobId id, Scratch& sc) {
     RemoveJobContribution(id);
     AddJobContribution(id);
   }
-  MarkDirty(j.queue, sc);
+  return true;
 }
 
 // Re-derives path_cap for q's subtree and refreshes every job in it.
@@ -407,7 +359,19 @@ void Tree::UpdateSaturation() {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
     if (free_[r] <= 0) m |= ResMask{1} << r;
+  if (m == saturated_) return;
   saturated_ = m;
+  SetShareResources();
+}
+
+// share_res_ and total_d_ from saturated_ and total_.
+void Tree::SetShareResources() {
+  share_res_ = 0;
+  total_d_.assign(R_, 0);
+  for (int r = 0; r < R_; ++r) {
+    total_d_[r] = static_cast<double>(total_[r]);
+    if (!((saturated_ >> r) & 1) && total_[r] > 0) share_res_ |= ResMask{1} << r;
+  }
 }
 
 // Sizes every view's arrays to the job and queue tables.
@@ -528,6 +492,7 @@ void Tree::SwitchView() {
 // rebuilt from the raw state.
 void Tree::RebuildAll() {
   UpdateSaturation();
+  SetShareResources();  // the totals may have changed
   GrowViews();
   DropSavedViews();
   cv().mask = saturated_;
@@ -640,23 +605,45 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   // The first queue not to update here: the root for a local call.
   const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;
+  int64_t d[kMaxResources];  // 0 where untouched
   if (dA != 0) {
     for (int r = 0; r < R_; ++r) {
-      const int64_t d = dA * t[r];
-      if (d == 0) continue;
+      d[r] = dA * t[r];
+      if (d[r] == 0) continue;
       touched |= ResMask{1} << r;
       if (sc.local) {
-        sc.res[r].lease -= d;
-        sc.res[r].d_usage += d;
+        sc.res[r].lease -= d[r];
+        sc.res[r].d_usage += d[r];
       } else {
-        free_[r] -= d;
-        usage_total_[r] += d;
+        free_[r] -= d[r];
+        usage_total_[r] += d[r];
       }
-      for (QueueId a = leaf; a != stop; a = queues_[a].parent) queues_[a].usage[r] += d;
     }
   }
-  if (j.state != JobState::kPending)
-    SetJobState(id, j.allocated > 0 ? JobState::kRunning : JobState::kInqueue, sc);
+  // Usage, and capability reached or left, per queue on the path (raw
+  // masks, shared by all views): one walk up for all resources.
+  QueueId top_flip = kNone;
+  if (touched) {
+    for (QueueId a = leaf; a != stop; a = queues_[a].parent) {
+      Queue& q = queues_[a];
+      int64_t* const usage = q.usage.data();
+      const int64_t* const cap = q.cap.data();
+      ResMask at_cap = 0;
+      for (int r = 0; r < R_; ++r) {
+        usage[r] += d[r];
+        at_cap |= ResMask{usage[r] >= cap[r]} << r;
+      }
+      const ResMask reached = (q.cap_reached & ~touched) | (at_cap & touched);
+      if (reached != q.cap_reached) {
+        q.cap_reached = reached;
+        top_flip = a;
+      }
+    }
+  }
+  if (j.state != JobState::kPending) {
+    const JobState s = j.allocated > 0 ? JobState::kRunning : JobState::kInqueue;
+    if (s != j.state) SetJobState(id, s, sc);
+  }
   bool limits_changed = false;
   if (lq.limits_active) {
     User& u = lq.users[j.user];
@@ -671,24 +658,34 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
       }
     }
   }
-  // Capability reached or left, per queue on the path (raw masks, shared by
-  // all views).
-  QueueId top_flip = kNone;
-  if (touched) {
-    for (QueueId a = leaf; a != stop; a = queues_[a].parent) {
-      Queue& q = queues_[a];
-      ResMask reached = q.cap_reached & ~touched;
-      for (int r = 0; r < R_; ++r)
-        if (((touched >> r) & 1) && q.usage[r] >= q.cap[r]) reached |= ResMask{1} << r;
-      if (reached != q.cap_reached) {
-        q.cap_reached = reached;
-        top_flip = a;
-      }
-    }
+  if (top_flip == kNone && !(any_guarantee_ && touched) && !lq.limits_active) {
+    // The common case: no other job's blocked-ness can have changed, so
+    // at most the job's own leaf changed (PropagatePath).
+    if (RefreshJobEntry(id, sc)) PropagatePath(leaf, sc);
+  } else {
+    RefreshJob(id, sc);
+    RefreshOthers(id, top_flip, touched != 0, limits_changed, sc);
+    Propagate(sc);
   }
-  RefreshJob(id, sc);
+  if (sc.local) return;  // the saturated set cannot have changed
+  // The current view is now exact under the old saturated set. If the set
+  // changed, every s(U) changes: the view of the new set takes over, caught
+  // up from the touched log or built afresh (docs/algorithm.md).
+  const ResMask old_sat = saturated_;
+  UpdateSaturation();
+  if (saturated_ != old_sat) SwitchView();
+}
+
+// After job `id`'s allocation changed: refreshes the other jobs whose
+// blocked-ness may have changed with it (a capability reached or left at
+// `top_flip` and below, held-back guarantees when usage `moved`, the user
+// limits of its leaf) and marks what changed dirty.
+void Tree::RefreshOthers(JobId id, QueueId top_flip, bool moved, bool limits_changed, Scratch& sc) {
+  const Job& j = jobs_[id];
+  const QueueId leaf = j.queue;
+  Queue& lq = queues_[leaf];
   if (top_flip != kNone) RefreshJobsIn(top_flip, sc);
-  if (any_guarantee_ && touched) {
+  if (any_guarantee_ && moved) {
     // Held-back amounts and free both moved: re-derive the held masks.
     std::vector<QueueId> order{0};
     for (size_t i = 0; i < order.size(); ++i)
@@ -709,14 +706,6 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
         }
     }
   }
-  Propagate(sc);
-  if (sc.local) return;  // the saturated set cannot have changed
-  // The current view is now exact under the old saturated set. If the set
-  // changed, every s(U) changes: the view of the new set takes over, caught
-  // up from the touched log or built afresh (docs/algorithm.md).
-  const ResMask old_sat = saturated_;
-  UpdateSaturation();
-  if (saturated_ != old_sat) SwitchView();
 }
 
 }  // namespace hdrf::engine

@@ -454,10 +454,8 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   return id;
 }
 
-Status Tree::CheckJobId(JobId j) const {
-  if (j >= jobs_.size() || !jobs_[j].alive)
-    return Status::NotFound("job #" + std::to_string(j) + ": unknown job");
-  return Status::Ok();
+Status Tree::UnknownJob(JobId j) {
+  return Status::NotFound("job #" + std::to_string(j) + ": unknown job");
 }
 
 Status Tree::Remove(JobId id) {
@@ -635,6 +633,10 @@ const std::string& Tree::job_name(JobId j) const { return job_names_[j]; }
 
 bool Tree::job_alive(JobId j) const { return j < jobs_.size() && jobs_[j].alive; }
 
+bool Tree::job_live(JobId j, uint64_t seq) const {
+  return j < jobs_.size() && jobs_[j].alive && jobs_[j].seq == seq;
+}
+
 Status Tree::RestoreJob(const JobSpec& spec, uint64_t seq, int64_t allocated, JobState state) {
   if (FindName(spec.name) != kNone || FindSeq(seq) != kNone)
     return Status::Corruption("job " + spec.name + ": restored twice");
@@ -763,12 +765,12 @@ QueueInfo Tree::GetQueue(QueueId id) const {
   i.is_leaf = q.children.empty();
   i.state = q.state;
   i.reclaimable = q.reclaimable;
-  i.capability = q.cap;
+  i.capability = q.cap.ToVector();
   i.guarantee = q.guar;
-  i.usage = q.usage;
+  i.usage = q.usage.ToVector();
   i.real_capability = q.realcap;
   const QueueView& v = QV(id);
-  i.vector = v.U;
+  i.vector = v.U.ToVector();
   i.share = v.s;
   i.key = v.key;
   i.blocked = v.blocked;

@@ -133,6 +133,8 @@ class Tree {
   const std::string& job_name(JobId j) const;
   uint64_t next_seq() const { return next_seq_; }
   bool job_alive(JobId j) const;
+  // j is a live job with submission sequence number `seq` (a JobRef).
+  bool job_live(JobId j, uint64_t seq) const;
 
   // ---- recovery ----
   // Restores a job as it was, raw state only: into leaf `queue` (no
@@ -221,14 +223,17 @@ class Tree {
   void BeginExclusive();
   void EndExclusive();
   // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
-  // time so that its cache misses overlap with the events before it.
+  // time so that its cache misses overlap with the events before it; a
+  // single event asks for its job's lines before its checks (the local
+  // events do not ask again).
   // PrefetchJob: the job's record, task shape and view entry (addresses
   // from the id alone). PrefetchPath, later, when the record has arrived:
-  // its leaf's nodes (stage 0), then their buffers (stage 1). These only read what changes in exclusive sections
+  // its leaf's nodes (stage 0), then its parent's (stage 1). These only read what changes in exclusive sections
   // (the job's leaf, the node arrays), so they may run in a shared section
   // without the shard lock; any id is allowed (nothing past the end).
   void PrefetchJob(JobId j) const;
   void PrefetchPath(JobId j, int stage) const;
+  void PrefetchNodes(QueueId q) const;  // the hot lines of q's two nodes
 
   // Counters for benchmarks and docs.
   struct Counters {
@@ -283,7 +288,8 @@ class Tree {
   void ComputeRealCapabilities();
   bool IsLeaf(QueueId q) const;
   int64_t SubtreeJobs(QueueId q) const;
-  Status CheckJobId(JobId j) const;
+  Status CheckJobId(JobId j) const;  // inline (tree_internal.h)
+  static Status UnknownJob(JobId j);  // CheckJobId's error, out of line
   uint32_t UserId(const std::string& user);
 
   // shares.cc: derived state
@@ -293,13 +299,18 @@ class Tree {
   ResMask QueueExhausted(QueueId leaf) const;           // held-back + capability bits
   ResMask UserExhausted(QueueId leaf, uint32_t user) const;
   bool JobBlocked(JobId j) const;
+  QueueId JobLeaf(JobId j) const;
   double JobKey(JobId j) const;
   void AddJobContribution(JobId j);
   void RemoveJobContribution(JobId j);
   void AddQueueContribution(QueueId q);
   void RemoveQueueContribution(QueueId q);
-  void RecomputeQueue(QueueId q, Scratch& sc);
-  void RefreshJob(JobId j, Scratch& sc);    // re-derive blocked/key, update leaf
+  bool RecomputeQueue(QueueId q, Scratch& sc);  // true: the parent must follow
+  bool Settle(QueueId q, Scratch& sc);          // RecomputeQueue, re-summed when due
+  bool RefreshJobEntry(JobId j, Scratch& sc);   // re-derive blocked/key, update leaf
+  void RefreshJob(JobId j, Scratch& sc) {       // ... and mark the leaf dirty
+    if (RefreshJobEntry(j, sc)) MarkDirty(JobLeaf(j), sc);
+  }
   void RefreshJob(JobId j) { RefreshJob(j, *main_); }
   void RefreshJobsIn(QueueId q, Scratch& sc);  // every job in q's subtree
   void RefreshJobsIn(QueueId q) { RefreshJobsIn(q, *main_); }
@@ -307,6 +318,7 @@ class Tree {
   static std::vector<std::vector<QueueId>>& DirtyLists(Scratch& sc);
   void MarkDirty(QueueId q) { MarkDirty(q, *main_); }
   void Propagate(Scratch& sc);              // dirty queues bottom-up
+  void PropagatePath(QueueId leaf, Scratch& sc);  // when only `leaf` changed
   void Propagate() { Propagate(*main_); }
   void RebuildNode(QueueId q, Scratch& sc); // exact re-sum from children
   void RebuildRoot();                       // the root's view from its children
@@ -320,10 +332,12 @@ class Tree {
   void RebuildView();                       // the current view from scratch
   void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks, Scratch& sc);
+  void RefreshOthers(JobId j, QueueId top_flip, bool moved, bool limits_changed, Scratch& sc);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
     ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
   }
   void UpdateSaturation();
+  void SetShareResources();
   void RecountUsers(QueueId leaf);
 
   // schedule.cc
@@ -352,6 +366,11 @@ class Tree {
   std::vector<int64_t> total_;
   std::vector<int64_t> free_;
   ResMask saturated_ = 0;
+  // Set with saturated_ (UpdateSaturation): the resources that count in a
+  // share, s(U) = max over them of U_r / T_r (not saturated, T_r > 0), and
+  // T as doubles.
+  ResMask share_res_ = 0;
+  std::vector<double> total_d_;
   TreeOptions options_;
   bool any_guarantee_ = false;
 

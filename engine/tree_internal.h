@@ -2,9 +2,12 @@
 #ifndef HDRF_ENGINE_TREE_INTERNAL_H_
 #define HDRF_ENGINE_TREE_INTERNAL_H_
 
+#include <algorithm>
+#include <bit>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/res_array.h"
 #include "engine/tree.h"
 
 namespace hdrf::engine {
@@ -17,18 +20,29 @@ struct Tree::User {
   ResMask exhausted = 0;       // resources where usage >= limit
 };
 
-struct Tree::Queue {
-  bool alive = false;
-  std::string name;
-  std::string path;
+// Layout: what a task event reads or writes on each queue of its path
+// (parent, masks, weight, child and job counts, usage, capability) comes
+// first, in three lines from a line boundary; the rest is cold.
+struct alignas(64) Tree::Queue {
+  // ---- hot: the task-event path ----
   QueueId parent = kNone;
-  int depth = 0;
+  uint32_t shard = 0;             // lock shard: of its top-level ancestor
+  ResMask cap_reached = 0;        // own: usage >= cap
+  ResMask path_cap = 0;           // OR of cap_reached from root to here
+  ResMask held_mask = 0;          // leaf: free - held_back <= 0
+  bool alive = false;
+  bool limits_active = false;     // leaf has a user limit
+  double weight = 1;              // (SPEC §3)
   std::vector<QueueId> children;  // child queues, name order
   std::vector<JobId> jobs;        // jobs of a leaf; Job::slot indexes this
+  ResArray<int64_t> usage;        // Σ allocations in the subtree
+  ResArray<int64_t> cap;          // kUnlimited where unset (SPEC §3)
 
+  // ---- cold ----
+  int depth = 0;
+  std::string name;
+  std::string path;
   // Attributes (SPEC §3).
-  double weight = 1;
-  std::vector<int64_t> cap;   // kUnlimited where unset
   std::vector<int64_t> guar;  // 0 where unset
   ResMask cap_set = 0;
   ResMask guar_set = 0;
@@ -38,18 +52,11 @@ struct Tree::Queue {
   std::optional<double> user_limit_factor;
 
   // Raw sums.
-  std::vector<int64_t> usage;     // Σ allocations in the subtree
   std::vector<int64_t> realcap;   // §6 real capability
   int64_t jobs_by_state[4] = {0, 0, 0, 0};
-  ResMask cap_reached = 0;        // own: usage >= cap
-  ResMask path_cap = 0;           // OR of cap_reached from root to here
-  ResMask held_mask = 0;          // leaf: free - held_back <= 0
   std::vector<int64_t> held_back; // leaf: held_back(Q), when any guarantee
-  bool limits_active = false;     // leaf has a user limit
   int64_t active_users = 0;       // users with active_jobs > 0
   std::unordered_map<uint32_t, User> users;
-  uint32_t shard = 0;             // lock shard: of its top-level ancestor
-
 };
 
 // The hot part of a job: what an event reads or writes (checks, the
@@ -84,24 +91,27 @@ struct Tree::JobView {
   bool blocked = true;        // also: "not contributing" while detached
 };
 
-// Derived state of a queue within one View (SPEC §4).
-struct Tree::QueueView {
+// Derived state of a queue within one View (SPEC §4). Layout: line 0 holds
+// the heap and the scalars, lines 1-2 the three sums of R <= 4 resources
+// (what an event reads and writes on each queue of its path), line 3 the
+// wait bound.
+struct alignas(64) Tree::QueueView {
   KeyHeap nb;                     // non-blocked children
-  std::vector<double> sum_norm;   // Σ_{nb, s>0} (w/s)·U
-  std::vector<double> sum_blk;    // Σ_{blocked} U
-  std::vector<double> U;
   int64_t n_norm = 0;             // contributors to sum_norm
   int64_t n_blk = 0;              // contributors to sum_blk
   double s = 0;
   double key = 0;
-  bool blocked = true;
-  bool dirty = false;
   uint32_t heap_pos = KeyHeap::kAbsent;  // in the parent's nb heap
   uint32_t ops = 0;               // aggregate updates since the last re-sum
+  ResArray<double> sum_norm;      // Σ_{nb, s>0} (w/s)·U
+  ResArray<double> sum_blk;       // Σ_{blocked} U
+  ResArray<double> U;
+  bool blocked = true;
+  bool dirty = false;
   // Below the root: a lower bound of the task shapes of the non-blocked
   // jobs in the subtree (fill_bound.cc); INT64_MAX where none. Tightened by
   // searches, which are const: hence mutable (exclusive sections only).
-  mutable std::vector<int64_t> wait_min;
+  mutable ResArray<int64_t> wait_min;
 };
 
 // All derived share state for one saturated set. The current view is kept
@@ -149,6 +159,92 @@ struct alignas(64) Tree::Scratch {
   // ---- the exclusive path (main_) only ----
   std::vector<std::vector<QueueId>> dirty_by_depth;
 };
+
+// ---- hot accessors of the event path, inline (every engine/*.cc that
+// calls them includes this header) ----
+
+inline Tree::View& Tree::cv() { return views_[cur_]; }
+inline Tree::JobView& Tree::JV(JobId j) { return views_[cur_].jobs[j]; }
+inline const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
+inline Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
+inline const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
+
+inline Status Tree::CheckJobId(JobId j) const {
+  if (j >= jobs_.size() || !jobs_[j].alive) return UnknownJob(j);
+  return Status::Ok();
+}
+
+inline ResMask Tree::RequiredMask(const int64_t* task) const {
+  ResMask m = 0;
+  for (int r = 0; r < R_; ++r)
+    if (task[r] > 0) m |= ResMask{1} << r;
+  return m;
+}
+
+// The shares below run over the resources of share_res_ (not saturated,
+// total > 0) in ascending order.
+inline double Tree::DominantPerTask(const int64_t* task) const {
+  double d = 0;
+  for (ResMask m = share_res_; m != 0; m &= m - 1) {
+    const int r = std::countr_zero(m);
+    d = std::max(d, static_cast<double>(task[r]) / total_d_[r]);
+  }
+  return d;
+}
+
+inline double Tree::ShareOf(const double* u) const {
+  double s = 0;
+  for (ResMask m = share_res_; m != 0; m &= m - 1) {
+    const int r = std::countr_zero(m);
+    s = std::max(s, u[r] / total_d_[r]);
+  }
+  return s;
+}
+
+inline double Tree::JobKey(JobId id) const {
+  const Job& j = jobs_[id];
+  if (j.allocated == 0) return 0;
+  const int64_t* t = &task_[size_t{id} * R_];
+  double s = 0;
+  for (ResMask m = share_res_; m != 0; m &= m - 1) {
+    const int r = std::countr_zero(m);
+    s = std::max(s, static_cast<double>(j.allocated * t[r]) / total_d_[r]);
+  }
+  return s / j.weight;
+}
+
+inline QueueId Tree::JobLeaf(JobId j) const { return jobs_[j].queue; }
+
+inline bool Tree::JobBlocked(JobId id) const {
+  const Job& j = jobs_[id];
+  if (j.state == JobState::kPending || j.allocated >= j.tasks) return true;
+  const Queue& q = queues_[j.queue];
+  ResMask m = saturated_ | q.path_cap | q.held_mask;
+  if (q.limits_active) m |= UserExhausted(j.queue, j.user);
+  return (j.req & m) != 0;
+}
+
+// The dirty lists of a local event are the calling thread's: they are empty
+// between events (Propagate drains them before the event returns), so they
+// need not be the shard's, whose lines another core may hold.
+inline std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
+  if (!sc.local) return sc.dirty_by_depth;
+  thread_local std::vector<std::vector<QueueId>> lists;
+  return lists;
+}
+
+inline void Tree::Touch(JobId j, Scratch& sc) {
+  if (log_touched_) (sc.local ? sc.touched : touched_).push_back(j);
+}
+
+// Local events are possible only when no rule couples the subtrees beyond
+// the saturated set: held-back guarantees and the enqueue gate read the free
+// capacity of the whole cluster; a root capability reads the root's usage.
+// A root without children (jobs in the root itself) has no shards.
+inline bool Tree::LocalPossible() const {
+  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
+         !used_shards_.empty();
+}
 
 }  // namespace hdrf::engine
 

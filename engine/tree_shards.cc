@@ -48,15 +48,6 @@ void Tree::AssignShards(const std::vector<QueueId>& order) {
   }
 }
 
-// Local events are possible only when no rule couples the subtrees beyond
-// the saturated set: held-back guarantees and the enqueue gate read the free
-// capacity of the whole cluster; a root capability reads the root's usage.
-// A root without children (jobs in the root itself) has no shards.
-bool Tree::LocalPossible() const {
-  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
-         !used_shards_.empty();
-}
-
 // The event path of a job reads three records at random addresses in arrays
 // of (jobs) entries: the job, its task shape and its entry in the current
 // view. At 10^5+ jobs each is a cache miss; the local events ask for all of
@@ -69,29 +60,41 @@ void Tree::PrefetchJob(JobId id) const {
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
 }
 
-// Stage 0: the leaf's raw node and its node in the current view; stage 1
-// (when those have arrived): the buffers of their usage and sums. Job::queue
-// and the vectors' buffers change only in exclusive sections.
+// The hot lines of queue q's raw node and of its node in the current view
+// (three each, at fixed offsets: tree_internal.h).
+void Tree::PrefetchNodes(QueueId q) const {
+  const char* raw = reinterpret_cast<const char*>(&queues_[q]);
+  const char* view = reinterpret_cast<const char*>(&views_[cur_].queues[q]);
+  for (int line = 0; line < 3; ++line) {
+    __builtin_prefetch(raw + 64 * line, 1);
+    __builtin_prefetch(view + 64 * line, 1);
+  }
+}
+
+// Stage 0: the leaf's nodes; stage 1 (when the leaf's raw node has
+// arrived): its parent's. Job::queue, Queue::parent and the node arrays
+// change only in exclusive sections (a heap's buffer may move in a local
+// event of the leaf's shard: not read here).
 void Tree::PrefetchPath(JobId id, int stage) const {
   if (id >= jobs_.size()) return;
   const QueueId q = jobs_[id].queue;
   if (q >= queues_.size()) return;
-  const Queue& lq = queues_[q];
-  const QueueView& v = views_[cur_].queues[q];
   if (stage == 0) {
-    __builtin_prefetch(&lq);
-    __builtin_prefetch(&v, 1);
+    PrefetchNodes(q);
     return;
   }
-  __builtin_prefetch(lq.usage.data(), 1);
-  __builtin_prefetch(v.sum_norm.data(), 1);
-  __builtin_prefetch(v.U.data(), 1);
+  const QueueId parent = queues_[q].parent;
+  if (parent != kNone) PrefetchNodes(parent);
 }
 
+// The local events check what CheckAllocate/CheckRelease check, inline;
+// those build the error when a check fails. The caller has asked for the
+// job's lines (PrefetchJob) ahead of the call.
 Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   *escalate = false;
-  PrefetchJob(id);
-  HDRF_RETURN_IF_ERROR(CheckAllocate(id, n));
+  if (id >= jobs_.size() || !jobs_[id].alive ||
+      AllocateRule(n, jobs_[id].allocated, jobs_[id].tasks, jobs_[id].state) != TaskRule::kOk)
+    return CheckAllocate(id, n);
   if (!LocalPossible()) {
     *escalate = true;
     return Status::Ok();
@@ -101,8 +104,11 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   bool fits = true;
   // The lease must stay positive: the cluster then keeps free capacity of
   // every resource the job uses, so the saturated set cannot change.
-  for (int r = 0; fits && r < R_; ++r)
-    if (t[r] > 0 && (sc.res[r].lease <= 0 || n > (sc.res[r].lease - 1) / t[r])) fits = false;
+  // n·t < lease, with an overflow counted as too much.
+  for (int r = 0; fits && r < R_; ++r) {
+    int64_t need;
+    if (t[r] > 0 && (__builtin_mul_overflow(n, t[r], &need) || need >= sc.res[r].lease)) fits = false;
+  }
   if (!fits) {
     *escalate = true;
     return Status::Ok();
@@ -114,10 +120,11 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
 
 Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   *escalate = false;
-  PrefetchJob(id);
-  HDRF_RETURN_IF_ERROR(CheckRelease(id, n, finish ? "finish" : "release"));
+  if (id >= jobs_.size() || !jobs_[id].alive ||
+      ReleaseRule(n, jobs_[id].allocated) != TaskRule::kOk)
+    return CheckRelease(id, n, finish ? "finish" : "release");
   // Freeing a saturated resource changes the saturated set.
-  if (!LocalPossible() || (RequiredMask(&task_[size_t{id} * R_]) & saturated_) != 0) {
+  if (!LocalPossible() || (jobs_[id].req & saturated_) != 0) {
     *escalate = true;
     return Status::Ok();
   }

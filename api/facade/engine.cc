@@ -172,7 +172,7 @@ Status ApplyAndWait(EngineImpl& impl, const Event& e, JobRef* submitted) {
 }
 
 Status CheckRef(const engine::Tree& t, JobRef j) {
-  if (!t.job_alive(j.id) || t.job_seq(j.id) != j.seq)
+  if (!t.job_live(j.id, j.seq))
     return Status::NotFound("job #" + std::to_string(j.seq) + ": unknown job (removed?)");
   return Status::Ok();
 }
@@ -205,6 +205,7 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
   bool escalate = false;
   {
     std::shared_lock<engine::BigReaderLock> shared(rw);
+    tree->PrefetchJob(job.id);  // the local event's lines, while the checks run
     HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
     HDRF_RETURN_IF_ERROR(Writable());
     const int s = tree->ShardOf(job.id);
