@@ -220,6 +220,10 @@ class Tree {
   Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
   void BeginExclusive();
   void EndExclusive();
+  // The shards that have a top-level queue (the only ones ShardOf returns
+  // for a job that can take a local event); changes only in exclusive
+  // sections.
+  const std::vector<int>& used_shards() const { return used_shards_; }
   // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
   // time so that its cache misses overlap with the events before it.
   // PrefetchJob: the job's record, task shape and view entry (addresses
@@ -265,7 +269,8 @@ class Tree {
   void DropSavedViews();
   void GrowViews();
   // The saturated set changed to saturated_: switch to (or build) its view.
-  void SwitchView();
+  // The current view is exact up to touched-log position `exact_to`.
+  void SwitchView(uint64_t exact_to);
   // Records that `j`'s derived state may differ from what saved views hold.
   void Touch(JobId j, Scratch& sc);
   void Touch(JobId j) { Touch(j, *main_); }
@@ -323,6 +328,7 @@ class Tree {
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
     ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
   }
+  ResMask SaturatedNow() const;  // the resources with free <= 0
   void UpdateSaturation();
   void RecountUsers(QueueId leaf);
 
@@ -400,6 +406,13 @@ class Tree {
   std::vector<JobId> touched_;
   uint64_t touched_base_ = 0;
   bool log_touched_ = false;  // true while saved views exist
+  // The largest log position a saved view was saved at: a job touched
+  // again may share the log's last entry only if that entry is not below
+  // it (Touch).
+  uint64_t log_floor_ = 0;
+  // While an event that changes the saturated set runs: RefreshJob only
+  // logs the job (ChangeAllocation; exclusive sections only).
+  bool defer_refresh_ = false;
   bool bulk_ = false;         // Create: one rebuild at the end
 
   int max_depth_ = 0;
@@ -408,6 +421,7 @@ class Tree {
   std::unique_ptr<Scratch> main_;
   std::vector<std::unique_ptr<Scratch>> shards_;
   std::vector<int> used_shards_;
+  bool leases_out_ = false;  // EndExclusive handed out a lease (BeginExclusive folds)
 };
 
 }  // namespace hdrf::engine
