@@ -73,7 +73,9 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
   w.cluster = cluster;
   w.queues = queues;
   w.preallocated = preallocate ? o.tasks_per_job / 2 : 0;
-  auto e = Engine::Create(cluster, queues);
+  EngineOptions eo;
+  if (o.reserve) eo.reserve_jobs = static_cast<uint64_t>(o.jobs);
+  auto e = Engine::Create(cluster, queues, eo);
   if (!e.ok()) {
     std::fprintf(stderr, "bench world: %s\n", e.status().ToString().c_str());
     std::abort();

@@ -31,6 +31,8 @@ struct WorldOptions {
   // Keep the submitted JobSpecs in World::specs (the reference bench needs
   // them; the memory bench must not count them).
   bool keep_specs = true;
+  // EngineOptions::reserve_jobs = jobs (the embedder knows its size).
+  bool reserve = false;
 };
 
 struct World {

@@ -309,6 +309,7 @@ void BM_MemoryPerJob(benchmark::State& state) {
     WorldOptions o;
     o.jobs = state.range(0);
     o.keep_specs = false;
+    o.reserve = state.range(1) != 0;
     World w = MakeWorld(o, 0);
     const int64_t after = RssBytes(), alloc_after = AllocatedBytes();
     // rss_bytes_per_job counts pages the allocator kept after vectors grew
@@ -328,7 +329,9 @@ void BM_MemoryPerJob(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_MemoryPerJob)->ArgName("jobs")->Arg(1000000)->Arg(10000000)->Iterations(1)->Unit(benchmark::kSecond);
+// reserve:1 = EngineOptions::reserve_jobs set to the job count.
+BENCHMARK(BM_MemoryPerJob)->ArgNames({"jobs", "reserve"})->Args({1000000, 0})->Args({1000000, 1})
+    ->Args({10000000, 0})->Args({10000000, 1})->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace hdrf::bench

@@ -144,7 +144,8 @@ class Tree {
   Status RestoreJob(std::string_view name, QueueId leaf, std::string_view user,
                     const int64_t* task, int64_t tasks, double weight, int64_t min_available,
                     uint64_t seq, int64_t allocated, JobState state);
-  // Room for `n` jobs in all without reallocating (before a bulk restore).
+  // Room for `n` jobs in all without reallocating (before a bulk restore;
+  // EngineOptions::reserve_jobs). Covers the current saved views too.
   void ReserveJobs(size_t n);
   // Recovery of folded task events (storage::Replayer): a job's running and
   // total tasks change by (d_allocated, d_tasks), the net effect of a run of
