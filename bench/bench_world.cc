@@ -82,6 +82,7 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
   }
   w.engine = std::move(e).value();
   std::vector<int64_t> alloc(o.jobs, 0);
+  w.jobs.reserve(static_cast<size_t>(o.jobs));  // the bench's own refs: no doubling
   for (int64_t j = 0; j < o.jobs; ++j) {
     JobSpec s;
     s.name = "job" + std::to_string(j);
@@ -132,17 +133,21 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
   return w;
 }
 
-int64_t AllocatedBytes() {
+int64_t AllocatorStat(const char* name) {
 #ifdef HDRF_HAVE_JEMALLOC
   uint64_t epoch = 1;
   size_t len = sizeof epoch;
   mallctl("epoch", &epoch, &len, &epoch, len);
-  size_t allocated = 0;
-  len = sizeof allocated;
-  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0) return static_cast<int64_t>(allocated);
+  size_t value = 0;
+  len = sizeof value;
+  if (mallctl(name, &value, &len, nullptr, 0) == 0) return static_cast<int64_t>(value);
+#else
+  (void)name;
 #endif
   return -1;
 }
+
+int64_t AllocatedBytes() { return AllocatorStat("stats.allocated"); }
 
 bool PurgeAllocator() {
 #ifdef HDRF_HAVE_JEMALLOC

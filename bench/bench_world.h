@@ -61,6 +61,9 @@ int64_t AllocatedBytes();
 // after its decay time): an RSS read after it counts live memory, not
 // buffers freed while vectors grew. False without jemalloc.
 bool PurgeAllocator();
+// A size_t statistic of jemalloc ("stats.active", "stats.resident",
+// "stats.metadata", ...) after refreshing its epoch; -1 without jemalloc.
+int64_t AllocatorStat(const char* name);
 
 }  // namespace hdrf::bench
 

@@ -306,6 +306,8 @@ BENCHMARK(BM_ReferenceIngest)->ArgName("jobs")->Arg(1000)->Arg(10000)->UseRealTi
 void BM_MemoryPerJob(benchmark::State& state) {
   for (auto _ : state) {
     const int64_t before = RssBytes(), alloc_before = AllocatedBytes();
+    const int64_t resident_before = AllocatorStat("stats.resident"),
+                  metadata_before = AllocatorStat("stats.metadata");
     WorldOptions o;
     o.jobs = state.range(0);
     o.keep_specs = false;
@@ -322,6 +324,14 @@ void BM_MemoryPerJob(benchmark::State& state) {
     const double n = static_cast<double>(o.jobs);
     state.counters["rss_bytes_per_job"] = static_cast<double>(after - before) / n;
     if (alloc_before >= 0) state.counters["bytes_per_job"] = static_cast<double>(alloc_after - alloc_before) / n;
+    // Where RSS and live bytes part: pages jemalloc holds (resident, which
+    // includes its metadata) against the process's RSS.
+    if (resident_before >= 0) {
+      state.counters["je_resident_bytes_per_job"] =
+          static_cast<double>(AllocatorStat("stats.resident") - resident_before) / n;
+      state.counters["je_metadata_bytes_per_job"] =
+          static_cast<double>(AllocatorStat("stats.metadata") - metadata_before) / n;
+    }
     if (PurgeAllocator()) {
       const int64_t purged = RssBytes();
       state.counters["rss_purged_bytes_per_job"] = static_cast<double>(purged - before) / n;
