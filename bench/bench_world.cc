@@ -1,6 +1,7 @@
 #include "bench/bench_world.h"
 
 #include <cstdio>
+#include <string>
 #include <unistd.h>
 
 // HDRF_HAVE_JEMALLOC is defined by bench/meson.build when jemalloc is linked.
@@ -72,13 +73,16 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
   w.cluster = cluster;
   w.queues = queues;
   w.preallocated = preallocate ? o.tasks_per_job / 2 : 0;
-  auto e = Engine::Create(cluster, queues);
+  EngineOptions eo;
+  if (o.reserve) eo.reserve_jobs = static_cast<uint64_t>(o.jobs);
+  auto e = Engine::Create(cluster, queues, eo);
   if (!e.ok()) {
     std::fprintf(stderr, "bench world: %s\n", e.status().ToString().c_str());
     std::abort();
   }
   w.engine = std::move(e).value();
   std::vector<int64_t> alloc(o.jobs, 0);
+  w.jobs.reserve(static_cast<size_t>(o.jobs));  // the bench's own refs: no doubling
   for (int64_t j = 0; j < o.jobs; ++j) {
     JobSpec s;
     s.name = "job" + std::to_string(j);
@@ -93,17 +97,29 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
     if (w.preallocated > 0 && !w.engine->Allocate(*ref, w.preallocated).ok()) std::abort();
     alloc[j] = w.preallocated;
   }
-  // Events: in full-use worlds strictly alternate release/allocate on the
-  // same job so the cluster flips between full and one task free.
+  // Events: in full-use worlds strictly alternate release/allocate, of the
+  // same job or (handover) of another job of the same shape, so the cluster
+  // flips between full and one task free.
+  std::vector<std::vector<uint32_t>> by_shape(shapes.size());
+  if (o.handover)
+    for (int64_t j = 0; j < o.jobs; ++j) by_shape[job_shape[j]].push_back(static_cast<uint32_t>(j));
   w.event_job.reserve(events);
   w.event_dir.reserve(events);
   for (int64_t i = 0; i < events; ++i) {
     if (o.full_use) {
       uint32_t j = static_cast<uint32_t>(rng.Below(o.jobs));
       while (alloc[j] == 0) j = static_cast<uint32_t>(rng.Below(o.jobs));
+      uint32_t k = j;
+      const std::vector<uint32_t>& same = by_shape[job_shape[j]];
+      for (int tries = 0; o.handover && tries < 64 && k == j; ++tries) {
+        const uint32_t c = same[rng.Below(same.size())];
+        if (c != j && alloc[c] < o.tasks_per_job) k = c;
+      }
+      --alloc[j];
+      ++alloc[k];
       w.event_job.push_back(j);
       w.event_dir.push_back(-1);
-      w.event_job.push_back(j);
+      w.event_job.push_back(k);
       w.event_dir.push_back(+1);
       ++i;
       continue;
@@ -117,16 +133,29 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
   return w;
 }
 
-int64_t AllocatedBytes() {
+int64_t AllocatorStat(const char* name) {
 #ifdef HDRF_HAVE_JEMALLOC
   uint64_t epoch = 1;
   size_t len = sizeof epoch;
   mallctl("epoch", &epoch, &len, &epoch, len);
-  size_t allocated = 0;
-  len = sizeof allocated;
-  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0) return static_cast<int64_t>(allocated);
+  size_t value = 0;
+  len = sizeof value;
+  if (mallctl(name, &value, &len, nullptr, 0) == 0) return static_cast<int64_t>(value);
+#else
+  (void)name;
 #endif
   return -1;
+}
+
+int64_t AllocatedBytes() { return AllocatorStat("stats.allocated"); }
+
+bool PurgeAllocator() {
+#ifdef HDRF_HAVE_JEMALLOC
+  const std::string purge = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
+  return mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0) == 0;
+#else
+  return false;
+#endif
 }
 
 int64_t RssBytes() {

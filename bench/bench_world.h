@@ -23,10 +23,16 @@ struct WorldOptions {
   // the event stream hovers at, so resources flip between full and free.
   double capacity_fraction = 2.0;
   bool full_use = false;
+  // Full-use worlds: the allocate that follows a release goes to another
+  // job of the same task shape (another job takes the freed slot), not back
+  // to the released job.
+  bool handover = false;
   uint64_t seed = 1;
   // Keep the submitted JobSpecs in World::specs (the reference bench needs
   // them; the memory bench must not count them).
   bool keep_specs = true;
+  // EngineOptions::reserve_jobs = jobs (the embedder knows its size).
+  bool reserve = false;
 };
 
 struct World {
@@ -51,6 +57,13 @@ int64_t RssBytes();
 // Bytes the allocator holds for live objects (jemalloc stats.allocated),
 // -1 without jemalloc.
 int64_t AllocatedBytes();
+// Asks jemalloc to give every freed page back to the kernel now (instead of
+// after its decay time): an RSS read after it counts live memory, not
+// buffers freed while vectors grew. False without jemalloc.
+bool PurgeAllocator();
+// A size_t statistic of jemalloc ("stats.active", "stats.resident",
+// "stats.metadata", ...) after refreshing its epoch; -1 without jemalloc.
+int64_t AllocatorStat(const char* name);
 
 }  // namespace hdrf::bench
 

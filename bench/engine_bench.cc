@@ -8,7 +8,10 @@
 //   BM_IngestByTopQueue/jobs/threads  the same, each thread owning the jobs
 //                            of its own top-level queues (lock shards)
 //   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
-//                            a resource, every allocate fills it again
+//                            a resource, every allocate (of the same job)
+//                            fills it again
+//   BM_FullUseHandover/jobs  the same, the allocate going to another job of
+//                            the same shape
 //   BM_ScheduleLoop/jobs     Engine::Step (pick next + allocate)
 //   BM_StepWhere/jobs/refuse_pct  Engine::StepWhere, a test refusing some jobs
 //   BM_FillBacklog/waiting   Engine::Fill while K jobs that cannot fit wait
@@ -22,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #include "bench/bench_world.h"
 #include "bench/event_stream.h"
@@ -53,16 +57,17 @@ namespace {
 
 constexpr int64_t kEvents = 2000000;
 
-// One world per (jobs, full_use), built once and shared by the runs.
-World& SharedWorld(int64_t jobs, bool full_use) {
-  static std::map<std::pair<int64_t, bool>, std::unique_ptr<World>> worlds;
+// One world per (jobs, full_use, handover), built once and shared by the runs.
+World& SharedWorld(int64_t jobs, bool full_use, bool handover = false) {
+  static std::map<std::tuple<int64_t, bool, bool>, std::unique_ptr<World>> worlds;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  auto& w = worlds[{jobs, full_use}];
+  auto& w = worlds[{jobs, full_use, handover}];
   if (!w) {
     WorldOptions o;
     o.jobs = jobs;
     o.full_use = full_use;
+    o.handover = handover;
     o.keep_specs = jobs <= 1000000;  // 10^7 specs alone would take ~4 GB
     w = std::make_unique<World>(MakeWorld(o, kEvents));
   }
@@ -176,6 +181,14 @@ void BM_FullUseChurn(benchmark::State& state) {
   RunEvents(state, w);
 }
 BENCHMARK(BM_FullUseChurn)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
+
+// The same, but the allocate after a release goes to another job of the
+// same shape: each flip re-derives two jobs in each view instead of the
+// same one returning to where the view left it.
+void BM_FullUseHandover(benchmark::State& state) {
+  RunEvents(state, SharedWorld(state.range(0), true, /*handover=*/true));
+}
+BENCHMARK(BM_FullUseHandover)->ArgName("jobs")->Arg(1000)->Arg(100000)->UseRealTime()->MinTime(1.0);
 
 // Steps (`step` returns Engine::Step's result) until nothing can run, then
 // releases everything and starts over (`reset` runs then too).
@@ -293,21 +306,42 @@ BENCHMARK(BM_ReferenceIngest)->ArgName("jobs")->Arg(1000)->Arg(10000)->UseRealTi
 void BM_MemoryPerJob(benchmark::State& state) {
   for (auto _ : state) {
     const int64_t before = RssBytes(), alloc_before = AllocatedBytes();
+    const int64_t resident_before = AllocatorStat("stats.resident"),
+                  metadata_before = AllocatorStat("stats.metadata");
     WorldOptions o;
     o.jobs = state.range(0);
     o.keep_specs = false;
+    o.reserve = state.range(1) != 0;
     World w = MakeWorld(o, 0);
     const int64_t after = RssBytes(), alloc_after = AllocatedBytes();
-    // rss_bytes_per_job counts pages the allocator kept after vectors grew;
-    // bytes_per_job is what live engine objects hold.
-    state.counters["rss_bytes_per_job"] =
-        static_cast<double>(after - before) / static_cast<double>(o.jobs);
-    if (alloc_before >= 0)
-      state.counters["bytes_per_job"] =
-          static_cast<double>(alloc_after - alloc_before) / static_cast<double>(o.jobs);
+    // rss_bytes_per_job counts pages the allocator kept after vectors grew
+    // (read right after the build); bytes_per_job is what live objects
+    // hold (jemalloc stats.allocated, including vectors' unused capacity);
+    // rss_purged_* is the RSS after jemalloc gave its freed pages back
+    // (arena.<all>.purge), i.e. the memory the world needs once the
+    // allocator's decay has run. The world includes the benchmark's own
+    // JobRef per job (16 B).
+    const double n = static_cast<double>(o.jobs);
+    state.counters["rss_bytes_per_job"] = static_cast<double>(after - before) / n;
+    if (alloc_before >= 0) state.counters["bytes_per_job"] = static_cast<double>(alloc_after - alloc_before) / n;
+    // Where RSS and live bytes part: pages jemalloc holds (resident, which
+    // includes its metadata) against the process's RSS.
+    if (resident_before >= 0) {
+      state.counters["je_resident_bytes_per_job"] =
+          static_cast<double>(AllocatorStat("stats.resident") - resident_before) / n;
+      state.counters["je_metadata_bytes_per_job"] =
+          static_cast<double>(AllocatorStat("stats.metadata") - metadata_before) / n;
+    }
+    if (PurgeAllocator()) {
+      const int64_t purged = RssBytes();
+      state.counters["rss_purged_bytes_per_job"] = static_cast<double>(purged - before) / n;
+      state.counters["rss_purged_GB"] = static_cast<double>(purged - before) / 1e9;
+    }
   }
 }
-BENCHMARK(BM_MemoryPerJob)->ArgName("jobs")->Arg(1000000)->Arg(10000000)->Iterations(1)->Unit(benchmark::kSecond);
+// reserve:1 = EngineOptions::reserve_jobs set to the job count.
+BENCHMARK(BM_MemoryPerJob)->ArgNames({"jobs", "reserve"})->Args({1000000, 0})->Args({1000000, 1})
+    ->Args({10000000, 0})->Args({10000000, 1})->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace hdrf::bench

@@ -54,8 +54,11 @@ class BigReaderLock {
   void lock() {
     writer_mu_.lock();
     writer_.store(true, std::memory_order_seq_cst);
-    for (Slot& s : slots_)
-      while (s.readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    // Only the slots handed out so far can have readers (see MySlot).
+    const uint32_t used = next_slot_.load(std::memory_order_seq_cst);
+    const int n = used < kSlots ? static_cast<int>(used) : kSlots;
+    for (int i = 0; i < n; ++i)
+      while (slots_[i].readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   }
   void unlock() {
     writer_.store(false, std::memory_order_release);
@@ -67,12 +70,16 @@ class BigReaderLock {
   struct alignas(kCacheLine) Slot {
     std::atomic<int32_t> readers{0};
   };
-  // Threads get slots round-robin at their first use.
+  // Threads get slots round-robin at their first use. The count is seq_cst:
+  // a reader takes its slot number before it increments the slot, so a
+  // writer that reads the count after raising writer_ either covers the
+  // slot or is seen by the reader (the Dekker argument above), and scans
+  // only the slots handed out (64 lines per exclusive section otherwise).
   static int MySlot() {
-    static std::atomic<uint32_t> next{0};
-    thread_local const int slot = static_cast<int>(next.fetch_add(1, std::memory_order_relaxed) % kSlots);
+    thread_local const int slot = static_cast<int>(next_slot_.fetch_add(1, std::memory_order_seq_cst) % kSlots);
     return slot;
   }
+  static inline std::atomic<uint32_t> next_slot_{0};
 
   Slot slots_[kSlots];
   alignas(kCacheLine) std::atomic<bool> writer_{false};

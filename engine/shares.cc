@@ -281,9 +281,10 @@ void Tree::PropagatePath(QueueId leaf, Scratch& sc) {
 // contribution and returns true: its leaf must be recomputed (RefreshJob
 // marks it dirty).
 bool Tree::RefreshJobEntry(JobId id, Scratch& sc) {
+  Touch(id, sc);
+  if (defer_refresh_) return false;  // the view is being left (ChangeAllocation)
   const Job& j = jobs_[id];
   const JobView& v = JV(id);
-  Touch(id, sc);
   const bool blocked = JobBlocked(id);
   if (blocked == v.blocked && v.contrib_alloc == j.allocated &&
       (blocked || JobKey(id) == QV(j.queue).nb.at(v.heap_pos).key))
@@ -355,10 +356,15 @@ void Tree::ComputeRealCapabilities() {
   }
 }
 
-void Tree::UpdateSaturation() {
+ResMask Tree::SaturatedNow() const {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
     if (free_[r] <= 0) m |= ResMask{1} << r;
+  return m;
+}
+
+void Tree::UpdateSaturation() {
+  const ResMask m = SaturatedNow();
   if (m == saturated_) return;
   saturated_ = m;
   SetShareResources();
@@ -400,6 +406,7 @@ void Tree::DropSavedViews() {
   }
   touched_.clear();
   touched_base_ = 0;
+  log_floor_ = 0;
   log_touched_ = false;
   views_[0].log_pos = 0;
   for (const RetiredJob& r : retired_jobs_) {  // no view holds them any more
@@ -410,13 +417,16 @@ void Tree::DropSavedViews() {
 }
 
 // Called with saturated_ already set to the new set. The current view is
-// exact, so it is saved as it is; the view of the new set is either caught
-// up from the touched log (the jobs whose inputs changed since it was
-// current) or built from scratch.
-void Tree::SwitchView() {
+// exact up to log position `exact_to` (the jobs touched after it were not
+// re-derived in it: ChangeAllocation defers them when it knows the set
+// changes), so it is saved as it is with that position; the view of the
+// new set is either caught up from the touched log (the jobs whose inputs
+// changed since it was current) or built from scratch.
+void Tree::SwitchView(uint64_t exact_to) {
   const uint64_t log_end = touched_base_ + touched_.size();
   View& old = views_[cur_];
-  old.log_pos = log_end;
+  old.log_pos = std::min(exact_to, log_end);
+  log_floor_ = old.log_pos;  // saved views have read the log up to here at most
   old.last_used = ++view_clock_;
   size_t found = views_.size();
   for (size_t i = 0; i < views_.size(); ++i)
@@ -426,28 +436,21 @@ void Tree::SwitchView() {
     cur_ = found;
     View& v = views_[cur_];
     ++main_->counters.view_switches;
+    log_touched_ = false;  // the catch-up itself logs nothing (set again below)
     for (uint64_t p = v.log_pos; p < log_end; ++p) {
       JobId j = touched_[p - touched_base_];
-      if (!jobs_[j].alive) {
-        // Removed since this view was current (a retired record, Remove):
-        // take its contribution out of this view.
-        const JobView& jv = JV(j);
-        if (!jv.blocked || jv.contrib_alloc != 0) {
-          ++main_->counters.view_catchups;
-          RemoveJobContribution(j);
-          MarkDirty(jobs_[j].queue);
-        }
+      ++main_->counters.view_catchups;
+      if (jobs_[j].alive) {
+        RefreshJob(j);  // as any refresh: only what changed is redone
         continue;
       }
-      ++main_->counters.view_catchups;
+      // Removed since this view was current (a retired record, Remove):
+      // take its contribution out of this view.
       const JobView& jv = JV(j);
-      const bool blocked = JobBlocked(j);
-      if (blocked == jv.blocked && jv.contrib_alloc == jobs_[j].allocated &&
-          (blocked || JobKey(j) == QV(jobs_[j].queue).nb.at(jv.heap_pos).key))
-        continue;
-      RemoveJobContribution(j);
-      AddJobContribution(j);
-      MarkDirty(jobs_[j].queue);
+      if (!jv.blocked || jv.contrib_alloc != 0) {
+        RemoveJobContribution(j);
+        MarkDirty(jobs_[j].queue);
+      }
     }
     v.log_pos = log_end;
     v.last_used = ++view_clock_;
@@ -601,7 +604,6 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   }
   j.allocated += dA;
   j.tasks += dT;
-  Touch(id, sc);
   // The first queue not to update here: the root for a local call.
   const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;
@@ -620,6 +622,22 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
       }
     }
   }
+  // When the saturated set changes, the current view is left as it was
+  // before the event (saved exact up to `event_pos`): the jobs this event
+  // touches are only logged (RefreshJob while defer_refresh_), and the view
+  // of the new set re-derives them when it catches up. A flip then costs
+  // one re-derivation per job instead of one in each view, and a job that
+  // flips the set back (release, then allocate) costs the old view nothing
+  // when it returns (docs/algorithm.md, "Saturation changes").
+  const bool flip = !sc.local && touched != 0 && SaturatedNow() != saturated_;
+  uint64_t event_pos = 0;
+  if (flip) {
+    log_touched_ = true;
+    event_pos = touched_base_ + touched_.size();
+    log_floor_ = event_pos;
+    defer_refresh_ = true;
+  }
+  Touch(id, sc);
   // Usage, and capability reached or left, per queue on the path (raw
   // masks, shared by all views): one walk up for all resources.
   QueueId top_flip = kNone;
@@ -667,13 +685,12 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
     RefreshOthers(id, top_flip, touched != 0, limits_changed, sc);
     Propagate(sc);
   }
-  if (sc.local) return;  // the saturated set cannot have changed
-  // The current view is now exact under the old saturated set. If the set
-  // changed, every s(U) changes: the view of the new set takes over, caught
-  // up from the touched log or built afresh (docs/algorithm.md).
-  const ResMask old_sat = saturated_;
+  if (!flip) return;  // a local call cannot change the saturated set
+  // Every s(U) changes: the view of the new set takes over, caught up from
+  // the touched log or built afresh (docs/algorithm.md).
+  defer_refresh_ = false;
   UpdateSaturation();
-  if (saturated_ != old_sat) SwitchView();
+  SwitchView(event_pos);
 }
 
 // After job `id`'s allocation changed: refreshes the other jobs whose

@@ -690,6 +690,7 @@ void Tree::ReserveJobs(size_t n) {
   jobs_.reserve(n + slack);
   job_names_.reserve(n + slack);
   task_.reserve((n + slack) * R_);
+  for (View& v : views_) v.jobs.reserve(n + slack);
   job_by_name_.Reserve(n);
   job_by_seq_.Reserve(n);
 }

@@ -146,7 +146,8 @@ class Tree {
   Status RestoreJob(std::string_view name, QueueId leaf, std::string_view user,
                     const int64_t* task, int64_t tasks, double weight, int64_t min_available,
                     uint64_t seq, int64_t allocated, JobState state);
-  // Room for `n` jobs in all without reallocating (before a bulk restore).
+  // Room for `n` jobs in all without reallocating (before a bulk restore;
+  // EngineOptions::reserve_jobs). Covers the current saved views too.
   void ReserveJobs(size_t n);
   // Recovery of folded task events (storage::Replayer): a job's running and
   // total tasks change by (d_allocated, d_tasks), the net effect of a run of
@@ -222,6 +223,10 @@ class Tree {
   Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
   void BeginExclusive();
   void EndExclusive();
+  // The shards that have a top-level queue (the only ones ShardOf returns
+  // for a job that can take a local event); changes only in exclusive
+  // sections.
+  const std::vector<int>& used_shards() const { return used_shards_; }
   // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
   // time so that its cache misses overlap with the events before it; a
   // single event asks for its job's lines before its checks (the local
@@ -270,7 +275,8 @@ class Tree {
   void DropSavedViews();
   void GrowViews();
   // The saturated set changed to saturated_: switch to (or build) its view.
-  void SwitchView();
+  // The current view is exact up to touched-log position `exact_to`.
+  void SwitchView(uint64_t exact_to);
   // Records that `j`'s derived state may differ from what saved views hold.
   void Touch(JobId j, Scratch& sc);
   void Touch(JobId j) { Touch(j, *main_); }
@@ -336,6 +342,7 @@ class Tree {
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
     ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
   }
+  ResMask SaturatedNow() const;  // the resources with free <= 0
   void UpdateSaturation();
   void SetShareResources();
   void RecountUsers(QueueId leaf);
@@ -419,6 +426,13 @@ class Tree {
   std::vector<JobId> touched_;
   uint64_t touched_base_ = 0;
   bool log_touched_ = false;  // true while saved views exist
+  // The largest log position a saved view was saved at: a job touched
+  // again may share the log's last entry only if that entry is not below
+  // it (Touch).
+  uint64_t log_floor_ = 0;
+  // While an event that changes the saturated set runs: RefreshJob only
+  // logs the job (ChangeAllocation; exclusive sections only).
+  bool defer_refresh_ = false;
   bool bulk_ = false;         // Create: one rebuild at the end
 
   int max_depth_ = 0;
@@ -427,6 +441,7 @@ class Tree {
   std::unique_ptr<Scratch> main_;
   std::vector<std::unique_ptr<Scratch>> shards_;
   std::vector<int> used_shards_;
+  bool leases_out_ = false;  // EndExclusive handed out a lease (BeginExclusive folds)
 };
 
 }  // namespace hdrf::engine

@@ -234,7 +234,17 @@ inline std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
 }
 
 inline void Tree::Touch(JobId j, Scratch& sc) {
-  if (log_touched_) (sc.local ? sc.touched : touched_).push_back(j);
+  if (!log_touched_) return;
+  // An event touches its job more than once (the allocation, the refresh),
+  // and a release and allocate of the same job often follow each other:
+  // one entry serves (a catch-up re-derives the job as it is then), if
+  // every saved view still has to read it (at or after log_floor_).
+  if (sc.local) {
+    if (sc.touched.empty() || sc.touched.back() != j) sc.touched.push_back(j);
+  } else if (touched_.empty() || touched_.back() != j ||
+             touched_base_ + touched_.size() <= log_floor_) {
+    touched_.push_back(j);
+  }
 }
 
 // Local events are possible only when no rule couples the subtrees beyond

@@ -139,9 +139,11 @@ void Tree::BeginExclusive() {
   Queue& root = queues_[0];
   for (int s : used_shards_) {
     Scratch& sc = *shards_[s];
-    for (int r = 0; r < R_; ++r) {
-      free_[r] += sc.res[r].lease;
-      sc.res[r].lease = 0;
+    if (leases_out_) {
+      for (int r = 0; r < R_; ++r) {
+        free_[r] += sc.res[r].lease;
+        sc.res[r].lease = 0;
+      }
     }
     if (!sc.active) continue;
     for (int r = 0; r < R_; ++r) {
@@ -160,6 +162,7 @@ void Tree::BeginExclusive() {
     sc.root_stale = false;
     sc.active = false;
   }
+  leases_out_ = false;
   if (root_stale) RebuildRoot();
 }
 
@@ -171,6 +174,7 @@ void Tree::EndExclusive() {
     if (share <= 0) continue;
     for (int s : used_shards_) shards_[s]->res[r].lease = share;
     free_[r] -= share * n;
+    leases_out_ = true;
   }
 }
 

@@ -41,6 +41,9 @@ Status CheckOptions(const EngineOptions& o) {
   if ((o.latency_sample_every & (o.latency_sample_every - 1)) != 0)
     return Status::InvalidArgument("latency_sample_every must be 0 or a power of two, not " +
                                    std::to_string(o.latency_sample_every));
+  if (o.reserve_jobs > uint64_t{0xfffffffe})
+    return Status::InvalidArgument("reserve_jobs " + std::to_string(o.reserve_jobs) +
+                                   ": more than the 4294967294 job ids an engine has");
   return Status::Ok();
 }
 }  // namespace
@@ -62,6 +65,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->tree = std::move(tree).value();
+  if (options.reserve_jobs > 0) {
+    impl->tree->ReserveJobs(options.reserve_jobs);
+    impl->names.rehash(options.reserve_jobs);
+  }
   if (!options.db_path.empty()) {
     auto log = CreateEventLog(options, *impl->tree);
     if (!log.ok()) return log.status();

@@ -114,9 +114,11 @@ class Exclusive {
   explicit Exclusive(const EngineImpl& impl) : impl_(const_cast<EngineImpl&>(impl)) {
     impl_.rw.lock();
     impl_.tree->BeginExclusive();
-    for (auto& c : impl_.shards) {
-      impl_.last_seq += c.events;
-      c.events = 0;
+    // Local events happen only on the shards in use (Tree::ShardOf of a
+    // job), and that set changes only in exclusive sections.
+    for (int s : impl_.tree->used_shards()) {
+      impl_.last_seq += impl_.shards[s].events;
+      impl_.shards[s].events = 0;
     }
   }
   ~Exclusive() {

@@ -71,6 +71,13 @@ struct EngineOptions {
   // it (docs/storage.md "Recovery"); false applies the log one event at a
   // time. Both give the same state. Default: true.
   bool fold_recovery = true;
+  // Engine::Create only: room for this many jobs made up front. The per-job
+  // tables (job records, task shapes, names, view entries, the id and name
+  // indexes) then do not grow by doubling while jobs arrive: no copy, no
+  // unused capacity of up to half the table, no freed buffers the allocator
+  // keeps resident for a while. More jobs than this still work (the tables
+  // grow). At most 2^32 - 2. Default: 0 (tables grow as jobs arrive).
+  uint64_t reserve_jobs = 0;
 };
 
 // What Engine::Open did to rebuild the state (zeros for Create).
