@@ -33,12 +33,17 @@ class KeyHeap {
   size_t size() const { return h_.size(); }
   const HeapEntry& top() const { return h_.front(); }
   const HeapEntry& at(uint32_t i) const { return h_[i]; }
-  // For prefetching entry i (any i; nothing is read).
+  // For prefetching entry i (any i < capacity(); nothing is read).
   const HeapEntry* data() const { return h_.data(); }
+  size_t capacity() const { return h_.capacity(); }
   void clear() { h_.clear(); }
-  void reserve(size_t n) { h_.reserve(n); }
+  // Room for n entries without moving the buffer (grows geometrically).
+  void reserve(size_t n) {
+    if (n > h_.capacity()) h_.reserve(std::max(n, 2 * h_.capacity()));
+  }
 
-  // `pos(id)` returns a reference to the slot where id's index is stored.
+  // `pos(id)` returns the slot where id's index is stored: a reference, or
+  // any object assignable from uint32_t (e.g. one that stores atomically).
   template <class Pos>
   void Push(double key, uint32_t id, Pos&& pos) {
     h_.push_back({key, id});

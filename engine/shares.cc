@@ -21,6 +21,10 @@ const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
 Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
 const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
 
+auto Tree::JobHeapPos() {
+  return [this](uint32_t x) { return RelaxedPos{&JV(x).heap_pos}; };
+}
+
 ResMask Tree::RequiredMask(const int64_t* task) const {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
@@ -104,7 +108,7 @@ void Tree::AddJobContribution(JobId id) {
       ++q.n_blk;
     }
   } else {
-    q.nb.Push(JobKey(id), id, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Push(JobKey(id), id, JobHeapPos());
     LowerWaitBound(j.queue, t);
     if (j.allocated > 0) {
       double d = DominantPerTask(t);
@@ -132,7 +136,7 @@ void Tree::RemoveJobContribution(JobId id) {
       if (--q.n_blk == 0) std::fill(q.sum_blk.begin(), q.sum_blk.end(), 0.0);
     }
   } else {
-    q.nb.Erase(v.heap_pos, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Erase(v.heap_pos, JobHeapPos());
     if (a > 0) {
       double d = DominantPerTask(t);
       if (d > 0) {
@@ -345,7 +349,7 @@ void Tree::RefreshJob(JobId id, Scratch& sc) {
     JobView& mv = JV(id);
     mv.contrib_alloc = j.allocated;
     QueueView& q = QV(j.queue);
-    q.nb.Update(mv.heap_pos, JobKey(id), [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Update(mv.heap_pos, JobKey(id), JobHeapPos());
   } else {
     RemoveJobContribution(id);
     AddJobContribution(id);
@@ -425,6 +429,15 @@ void Tree::GrowViews() {
       q.wait_min.assign(R_, INT64_MAX);
     }
   }
+}
+
+void Tree::LinkToLeaf(JobId id) {
+  Job& j = jobs_[id];
+  Queue& lq = queues_[j.queue];
+  j.slot = static_cast<uint32_t>(lq.jobs.size());
+  lq.jobs.push_back(id);
+  for (View& v : views_)
+    if (j.queue < v.queues.size()) v.queues[j.queue].nb.reserve(lq.jobs.size());
 }
 
 void Tree::DropSavedViews() {
@@ -571,6 +584,7 @@ void Tree::RebuildView() {
     Queue& q = queues_[id];
     if (!q.children.empty()) continue;
     RecountUsers(id);
+    QV(id).nb.reserve(q.jobs.size());  // room for every job: see LinkToLeaf
     for (JobId j : q.jobs) {
       JobView& jv = JV(j);
       jv.heap_pos = KeyHeap::kAbsent;

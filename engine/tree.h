@@ -224,9 +224,13 @@ class Tree {
   // time so that its cache misses overlap with the events before it.
   // PrefetchJob: the job's record, task shape and view entry (addresses
   // from the id alone). PrefetchPath, later, when the record has arrived:
-  // its leaf's nodes (stage 0), then their buffers (stage 1). These only read what changes in exclusive sections
-  // (the job's leaf, the node arrays), so they may run in a shared section
-  // without the shard lock; any id is allowed (nothing past the end).
+  // its leaf's nodes (stage 0), then their buffers and the job's entry in
+  // its leaf's heap with the entries a sift from there reads (stage 1).
+  // These only read what changes in exclusive sections (the job's leaf, the
+  // node arrays, the heap buffers, whose room LinkToLeaf and RebuildView
+  // make) and the job's heap position (stored atomically by local events,
+  // a hint that may be stale), so they may run in a shared section without
+  // the shard lock; any id is allowed (nothing past the end).
   void PrefetchJob(JobId j) const;
   void PrefetchPath(JobId j, int stage) const;
 
@@ -253,6 +257,7 @@ class Tree {
   struct QueueView;
   struct View;
   struct Scratch;
+  struct RelaxedPos;
   Tree();
 
   // The current view (derived state for the current saturated set).
@@ -278,6 +283,9 @@ class Tree {
   JobId NewJob(std::string_view name, QueueId leaf, std::string_view user, const int64_t* task,
                int64_t tasks, double weight, int64_t min_available, uint64_t seq,
                int64_t allocated, JobState state);
+  // Puts job j in its leaf's job list and makes room for it in every
+  // view's leaf heap (local events then never move a heap's buffer).
+  void LinkToLeaf(JobId j);
   JobId FindName(std::string_view name) const;  // kNone when absent
   JobId FindSeq(uint64_t seq) const;            // kNone when absent
   void ComputeRealCapabilities();
@@ -294,6 +302,7 @@ class Tree {
   ResMask UserExhausted(QueueId leaf, uint32_t user) const;
   bool JobBlocked(JobId j) const;
   double JobKey(JobId j) const;
+  auto JobHeapPos();  // KeyHeap `pos` of the leaf heaps (tree_internal.h)
   void AddJobContribution(JobId j);
   void RemoveJobContribution(JobId j);
   void AddQueueContribution(QueueId q);
