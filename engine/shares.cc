@@ -642,11 +642,10 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   const int64_t old_tasks = j.tasks;
   {
     // RefreshJob below updates the job's entry in its leaf's heap: ask for
-    // that line now (its address needs the view entry, itself a miss at
-    // 10^5+ jobs), so the miss overlaps with the sums along the path.
-    const JobView& v = JV(id);
-    const KeyHeap& h = QV(leaf).nb;
-    __builtin_prefetch(h.data() + (v.heap_pos < h.size() ? v.heap_pos : 0), 1);
+    // its lines now (their address needs the view entry, itself a miss at
+    // 10^5+ jobs unless a batch asked for it), so the misses overlap with
+    // the sums along the path.
+    PrefetchHeapSift(QV(leaf).nb, JV(id).heap_pos);
   }
   j.allocated += dA;
   j.tasks += dT;

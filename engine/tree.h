@@ -326,6 +326,7 @@ class Tree {
   Status CheckRelease(JobId j, int64_t n, const char* verb) const;
   // Escalation tests of the local events (tree_shards.cc).
   bool LocalPossible() const;
+  static void PrefetchHeapSift(const KeyHeap& nb, uint32_t pos);  // tree_shards.cc
   void RebuildView();                       // the current view from scratch
   void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks, Scratch& sc);

@@ -71,10 +71,8 @@ void Tree::PrefetchJob(JobId id) const {
 
 // Stage 0: the leaf's raw node and its node in the current view; stage 1
 // (when those have arrived): the buffers of their usage and sums, and the
-// lines of the leaf heap that the job's key update reads: its entry, the
-// entry's parent and grandparent (a release lowers the key: sift up) and
-// first child (an allocation raises it: sift down), and the top (the
-// leaf's new minimum). Job::queue and the vectors' buffers change only in
+// lines of the leaf heap that the job's key update reads
+// (PrefetchHeapSift). Job::queue and the vectors' buffers change only in
 // exclusive sections (a leaf heap has room for all the leaf's jobs: local
 // events never move it); the heap position is a relaxed atomic read of a
 // value local events store atomically, stale if another thread has since
@@ -93,17 +91,27 @@ void Tree::PrefetchPath(JobId id, int stage) const {
   __builtin_prefetch(lq.usage.data(), 1);
   __builtin_prefetch(v.sum_norm.data(), 1);
   __builtin_prefetch(v.U.data(), 1);
-  const HeapEntry* h = v.nb.data();
-  const size_t cap = v.nb.capacity();
   if (id >= views_[cur_].jobs.size()) return;
-  const uint32_t pos = __atomic_load_n(&views_[cur_].jobs[id].heap_pos, __ATOMIC_RELAXED);
+  PrefetchHeapSift(v.nb, __atomic_load_n(&views_[cur_].jobs[id].heap_pos, __ATOMIC_RELAXED));
+}
+
+// The lines of heap `nb` that updating entry `pos`'s key reads: the entry,
+// its parent and grandparent (a lower key sifts up), its children (a higher
+// key sifts down; KeyHeap::SiftDown asks for the levels below as it goes)
+// and the top (the new minimum). Reads only the buffer's address and room.
+void Tree::PrefetchHeapSift(const KeyHeap& nb, uint32_t pos) {
+  const HeapEntry* h = nb.data();
+  const size_t cap = nb.capacity();
   if (pos >= cap) return;  // blocked (kAbsent), or stale
   __builtin_prefetch(h, 1);
   __builtin_prefetch(h + pos, 1);
   const uint32_t up = pos > 0 ? (pos - 1) / 2 : 0;
   __builtin_prefetch(h + up, 1);
   __builtin_prefetch(h + (up > 0 ? (up - 1) / 2 : 0), 1);
-  if (size_t{2} * pos + 1 < cap) __builtin_prefetch(h + 2 * pos + 1, 1);
+  if (size_t{2} * pos + 2 < cap) {
+    __builtin_prefetch(h + 2 * pos + 1, 1);
+    __builtin_prefetch(h + 2 * pos + 2, 1);
+  }
 }
 
 Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
