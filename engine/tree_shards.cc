@@ -69,7 +69,18 @@ void Tree::PrefetchJob(JobId id) const {
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
 }
 
-// Stage 0: the leaf's raw node and its node in the current view; stage 1
+namespace {
+// Every cache line of [p, p + n): the event reads fields all over a leaf's
+// Queue (parent, masks, limits, shard: 7 lines) and QueueView (4 lines).
+void PrefetchLines(const void* p, size_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t l = a & ~uintptr_t{63}; l < a + n; l += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(l), 1);
+}
+}  // namespace
+
+// Stage 0: the leaf's raw node and its node in the current view (all their
+// lines); stage 1
 // (when those have arrived): the buffers of their usage and sums, and the
 // lines of the leaf heap that the job's key update reads
 // (PrefetchHeapSift). Job::queue and the vectors' buffers change only in
@@ -84,8 +95,8 @@ void Tree::PrefetchPath(JobId id, int stage) const {
   const Queue& lq = queues_[q];
   const QueueView& v = views_[cur_].queues[q];
   if (stage == 0) {
-    __builtin_prefetch(&lq);
-    __builtin_prefetch(&v, 1);
+    PrefetchLines(&lq, sizeof(Queue));
+    PrefetchLines(&v, sizeof(QueueView));
     return;
   }
   __builtin_prefetch(lq.usage.data(), 1);
