@@ -80,9 +80,8 @@ void PrefetchLines(const void* p, size_t n) {
 }  // namespace
 
 // Stage 0: the leaf's raw node and its node in the current view (all their
-// lines); stage 1
-// (when those have arrived): the buffers of their usage and sums, and the
-// lines of the leaf heap that the job's key update reads
+// lines); stage 1 (when those have arrived): the buffers of their usage and
+// sums, and the lines of the leaf heap that the job's key update reads
 // (PrefetchHeapSift). Job::queue and the vectors' buffers change only in
 // exclusive sections (a leaf heap has room for all the leaf's jobs: local
 // events never move it); the heap position is a relaxed atomic read of a
