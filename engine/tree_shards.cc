@@ -69,19 +69,9 @@ void Tree::PrefetchJob(JobId id) const {
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
 }
 
-namespace {
-// Every cache line of [p, p + n): the event reads fields all over a leaf's
-// Queue (parent, masks, limits, shard: 7 lines) and QueueView (4 lines).
-void PrefetchLines(const void* p, size_t n) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  for (uintptr_t l = a & ~uintptr_t{63}; l < a + n; l += 64)
-    __builtin_prefetch(reinterpret_cast<const void*>(l), 1);
-}
-}  // namespace
-
-// Stage 0: the leaf's raw node and its node in the current view (all their
-// lines); stage 1 (when those have arrived): the buffers of their usage and
-// sums, and the lines of the leaf heap that the job's key update reads
+// Stage 0: the leaf's raw node and its node in the current view; stage 1
+// (when those have arrived): the buffers of their usage and sums, and the
+// lines of the leaf heap that the job's key update reads
 // (PrefetchHeapSift). Job::queue and the vectors' buffers change only in
 // exclusive sections (a leaf heap has room for all the leaf's jobs: local
 // events never move it); the heap position is a relaxed atomic read of a
@@ -94,8 +84,8 @@ void Tree::PrefetchPath(JobId id, int stage) const {
   const Queue& lq = queues_[q];
   const QueueView& v = views_[cur_].queues[q];
   if (stage == 0) {
-    PrefetchLines(&lq, sizeof(Queue));
-    PrefetchLines(&v, sizeof(QueueView));
+    __builtin_prefetch(&lq);
+    __builtin_prefetch(&v, 1);
     return;
   }
   __builtin_prefetch(lq.usage.data(), 1);
