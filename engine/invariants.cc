@@ -88,6 +88,10 @@ Status Tree::CheckInvariants(double tol) const {
         kids.emplace_back(std::move(v), j.weight);
       }
       if (Status b = CheckWaitBound(qid); !b.ok() && err.empty()) err = b.message();
+      // The batch prefetcher reads the heap's buffer without the shard lock:
+      // a local event's push must never move it (Tree::LinkToLeaf).
+      if (QV(qid).nb.capacity() < q.jobs.size() && err.empty())
+        err = "queue " + q.path + ": leaf heap has room for fewer than its jobs";
     } else {
       for (QueueId c : q.children) kids.emplace_back(eval(c), queues_[c].weight);
     }

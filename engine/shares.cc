@@ -15,6 +15,10 @@ namespace {
 constexpr size_t kMaxViews = 4;
 }  // namespace
 
+auto Tree::JobHeapPos() {
+  return [this](uint32_t x) { return RelaxedPos{&JV(x).heap_pos}; };
+}
+
 // SPEC §7 with exact integer comparisons where the limit is a ratio:
 // usage >= max(B·p/100, B/n)  <=>  100·usage >= B·p  and  n·usage >= B.
 ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
@@ -52,7 +56,7 @@ void Tree::AddJobContribution(JobId id) {
       ++q.n_blk;
     }
   } else {
-    q.nb.Push(JobKey(id), id, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Push(JobKey(id), id, JobHeapPos());
     LowerWaitBound(j.queue, t);
     if (j.allocated > 0) {
       double d = DominantPerTask(t);
@@ -80,7 +84,7 @@ void Tree::RemoveJobContribution(JobId id) {
       if (--q.n_blk == 0) std::fill(q.sum_blk.begin(), q.sum_blk.end(), 0.0);
     }
   } else {
-    q.nb.Erase(v.heap_pos, [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Erase(v.heap_pos, JobHeapPos());
     if (a > 0) {
       double d = DominantPerTask(t);
       if (d > 0) {
@@ -298,7 +302,7 @@ bool Tree::RefreshJobEntry(JobId id, Scratch& sc) {
     JobView& mv = JV(id);
     mv.contrib_alloc = j.allocated;
     QueueView& q = QV(j.queue);
-    q.nb.Update(mv.heap_pos, JobKey(id), [this](uint32_t x) -> uint32_t& { return JV(x).heap_pos; });
+    q.nb.Update(mv.heap_pos, JobKey(id), JobHeapPos());
   } else {
     RemoveJobContribution(id);
     AddJobContribution(id);
@@ -395,6 +399,15 @@ void Tree::GrowViews() {
       q.wait_min.assign(R_, INT64_MAX);
     }
   }
+}
+
+void Tree::LinkToLeaf(JobId id) {
+  Job& j = jobs_[id];
+  Queue& lq = queues_[j.queue];
+  j.slot = static_cast<uint32_t>(lq.jobs.size());
+  lq.jobs.push_back(id);
+  for (View& v : views_)
+    if (j.queue < v.queues.size()) v.queues[j.queue].nb.reserve(lq.jobs.size());
 }
 
 void Tree::DropSavedViews() {
@@ -539,6 +552,7 @@ void Tree::RebuildView() {
     Queue& q = queues_[id];
     if (!q.children.empty()) continue;
     RecountUsers(id);
+    QV(id).nb.reserve(q.jobs.size());  // room for every job: see LinkToLeaf
     for (JobId j : q.jobs) {
       JobView& jv = JV(j);
       jv.heap_pos = KeyHeap::kAbsent;
@@ -596,11 +610,10 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   const int64_t old_tasks = j.tasks;
   {
     // RefreshJob below updates the job's entry in its leaf's heap: ask for
-    // that line now (its address needs the view entry, itself a miss at
-    // 10^5+ jobs), so the miss overlaps with the sums along the path.
-    const JobView& v = JV(id);
-    const KeyHeap& h = QV(leaf).nb;
-    __builtin_prefetch(h.data() + (v.heap_pos < h.size() ? v.heap_pos : 0), 1);
+    // its lines now (their address needs the view entry, itself a miss at
+    // 10^5+ jobs unless a batch asked for it), so the misses overlap with
+    // the sums along the path.
+    PrefetchHeapSift(QV(leaf).nb, JV(id).heap_pos);
   }
   j.allocated += dA;
   j.tasks += dT;

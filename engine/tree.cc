@@ -415,8 +415,7 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   for (View& v : views_) v.jobs[id] = JobView();
   Touch(id);
   Queue& lq = queues_[leaf];
-  j.slot = static_cast<uint32_t>(lq.jobs.size());
-  lq.jobs.push_back(id);
+  LinkToLeaf(id);
   for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
     ++queues_[a].jobs_by_state[static_cast<int>(j.state)];
   if (j.state == JobState::kInqueue)
@@ -664,9 +663,7 @@ Status Tree::RestoreJob(std::string_view name, QueueId leaf, std::string_view us
     return Status::Corruption("job " + std::string(name) + ": allocation out of range");
   const JobId id = NewJob(name, leaf, user, task, tasks, weight, min_available, seq, allocated, state);
   Job& j = jobs_[id];
-  Queue& lq = queues_[leaf];
-  j.slot = static_cast<uint32_t>(lq.jobs.size());
-  lq.jobs.push_back(id);
+  LinkToLeaf(id);
   for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
     ++queues_[a].jobs_by_state[static_cast<int>(state)];
   for (int r = 0; r < R_; ++r) {

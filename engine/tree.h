@@ -233,9 +233,13 @@ class Tree {
   // events do not ask again).
   // PrefetchJob: the job's record, task shape and view entry (addresses
   // from the id alone). PrefetchPath, later, when the record has arrived:
-  // its leaf's nodes (stage 0), then its parent's (stage 1). These only read what changes in exclusive sections
-  // (the job's leaf, the node arrays), so they may run in a shared section
-  // without the shard lock; any id is allowed (nothing past the end).
+  // its leaf's nodes (stage 0), then its parent's nodes and the job's entry
+  // in its leaf's heap with the entries a sift from there reads (stage 1).
+  // These only read what changes in exclusive sections (the job's leaf, the
+  // node arrays, the heap buffers, whose room LinkToLeaf and RebuildView
+  // make) and the job's heap position (stored atomically by local events,
+  // a hint that may be stale), so they may run in a shared section without
+  // the shard lock; any id is allowed (nothing past the end).
   void PrefetchJob(JobId j) const;
   void PrefetchPath(JobId j, int stage) const;
   void PrefetchNodes(QueueId q) const;  // the hot lines of q's two nodes
@@ -263,6 +267,7 @@ class Tree {
   struct QueueView;
   struct View;
   struct Scratch;
+  struct RelaxedPos;
   Tree();
 
   // The current view (derived state for the current saturated set).
@@ -289,6 +294,9 @@ class Tree {
   JobId NewJob(std::string_view name, QueueId leaf, std::string_view user, const int64_t* task,
                int64_t tasks, double weight, int64_t min_available, uint64_t seq,
                int64_t allocated, JobState state);
+  // Puts job j in its leaf's job list and makes room for it in every
+  // view's leaf heap (local events then never move a heap's buffer).
+  void LinkToLeaf(JobId j);
   JobId FindName(std::string_view name) const;  // kNone when absent
   JobId FindSeq(uint64_t seq) const;            // kNone when absent
   void ComputeRealCapabilities();
@@ -307,6 +315,7 @@ class Tree {
   bool JobBlocked(JobId j) const;
   QueueId JobLeaf(JobId j) const;
   double JobKey(JobId j) const;
+  auto JobHeapPos();  // KeyHeap `pos` of the leaf heaps (shares.cc)
   void AddJobContribution(JobId j);
   void RemoveJobContribution(JobId j);
   void AddQueueContribution(QueueId q);
@@ -335,6 +344,7 @@ class Tree {
   Status CheckRelease(JobId j, int64_t n, const char* verb) const;
   // Escalation tests of the local events (tree_shards.cc).
   bool LocalPossible() const;
+  static void PrefetchHeapSift(const KeyHeap& nb, uint32_t pos);  // tree_shards.cc
   void RebuildView();                       // the current view from scratch
   void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks, Scratch& sc);

@@ -85,10 +85,20 @@ struct alignas(64) Tree::Job {
 // straddles a cache line (an event reads its job's entry and writes those of
 // the heap siblings it moves). The job's key is not stored: in the current
 // view it is JobKey(j), which a non-blocked job's heap entry holds.
+// heap_pos is read without the shard lock by the batch prefetcher
+// (PrefetchPath, a hint that may be stale): local events store it with
+// relaxed atomic stores (Tree::JobHeapPos), exclusive sections as they like.
 struct Tree::JobView {
   int64_t contrib_alloc = 0;  // the allocation its contribution was made with
   uint32_t heap_pos = KeyHeap::kAbsent;
   bool blocked = true;        // also: "not contributing" while detached
+};
+
+// The `pos` of a leaf heap's sifts (KeyHeap): the moved job's
+// JobView::heap_pos, stored with a relaxed atomic store (JobView).
+struct Tree::RelaxedPos {
+  uint32_t* p;
+  void operator=(uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 };
 
 // Derived state of a queue within one View (SPEC §4). Layout: line 0 holds

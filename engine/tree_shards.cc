@@ -72,9 +72,13 @@ void Tree::PrefetchNodes(QueueId q) const {
 }
 
 // Stage 0: the leaf's nodes; stage 1 (when the leaf's raw node has
-// arrived): its parent's. Job::queue, Queue::parent and the node arrays
-// change only in exclusive sections (a heap's buffer may move in a local
-// event of the leaf's shard: not read here).
+// arrived): its parent's, and the lines of the leaf heap that the job's key
+// update reads (PrefetchHeapSift). Job::queue, Queue::parent and the node
+// arrays change only in exclusive sections, and so does a leaf heap's buffer
+// (it has room for all the leaf's jobs: local events never move it); the
+// heap position is a relaxed atomic read of a value local events store
+// atomically, stale if another thread has since moved the entry (then a
+// wasted prefetch).
 void Tree::PrefetchPath(JobId id, int stage) const {
   if (id >= jobs_.size()) return;
   const QueueId q = jobs_[id].queue;
@@ -85,6 +89,28 @@ void Tree::PrefetchPath(JobId id, int stage) const {
   }
   const QueueId parent = queues_[q].parent;
   if (parent != kNone) PrefetchNodes(parent);
+  if (id >= views_[cur_].jobs.size()) return;
+  PrefetchHeapSift(views_[cur_].queues[q].nb,
+                   __atomic_load_n(&views_[cur_].jobs[id].heap_pos, __ATOMIC_RELAXED));
+}
+
+// The lines of heap `nb` that updating entry `pos`'s key reads: the entry,
+// its parent and grandparent (a lower key sifts up), its children (a higher
+// key sifts down; KeyHeap::SiftDown asks for the levels below as it goes)
+// and the top (the new minimum). Reads only the buffer's address and room.
+void Tree::PrefetchHeapSift(const KeyHeap& nb, uint32_t pos) {
+  const HeapEntry* h = nb.data();
+  const size_t cap = nb.capacity();
+  if (pos >= cap) return;  // blocked (kAbsent), or stale
+  __builtin_prefetch(h, 1);
+  __builtin_prefetch(h + pos, 1);
+  const uint32_t up = pos > 0 ? (pos - 1) / 2 : 0;
+  __builtin_prefetch(h + up, 1);
+  __builtin_prefetch(h + (up > 0 ? (up - 1) / 2 : 0), 1);
+  if (size_t{2} * pos + 2 < cap) {
+    __builtin_prefetch(h + 2 * pos + 1, 1);
+    __builtin_prefetch(h + 2 * pos + 2, 1);
+  }
 }
 
 // The local events check what CheckAllocate/CheckRelease check, inline;

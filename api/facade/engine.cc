@@ -212,10 +212,15 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
   bool escalate = false;
   {
     std::shared_lock<engine::BigReaderLock> shared(rw);
-    tree->PrefetchJob(job.id);  // the local event's lines, while the checks run
+    // The job's lines, then its leaf's, then their buffers and heap entry,
+    // each as soon as its address is known, so that the misses of one
+    // stage come together (PrefetchAhead does the same for batches).
+    tree->PrefetchJob(job.id);
     HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
+    tree->PrefetchPath(job.id, 0);
     HDRF_RETURN_IF_ERROR(Writable());
     const int s = tree->ShardOf(job.id);
+    tree->PrefetchPath(job.id, 1);
     std::lock_guard<engine::SpinLock> lock(shards[s].mu);
     HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
                              ? tree->LocalAllocate(job.id, n, &escalate)
