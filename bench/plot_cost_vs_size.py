@@ -44,15 +44,16 @@ def load(path):
         if m and b.get("items_per_second"):
             key = (m.group(1), int(m.group(3)))
             cost.setdefault(key, {})[int(m.group(2))] = 1e9 / b["items_per_second"]
-        mm = re.match(r"^BM_MemoryPerJob/jobs:(\d+)", name)
-        if mm:
+        # Memory as an embedder gets it by default (no EngineOptions::reserve_jobs).
+        mm = re.match(r"^BM_MemoryPerJob/jobs:(\d+)(/reserve:(\d+))?", name)
+        if mm and mm.group(3) in (None, "0"):
             memory[int(mm.group(1))] = (b.get("bytes_per_job"), b.get("rss_bytes_per_job"))
     return cost, memory
 
 
 def table(cost, memory):
     jobs = sorted({j for series in cost.values() for j in series})
-    head = "| jobs | " + " | ".join(s[2] for s in SERIES) + " | memory per job (alloc / RSS) |"
+    head = "| jobs | " + " | ".join(s[2] for s in SERIES) + " | memory per job, no reserve (alloc / RSS) |"
     lines = [head, "|" + "---|" * (len(SERIES) + 2)]
     for j in jobs:
         cells = []
