@@ -507,8 +507,8 @@ void Tree::SwitchView(uint64_t exact_to) {
 // Structural change: every saved view is dropped and the current one is
 // rebuilt from the raw state.
 void Tree::RebuildAll() {
-  UpdateSaturation();
-  SetShareResources();  // the totals may have changed
+  saturated_ = SaturatedNow();
+  SetShareResources();  // also when the set is the same: the totals may have changed
   GrowViews();
   DropSavedViews();
   cv().mask = saturated_;

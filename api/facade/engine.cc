@@ -1,7 +1,7 @@
 #include "hdrf/engine.h"
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <exception>

@@ -2,10 +2,10 @@
 // Promote (docs/storage.md "Followers", "Warm standby").
 #include "api/facade/follower.h"
 
-#include <atomic>
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <shared_mutex>
