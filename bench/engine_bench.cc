@@ -78,19 +78,19 @@ World& SharedWorld(int64_t jobs, bool full_use, bool handover = false) {
 void RunEvents(benchmark::State& state, World& w, bool by_top_queue = false) {
   EventStream stream(w, state.threads(), state.thread_index(), by_top_queue);
   int64_t refused = 0;
-  auto apply = [&](uint32_t j, int dir) {
-    return dir > 0 ? w.engine->Allocate(w.jobs[j], 1) : w.engine->Release(w.jobs[j], 1);
+  auto apply = [&](JobRef job, int dir) {
+    return dir > 0 ? w.engine->Allocate(job, 1) : w.engine->Release(job, 1);
   };
   HDRF_PROBE_BEGIN();
   for (auto _ : state) {
-    uint32_t j;
+    JobRef job;
     int dir;
-    stream.Next(&j, &dir);
-    if (!apply(j, dir).ok()) ++refused;
+    stream.NextRef(&job, &dir);  // the event carries its job's ref
+    if (!apply(job, dir).ok()) ++refused;
   }
   HDRF_PROBE_END(state, state.iterations());
   // Back to the state before the first forward pass (the timer has stopped).
-  stream.Undo([&](uint32_t j, int dir) { (void)apply(j, dir); });
+  stream.Undo([&](uint32_t j, int dir) { (void)apply(w.jobs[j], dir); });
   state.counters["refused"] = static_cast<double>(refused);
   state.SetItemsProcessed(state.iterations());
 }
@@ -118,14 +118,18 @@ void BM_IngestBatched(benchmark::State& state) {
   std::vector<uint32_t> mine;  // as RunEvents: this thread's events
   for (uint32_t i = 0; i < w.event_job.size(); ++i)
     if (static_cast<int>(w.event_job[i] % threads) == me) mine.push_back(i);
+  std::vector<JobRef> refs;  // refs[k]: the ref of event mine[k], as the event carries it
+  refs.reserve(mine.size());
+  for (uint32_t i : mine) refs.push_back(w.jobs[w.event_job[i]]);
   // Position k of the cycle: mine forward, then backward with the
   // directions inverted (applying all of it leaves the world as it was).
   const size_t half = mine.size(), cycle = 2 * half;
   auto op_at = [&](size_t k) {
     const bool fwd = k < half;
-    const uint32_t i = fwd ? mine[k] : mine[cycle - 1 - k];
+    const size_t m = fwd ? k : cycle - 1 - k;
+    const uint32_t i = mine[m];
     Engine::TaskOp op;
-    op.job = w.jobs[w.event_job[i]];
+    op.job = refs[m];
     op.type = (w.event_dir[i] > 0) == fwd ? Event::Type::kAllocate : Event::Type::kRelease;
     return op;
   };

@@ -1,17 +1,29 @@
-// KeyHeap: an indexed binary min-heap of (key, id) entries.
+// KeyHeap: an indexed 4-ary min-heap of (key, id) entries.
 //
 // Each queue keeps one for its non-blocked children; the entry's position is
 // stored in the child (a job or a queue) through the `pos` callback, so an
 // entry can be updated or erased in O(log n) when a child's key changes.
-// Entries order by key, then id, so iteration order is deterministic.
+// Entries order by key, then id, so the minimum and every visit in key
+// order are the same whatever the heap's shape.
+//
+// Layout (why 4-ary): a leaf heap of 10^3 jobs is not in cache at 10^6
+// jobs, and a sift waits for one line per level it reads; each entry it
+// moves also writes the moved child's position (another line). With four
+// children per node and the four children of a node in one 64-byte line
+// (16-byte entries; the buffer is 64-byte aligned and entry i is stored at
+// slot i + kPad, so that children 4i+1..4i+4 sit at slots 4(i+1)..4(i+1)+3),
+// a sift reads one line per level over half the levels of a binary heap and
+// moves half as many entries. Positions (the `pos` values, at(), Erase,
+// Update) are entry indices 0..size()-1; the slots are internal.
 //
 // Not thread-safe: guarded by whatever guards the owning queue.
 #ifndef HDRF_ENGINE_KEY_HEAP_H_
 #define HDRF_ENGINE_KEY_HEAP_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <queue>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -25,21 +37,42 @@ struct HeapEntry {
   }
 };
 
+// The buffer's allocator: 64-byte aligned blocks (a node's four children
+// then share one line; see "Layout").
+template <class T>
+struct LineAlignedAlloc {
+  using value_type = T;
+  LineAlignedAlloc() = default;
+  template <class U>
+  LineAlignedAlloc(const LineAlignedAlloc<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const LineAlignedAlloc<U>&) const { return true; }
+};
+
 class KeyHeap {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;
+  static constexpr uint32_t kArity = 4;
 
-  bool empty() const { return h_.empty(); }
-  size_t size() const { return h_.size(); }
-  const HeapEntry& top() const { return h_.front(); }
-  const HeapEntry& at(uint32_t i) const { return h_[i]; }
-  // For prefetching entry i (any i < capacity(); nothing is read).
-  const HeapEntry* data() const { return h_.data(); }
-  size_t capacity() const { return h_.capacity(); }
-  void clear() { h_.clear(); }
+  // Index arithmetic (entry indices): i's parent, and its first child (its
+  // children are FirstChild(i) .. FirstChild(i) + 3, in one line).
+  static uint32_t Parent(uint32_t i) { return (i - 1) / kArity; }
+  static size_t FirstChild(uint32_t i) { return size_t{kArity} * i + 1; }
+
+  bool empty() const { return h_.size() == kPad; }
+  size_t size() const { return h_.size() - kPad; }
+  const HeapEntry& top() const { return h_[kPad]; }
+  const HeapEntry& at(uint32_t i) const { return h_[i + kPad]; }
+  // For prefetching entry i (any i < capacity(); nothing is read): its
+  // address. Reads only the buffer's address.
+  const HeapEntry* slot(size_t i) const { return h_.data() + kPad + i; }
+  size_t capacity() const { return h_.capacity() - kPad; }
+  void clear() { h_.resize(kPad); }
   // Room for n entries without moving the buffer (grows geometrically).
   void reserve(size_t n) {
-    if (n > h_.capacity()) h_.reserve(std::max(n, 2 * h_.capacity()));
+    if (n + kPad > h_.capacity()) h_.reserve(std::max(n + kPad, 2 * h_.capacity()));
   }
 
   // `pos(id)` returns the slot where id's index is stored: a reference, or
@@ -47,17 +80,18 @@ class KeyHeap {
   template <class Pos>
   void Push(double key, uint32_t id, Pos&& pos) {
     h_.push_back({key, id});
-    pos(id) = static_cast<uint32_t>(h_.size() - 1);
-    SiftUp(static_cast<uint32_t>(h_.size() - 1), pos);
+    const uint32_t i = static_cast<uint32_t>(size() - 1);
+    pos(id) = i;
+    SiftUp(i, pos);
   }
 
   template <class Pos>
   void Erase(uint32_t i, Pos&& pos) {
-    pos(h_[i].id) = kAbsent;
-    uint32_t last = static_cast<uint32_t>(h_.size() - 1);
+    pos(E(i).id) = kAbsent;
+    const uint32_t last = static_cast<uint32_t>(size() - 1);
     if (i != last) {
-      h_[i] = h_[last];
-      pos(h_[i].id) = i;
+      E(i) = E(last);
+      pos(E(i).id) = i;
       h_.pop_back();
       Restore(i, pos);
     } else {
@@ -67,24 +101,24 @@ class KeyHeap {
 
   template <class Pos>
   void Update(uint32_t i, double key, Pos&& pos) {
-    h_[i].key = key;
+    E(i).key = key;
     Restore(i, pos);
   }
 
   // Calls f(entry) on entries in ascending order until f returns false.
   // Costs O(k log k) for the k entries visited, whatever the heap's size.
   // The frontier lives on the stack while it holds at most kInline entries
-  // (a visit of k entries has a frontier of at most k + 1).
+  // (a visit of k entries has a frontier of at most 3k + 1).
   template <class F>
   void VisitInOrder(F&& f) const {
-    if (h_.empty()) return;
-    if (!f(h_[0])) return;
-    constexpr size_t kInline = 32;
+    if (empty()) return;
+    if (!f(at(0))) return;
+    constexpr size_t kInline = 64;
     uint32_t inl[kInline];
     std::vector<uint32_t> big;
     uint32_t* fr = inl;
     size_t n = 0, cap = kInline;
-    auto cmp = [this](uint32_t a, uint32_t b) { return h_[b] < h_[a]; };
+    auto cmp = [this](uint32_t a, uint32_t b) { return at(b) < at(a); };
     auto push = [&](uint32_t i) {
       if (n == cap) {
         big.assign(fr, fr + n);
@@ -95,15 +129,16 @@ class KeyHeap {
       fr[n++] = i;
       std::push_heap(fr, fr + n, cmp);
     };
-    if (1 < h_.size()) push(1);
-    if (2 < h_.size()) push(2);
+    auto push_children = [&](uint32_t i) {
+      const size_t c = FirstChild(i), end = std::min(c + kArity, size());
+      for (size_t k = c; k < end; ++k) push(static_cast<uint32_t>(k));
+    };
+    push_children(0);
     while (n > 0) {
       std::pop_heap(fr, fr + n, cmp);
       const uint32_t i = fr[--n];
-      if (!f(h_[i])) return;
-      const uint32_t l = 2 * i + 1;
-      if (l < h_.size()) push(l);
-      if (l + 1 < h_.size()) push(l + 1);
+      if (!f(at(i))) return;
+      push_children(i);
     }
   }
 
@@ -112,24 +147,29 @@ class KeyHeap {
   // is skipped whole).
   template <class F>
   void VisitAtMost(double limit, F&& f) const {
-    uint32_t stack[64];  // pending right siblings: at most one per level
+    // Pending entries: at most kArity - 1 per level below the one being
+    // visited, plus one (2^32 entries are 16 levels).
+    uint32_t stack[kArity * 17];
     size_t n = 0;
-    const uint32_t size = static_cast<uint32_t>(h_.size());
-    if (size > 0) stack[n++] = 0;
+    const size_t sz = size();
+    if (sz > 0) stack[n++] = 0;
     while (n > 0) {
-      uint32_t i = stack[--n];
-      while (i < size && !(h_[i].key > limit)) {
-        f(h_[i]);
-        if (2 * i + 2 < size) stack[n++] = 2 * i + 2;
-        i = 2 * i + 1;
-      }
+      const uint32_t i = stack[--n];
+      if (at(i).key > limit) continue;
+      f(at(i));
+      const size_t c = FirstChild(i), end = std::min(c + kArity, sz);
+      for (size_t k = end; k-- > c;) stack[n++] = static_cast<uint32_t>(k);
     }
   }
 
  private:
+  // Entry i is stored at h_[i + kPad]: see "Layout".
+  static constexpr size_t kPad = 3;
+  HeapEntry& E(uint32_t i) { return h_[i + kPad]; }
+
   template <class Pos>
   void Restore(uint32_t i, Pos& pos) {
-    if (i > 0 && h_[i] < h_[(i - 1) / 2]) {
+    if (i > 0 && E(i) < E(Parent(i))) {
       SiftUp(i, pos);
     } else {
       SiftDown(i, pos);
@@ -137,40 +177,42 @@ class KeyHeap {
   }
   template <class Pos>
   void SiftUp(uint32_t i, Pos& pos) {
-    HeapEntry e = h_[i];
+    HeapEntry e = E(i);
     while (i > 0) {
-      uint32_t p = (i - 1) / 2;
-      if (!(e < h_[p])) break;
-      h_[i] = h_[p];
-      pos(h_[i].id) = i;
+      const uint32_t p = Parent(i);
+      if (!(e < E(p))) break;
+      E(i) = E(p);
+      pos(E(i).id) = i;
       i = p;
     }
-    h_[i] = e;
+    E(i) = e;
     pos(e.id) = i;
   }
   template <class Pos>
   void SiftDown(uint32_t i, Pos& pos) {
-    HeapEntry e = h_[i];
-    const uint32_t n = static_cast<uint32_t>(h_.size());
+    HeapEntry e = E(i);
+    const size_t n = size();
     for (;;) {
-      uint32_t c = 2 * i + 1;
-      if (c >= n) break;
-      // The next level's entries (c's and c+1's children, 64 bytes from
-      // 4i+3): asked for now, so that a sift of several levels waits for
-      // one line at a time at most (leaf heaps of 10^3 jobs are not in cache).
-      if (2 * c + 1 < n) __builtin_prefetch(&h_[2 * c + 1]);
-      if (2 * c + 4 < n) __builtin_prefetch(&h_[2 * c + 4]);
-      if (c + 1 < n && h_[c + 1] < h_[c]) ++c;
-      if (!(h_[c] < e)) break;
-      h_[i] = h_[c];
-      pos(h_[i].id) = i;
-      i = c;
+      const size_t first = FirstChild(i);
+      if (first >= n) break;
+      const size_t end = std::min(first + kArity, n);
+      size_t c = first;
+      for (size_t k = first + 1; k < end; ++k)
+        if (E(static_cast<uint32_t>(k)) < E(static_cast<uint32_t>(c))) c = k;
+      // The chosen child's children, one line: asked for now, so that it
+      // is on its way while this level's move is written (leaf heaps of
+      // 10^3 jobs are not in cache at 10^6 jobs).
+      if (FirstChild(static_cast<uint32_t>(c)) < n) __builtin_prefetch(slot(FirstChild(static_cast<uint32_t>(c))), 1);
+      if (!(E(static_cast<uint32_t>(c)) < e)) break;
+      E(i) = E(static_cast<uint32_t>(c));
+      pos(E(i).id) = i;
+      i = static_cast<uint32_t>(c);
     }
-    h_[i] = e;
+    E(i) = e;
     pos(e.id) = i;
   }
 
-  std::vector<HeapEntry> h_;
+  std::vector<HeapEntry, LineAlignedAlloc<HeapEntry>> h_ = std::vector<HeapEntry, LineAlignedAlloc<HeapEntry>>(kPad);
 };
 
 }  // namespace hdrf::engine

@@ -95,22 +95,21 @@ void Tree::PrefetchPath(JobId id, int stage) const {
 }
 
 // The lines of heap `nb` that updating entry `pos`'s key reads: the entry,
-// its parent and grandparent (a lower key sifts up), its children (a higher
-// key sifts down; KeyHeap::SiftDown asks for the levels below as it goes)
-// and the top (the new minimum). Reads only the buffer's address and room.
+// its parent and grandparent (a lower key sifts up), its children (one
+// line; a higher key sifts down, and KeyHeap::SiftDown asks for each level
+// below as it goes) and the top (the new minimum). Reads only the buffer's
+// address and room.
 void Tree::PrefetchHeapSift(const KeyHeap& nb, uint32_t pos) {
-  const HeapEntry* h = nb.data();
   const size_t cap = nb.capacity();
   if (pos >= cap) return;  // blocked (kAbsent), or stale
-  __builtin_prefetch(h, 1);
-  __builtin_prefetch(h + pos, 1);
-  const uint32_t up = pos > 0 ? (pos - 1) / 2 : 0;
-  __builtin_prefetch(h + up, 1);
-  __builtin_prefetch(h + (up > 0 ? (up - 1) / 2 : 0), 1);
-  if (size_t{2} * pos + 2 < cap) {
-    __builtin_prefetch(h + 2 * pos + 1, 1);
-    __builtin_prefetch(h + 2 * pos + 2, 1);
+  __builtin_prefetch(nb.slot(0), 1);
+  __builtin_prefetch(nb.slot(pos), 1);
+  if (pos > 0) {
+    const uint32_t up = KeyHeap::Parent(pos);
+    __builtin_prefetch(nb.slot(up), 1);
+    if (up > 0) __builtin_prefetch(nb.slot(KeyHeap::Parent(up)), 1);
   }
+  if (KeyHeap::FirstChild(pos) < cap) __builtin_prefetch(nb.slot(KeyHeap::FirstChild(pos)), 1);
 }
 
 // The local events check what CheckAllocate/CheckRelease check, inline;
