@@ -21,6 +21,7 @@ class Follower;  // api/facade/follower.h (followers)
 //   * `rw` shared + `shards[s].mu`: a task event (Allocate/Release/Finish) on
 //     a job of shard s tries engine::Tree::LocalAllocate/LocalRelease. Task
 //     events on different shards run in parallel.
+//   * `rw` shared alone: FindJob (see "Name lookups" below).
 //   * `rw` exclusive (class Exclusive): everything else, and a task event
 //     the tree could not do locally (it escalates: the shared section is
 //     left, the exclusive one entered, and the event re-checked there).
