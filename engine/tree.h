@@ -203,6 +203,9 @@ class Tree {
   std::vector<QueueId> QueuesInPathOrder() const;
   std::vector<JobId> JobsInSubmitOrder() const;
   size_t job_count() const { return live_jobs_; }
+  // Entries of the name and submission-number indexes (job_count() each).
+  size_t name_index_size() const { return job_by_name_.size(); }
+  size_t seq_index_size() const { return job_by_seq_.size(); }
   size_t queue_count() const { return live_queues_; }
   QueueId root() const { return 0; }
   // SPEC §9 state digest.

@@ -113,17 +113,16 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
   if (op.full != kNoFull) {
     const Event& e = batch.full[op.full];
     HDRF_RETURN_IF_ERROR(ApplyEvent(tree_, e));
-    if (e.type == Event::Type::kSubmit && (!by_seq_.empty() || hooks_.added)) {
+    if (e.type == Event::Type::kSubmit && !by_seq_.empty()) {
       const uint64_t seq = tree_.next_seq() - 1;
       auto id = tree_.FindJobBySeq(seq);
       if (seq >= kMaxDenseSeqs) {
         by_seq_.clear();
         by_seq_.shrink_to_fit();
-      } else if (!by_seq_.empty()) {
+      } else {
         if (seq >= by_seq_.size()) by_seq_.resize(std::max<uint64_t>(seq + 1, by_seq_.size() * 2), engine::kNone);
         by_seq_[seq] = id.ok() ? *id : engine::kNone;
       }
-      if (hooks_.added && id.ok()) hooks_.added(*id);
     }
     return Status::Ok();
   }
@@ -136,7 +135,6 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
     case Event::Type::kRelease: return tree_.Release(id, op.n);
     case Event::Type::kFinish: return tree_.Finish(id, op.n);
     case Event::Type::kRemove: {
-      if (hooks_.removing && tree_.job_alive(id)) hooks_.removing(id);
       HDRF_RETURN_IF_ERROR(tree_.Remove(id));
       if (op.job_seq < by_seq_.size()) by_seq_[op.job_seq] = engine::kNone;
       return Status::Ok();

@@ -110,15 +110,6 @@ class Replayer {
   };
   const FoldStats& fold_stats() const { return stats_; }
 
-  // Called with every job a replayed Submit added, and with every job a
-  // replayed Remove is about to take away (a follower's name index). None
-  // by default.
-  struct JobHooks {
-    std::function<void(JobId)> added;
-    std::function<void(JobId)> removing;
-  };
-  void set_job_hooks(JobHooks hooks) { hooks_ = std::move(hooks); }
-
  private:
   JobId Find(uint64_t seq) const {
     return seq < by_seq_.size() ? by_seq_[seq] : engine::kNone;
@@ -146,7 +137,6 @@ class Replayer {
   std::vector<uint32_t> slot_;   // JobId -> index in run_, or UINT32_MAX
   std::vector<int64_t> free_;    // the cluster's free amounts as the run left them
   FoldStats stats_;
-  JobHooks hooks_;
 };
 
 // Reads the log records after event `after`, in order, up to event

@@ -67,7 +67,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
   impl->tree = std::move(tree).value();
   if (options.reserve_jobs > 0) {
     impl->tree->ReserveJobs(options.reserve_jobs);
-    impl->names.rehash(options.reserve_jobs);
   }
   if (!options.db_path.empty()) {
     auto log = CreateEventLog(options, *impl->tree);
@@ -88,7 +87,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   impl->last_seq = rec->last_seq;
   impl->log = std::move(rec->log);
   impl->recovery = rec->stats;
-  for (JobId j : impl->tree->JobsInSubmitOrder()) impl->IndexJob(j);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -104,29 +102,14 @@ Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
   if (e.type == Event::Type::kSubmit) {
     auto id = tree->Submit(e.job);
     if (!id.ok()) return id.status();
-    IndexJob(*id);
     if (submitted) *submitted = JobRef{*id, tree->job_seq(*id)};
   } else if (e.type == Event::Type::kRemove) {
     HDRF_ASSIGN_OR_RETURN(JobId id, tree->FindJobBySeq(e.job_seq));
-    HDRF_RETURN_IF_ERROR(RemoveJobLocked(id));
+    HDRF_RETURN_IF_ERROR(tree->Remove(id));
   } else {
     HDRF_RETURN_IF_ERROR(ApplyEvent(*tree, e));
   }
   RecordLocked(&e);
-  return Status::Ok();
-}
-
-void Engine::Impl::IndexJob(JobId id) {
-  NameIndex::accessor a;
-  names.insert(a, tree->job_name(id));
-  a->second = JobRef{id, tree->job_seq(id)};
-}
-
-Status Engine::Impl::RemoveJobLocked(JobId id) {
-  if (!tree->job_alive(id)) return tree->Remove(id);  // the tree's own error
-  const std::string name = tree->job_name(id);
-  HDRF_RETURN_IF_ERROR(tree->Remove(id));
-  names.erase(name);
   return Status::Ok();
 }
 
@@ -377,8 +360,8 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
       continue;
     }
     Status st = CheckRef(t, op.job);
-    if (st.ok())  // a removal also leaves the name index
-      st = op.type == Event::Type::kRemove ? impl.RemoveJobLocked(op.job.id)
+    if (st.ok())
+      st = op.type == Event::Type::kRemove ? t.Remove(op.job.id)
                                            : ApplyTask(t, op.type, op.job.id, op.n);
     if (!st.ok()) {
       b.Refuse(op, std::move(st));
@@ -635,21 +618,14 @@ StatusOr<Explanation> Engine::Explain(std::string_view job) const {
   return impl_->tree->Explain(id);
 }
 
-// No engine lock: the name index is a concurrent map (engine_impl.h). A
-// follower's catch-up keeps the index; while it follows, a name the index
-// lacks (a reload is rebuilding it) is looked up in the tree.
+// The shared section task events use: the tree's name index, its names and
+// submission numbers change only under the exclusive lock (engine_impl.h
+// "Name lookups").
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
-  {
-    Impl::NameIndex::const_accessor a;
-    if (impl_->names.find(a, std::string(name))) return a->second;
-  }
-  auto unknown = [&] { return Status::NotFound("job " + std::string(name) + ": unknown job"); };
-  if (!impl_->follower) return unknown();  // set at OpenFollower, never reset
-  Exclusive lock(*impl_);
-  if (impl_->follows.empty()) return unknown();
-  auto id = impl_->tree->FindJob(name);
-  if (!id.ok()) return unknown();
-  return JobRef{*id, impl_->tree->job_seq(*id)};
+  std::shared_lock<engine::BigReaderLock> l(impl_->rw);
+  const engine::Tree& t = *impl_->tree;
+  HDRF_ASSIGN_OR_RETURN(JobId id, t.FindJob(name));
+  return JobRef{id, t.job_seq(id)};
 }
 
 StatusOr<JobInfo> Engine::GetJob(std::string_view name) const {

@@ -7,8 +7,6 @@
 #include <mutex>
 #include <string>
 
-#include <oneapi/tbb/concurrent_hash_map.h>
-
 #include "hdrf/engine.h"
 #include "api/facade/engine_access.h"
 #include "engine/shard_lock.h"
@@ -23,6 +21,7 @@ class Follower;  // api/facade/follower.h (followers)
 //   * `rw` shared + `shards[s].mu`: a task event (Allocate/Release/Finish) on
 //     a job of shard s tries engine::Tree::LocalAllocate/LocalRelease. Task
 //     events on different shards run in parallel.
+//   * `rw` shared alone: FindJob (see "Name lookups" below).
 //   * `rw` exclusive (class Exclusive): everything else, and a task event
 //     the tree could not do locally (it escalates: the shared section is
 //     left, the exclusive one entered, and the event re-checked there).
@@ -37,20 +36,15 @@ class Follower;  // api/facade/follower.h (followers)
 // only its shard and its shard's lease), so the log order is a valid serial
 // order. Without a store, a local event only counts itself in its shard's
 // `shards[s].events`; Exclusive folds those counts into `last_seq`.
-// Name index: `names` maps every live job's name to its JobRef. It is
-// written only where the tree gains or loses a job (under the exclusive
-// lock: Submit, Remove, ApplyTasks, Open) and read without any engine lock
-// by FindJob (a tbb::concurrent_hash_map is safe for that), so name lookups
-// of embedders run beside task events instead of excluding them. A
-// follower's catch-up keeps it too (api/facade/follower.h); while a reload
-// rebuilds it, FindJob looks a name it lacks up in the tree.
+// Name lookups: FindJob takes `rw` shared (no shard lock) and reads the
+// tree's own name index (engine/job_index.h), its names and its jobs'
+// submission numbers. Those change only where the tree gains or loses a job
+// (Submit, Remove, ApplyTasks, Open, a follower's catch-up; a follower's
+// reload swaps the whole tree), all under the exclusive lock, and no local
+// event writes them, so name lookups of embedders run beside task events
+// instead of excluding them (docs/concurrency.md "Name lookups").
 struct Engine::Impl {
   static constexpr int kShards = engine::Tree::kShards;
-  struct NameHash {
-    static size_t hash(const std::string& s) { return std::hash<std::string>{}(s); }
-    static bool equal(const std::string& a, const std::string& b) { return a == b; }
-  };
-  using NameIndex = tbb::concurrent_hash_map<std::string, JobRef, NameHash>;
   // A lock shard's lock and event count in one line: a local event writes
   // both, so with two threads writing the same shard one line moves
   // between their cores per event, not two.
@@ -69,12 +63,6 @@ struct Engine::Impl {
   bool closed = false;                 // guarded by rw: Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
-  NameIndex names;                     // see "Name index"
-
-  // Under the exclusive lock: the index entry of a job the tree just
-  // gained, and the removal of a job from the tree and the index.
-  void IndexJob(JobId id);
-  Status RemoveJobLocked(JobId id);
   std::string follows;                 // guarded by rw: a follower's store; "" for a writer
   // A follower's catch-up machinery (null for an engine that never was
   // one); kept after Promote(). Declared last: destroyed first, stopping
@@ -134,8 +122,10 @@ class Exclusive {
 
 // Testing aid: a full recompute compared with the incremental state.
 Status CheckEngineInvariants(const Engine& engine);
-// Testing aid: the name index holds exactly the tree's jobs, each with its
-// current JobRef (a writer's, and a follower's kept by its catch-up).
+// Testing aid: FindJob (the shared-lock path) finds every job of the tree
+// with its current JobRef, and the tree's name and submission-number
+// indexes hold exactly its jobs (a writer's, and a follower's after its
+// catch-ups, reloads and promotion).
 Status CheckNameIndex(const Engine& engine);
 
 }  // namespace hdrf

@@ -45,33 +45,13 @@ Follower::Follower(EngineImpl& impl, const FollowerOptions& options,
       options_(options),
       temp_dir_(std::move(temp_dir)),
       store_(std::move(store)),
-      replayer_(MakeReplayer(*impl.tree)),
+      replayer_(std::make_unique<storage::Replayer>(*impl.tree, /*fold=*/true)),
       applied_(applied) {
   lag_.applied_seq = lag_.writer_seq = applied;
   caught_up_at_ = Clock::now();
 }
 
 Follower::~Follower() { Stop(); }
-
-// The name index follows the jobs the catch-up adds and removes (it runs
-// under the engine's exclusive lock, as a writer's Submit and Remove do).
-std::unique_ptr<storage::Replayer> Follower::MakeReplayer(engine::Tree& tree) {
-  auto rep = std::make_unique<storage::Replayer>(tree, /*fold=*/true);
-  storage::Replayer::JobHooks hooks;
-  hooks.added = [this](JobId id) { impl_.IndexJob(id); };
-  hooks.removing = [this](JobId id) { impl_.names.erase(impl_.tree->job_name(id)); };
-  rep->set_job_hooks(std::move(hooks));
-  return rep;
-}
-
-void Follower::Reindex(const engine::Tree& old) {
-  // Shared: readers go on meanwhile; only the catch-up thread (this one,
-  // under catch_mu_) changes a follower's tree. FindJob looks a name the
-  // index lacks up in the tree while this runs.
-  std::shared_lock<engine::BigReaderLock> l(impl_.rw);
-  for (JobId j : old.JobsInSubmitOrder()) impl_.names.erase(old.job_name(j));
-  for (JobId j : impl_.tree->JobsInSubmitOrder()) impl_.IndexJob(j);
-}
 
 void Follower::Start() {
   if (options_.catch_up_interval_ms > 0) thread_ = std::thread([this] { Loop(); });
@@ -123,8 +103,10 @@ Engine::FollowerLag Follower::Lag() const {
   return out;
 }
 
+// The new tree comes with its name index (FindJob reads the tree's own),
+// so readers see the old tree or the new one, each complete.
 void Follower::SwapIn(storage::LoadedState st) {
-  auto rep = MakeReplayer(*st.tree);
+  auto rep = std::make_unique<storage::Replayer>(*st.tree, /*fold=*/true);
   std::unique_ptr<engine::Tree> old;
   {
     Exclusive lock(impl_);
@@ -132,7 +114,6 @@ void Follower::SwapIn(storage::LoadedState st) {
     impl_.tree = std::move(st.tree);
     impl_.last_seq = st.last_seq;
   }
-  Reindex(*old);
   replayer_ = std::move(rep);
   applied_ = st.last_seq;
   std::lock_guard<std::mutex> l(lag_mu_);
@@ -282,7 +263,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     std::atomic_ref<uint32_t>(impl_.options.latency_sample_every)
         .store(eo.latency_sample_every, std::memory_order_relaxed);
     impl_.log = std::move(log).value();
-    impl_.follows.clear();  // the name index is complete: the catch-up kept it
+    impl_.follows.clear();
   }
   promoted_ = true;
   RemoveDir(temp_dir_);
@@ -314,7 +295,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& op
   impl->tree = std::move(initial.tree);
   impl->last_seq = initial.last_seq;
   impl->follows = options.db_path;
-  for (JobId j : impl->tree->JobsInSubmitOrder()) impl->IndexJob(j);
   impl->follower = std::make_unique<Follower>(*impl, options, std::move(sf).value(),
                                               initial.last_seq, temp);
   impl->follower->Start();
@@ -344,20 +324,32 @@ Status Engine::Promote(const PromoteOptions& options) {
 
 namespace hdrf {
 
+// Call it while no other thread adds or removes jobs: the jobs are listed
+// under the exclusive lock, then looked up through FindJob, which takes
+// the lock shared.
 Status CheckNameIndex(const Engine& engine) {
   const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl);
-  const engine::Tree& t = *impl.tree;
-  for (JobId j : t.JobsInSubmitOrder()) {
-    EngineImpl::NameIndex::const_accessor a;
-    if (!impl.names.find(a, t.job_name(j)))
-      return Status::Internal("name index: job " + t.job_name(j) + " is missing");
-    if (a->second.id != j || a->second.seq != t.job_seq(j))
-      return Status::Internal("name index: job " + t.job_name(j) + " has a stale entry");
+  std::vector<std::pair<std::string, JobRef>> jobs;
+  {
+    Exclusive lock(impl);
+    const engine::Tree& t = *impl.tree;
+    if (t.name_index_size() != t.job_count() || t.seq_index_size() != t.job_count())
+      return Status::Internal("name index: " + std::to_string(t.name_index_size()) + " names and " +
+                              std::to_string(t.seq_index_size()) + " submission numbers for " +
+                              std::to_string(t.job_count()) + " jobs");
+    for (JobId j : t.JobsInSubmitOrder()) {
+      const auto by_seq = t.FindJobBySeq(t.job_seq(j));
+      if (!by_seq.ok() || *by_seq != j)
+        return Status::Internal("name index: job " + t.job_name(j) + " is not found by its submission number");
+      jobs.push_back({t.job_name(j), JobRef{j, t.job_seq(j)}});
+    }
   }
-  if (impl.names.size() != t.job_count())
-    return Status::Internal("name index: " + std::to_string(impl.names.size()) + " entries for " +
-                            std::to_string(t.job_count()) + " jobs");
+  for (const auto& [name, ref] : jobs) {
+    auto found = engine.FindJob(name);
+    if (!found.ok()) return Status::Internal("name index: job " + name + " is missing");
+    if (found->id != ref.id || found->seq != ref.seq)
+      return Status::Internal("name index: job " + name + " has a stale entry");
+  }
   return Status::Ok();
 }
 

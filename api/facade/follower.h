@@ -63,10 +63,6 @@ class Follower {
   // (far behind) ends after its current round instead of holding them up.
   bool Stopping();
   Status TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptions& options);
-  // A Replayer over `tree` that keeps the engine's name index.
-  std::unique_ptr<storage::Replayer> MakeReplayer(engine::Tree& tree);
-  // After a reload swapped `old` out: the name index for the new tree.
-  void Reindex(const engine::Tree& old);
 
   EngineImpl& impl_;
   const FollowerOptions options_;

@@ -309,8 +309,8 @@ class Engine {
   StatusOr<Explanation> Explain(std::string_view job) const;
 
   // ---- views ----
-  // Takes no engine lock (a concurrent name index): it runs beside task
-  // events. The ref may be stale by the time it is used (the job removed
+  // Takes the engine's lock shared, as task events do: it runs beside them
+  // (and waits only for exclusive sections). The ref may be stale by the time it is used (the job removed
   // meanwhile); events on it are then refused with kNotFound.
   StatusOr<JobRef> FindJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(std::string_view name) const;

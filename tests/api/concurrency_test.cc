@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
-#include "api/facade/engine_impl.h"  // CheckEngineInvariants
+#include "api/facade/engine_impl.h"  // CheckEngineInvariants, CheckNameIndex
 #include "tests/rng.h"
 
 namespace hdrf {
@@ -117,6 +117,75 @@ TEST(ConcurrencyTest, ParallelWritersAndReadersMatchASerialReplay) {
       ASSERT_TRUE((op.allocate ? (*serial)->Allocate(srefs[op.job]) : (*serial)->Release(srefs[op.job])).ok());
   EXPECT_EQ((*eng)->DigestHex(), (*serial)->DigestHex());
   EXPECT_EQ((*eng)->last_seq(), (*serial)->last_seq());
+}
+
+// Name lookups (docs/concurrency.md "Name lookups"): FindJob takes the
+// engine lock shared and reads the tree's name index, beside the task
+// events of every shard and while another thread submits and removes jobs
+// (exclusive sections that change the index). Each lookup of a kept job
+// gives its ref; a removed job is gone when Remove returns, and a ref found
+// before the removal is refused by the event that uses it.
+TEST(ConcurrencyTest, NameLookupsRunBesideTaskEventsAndRemovals) {
+  const int kThreads = 2, kJobs = 200, kOps = 6000, kChurn = 1500;
+  World w = MakeWorld(kThreads, kJobs, kOps);
+  auto eng = Engine::Create(w.cluster, w.queues);
+  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
+  std::vector<JobRef> refs;
+  for (const JobSpec& s : w.jobs) refs.push_back(*(*eng)->Submit(s));
+
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> failures{0};
+  std::vector<std::thread> pool;
+  // Task threads: every event by name, looked up first, as the C
+  // interface's name-based calls do.
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&, t] {
+      for (const Op& op : w.per_thread[t]) {
+        auto ref = (*eng)->FindJob(w.jobs[op.job].name);
+        if (!ref.ok() || ref->id != refs[op.job].id || ref->seq != refs[op.job].seq) {
+          failures.fetch_add(1);
+          continue;
+        }
+        Status s = op.allocate ? (*eng)->Allocate(*ref) : (*eng)->Release(*ref);
+        if (!s.ok()) failures.fetch_add(1);
+      }
+    });
+  // Churn: submit a job, find it, remove it; gone at once.
+  std::thread churn([&] {
+    for (int i = 0; i < kChurn; ++i) {
+      JobSpec s = w.jobs[i % kJobs];
+      s.name = "tmp" + std::to_string(i % 7);
+      auto sub = (*eng)->Submit(s);
+      if (!sub.ok()) {
+        failures.fetch_add(1);
+        continue;
+      }
+      auto found = (*eng)->FindJob(s.name);
+      if (!found.ok() || found->id != sub->id || found->seq != sub->seq) failures.fetch_add(1);
+      if (!(*eng)->Remove(*sub).ok()) failures.fetch_add(1);
+      if ((*eng)->FindJob(s.name).status().code() != StatusCode::kNotFound) failures.fetch_add(1);
+      if (found.ok() && (*eng)->Allocate(*found).code() != StatusCode::kNotFound) failures.fetch_add(1);
+    }
+  });
+  // A reader of names that come and go: a hit is always the live job's ref.
+  std::thread reader([&] {
+    while (!done.load()) {
+      for (int k = 0; k < 7; ++k) {
+        auto r = (*eng)->FindJob("tmp" + std::to_string(k));
+        if (r.ok() && r->seq <= refs.back().seq) failures.fetch_add(1);  // not one of the churned jobs
+        if (!r.ok() && r.status().code() != StatusCode::kNotFound) failures.fetch_add(1);
+      }
+      if ((*eng)->FindJob("ghost").ok()) failures.fetch_add(1);
+    }
+  });
+  for (auto& th : pool) th.join();
+  churn.join();
+  done = true;
+  reader.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(CheckEngineInvariants(**eng).ok()) << CheckEngineInvariants(**eng).ToString();
+  EXPECT_TRUE(CheckNameIndex(**eng).ok()) << CheckNameIndex(**eng).ToString();
+  EXPECT_EQ((*eng)->Jobs().size(), size_t{kJobs});
 }
 
 // The same writers through Engine::ApplyTasks in batches (the shard path

@@ -400,7 +400,7 @@ TEST(Reconcile, CInterface) {
   EXPECT_EQ(hdrf_engine_destroy(f, nullptr), HDRF_OK);
 }
 
-// The name index is rebuilt on recovery: names and refs of a reopened
+// The tree's name index is rebuilt on recovery: names and refs of a reopened
 // store work, removed jobs stay gone.
 TEST(JobRef, NameIndexAfterRecovery) {
   char tmpl[] = "/tmp/hdrf_job_ref_test_XXXXXX";
