@@ -159,6 +159,10 @@ struct alignas(64) Worker {
   // Latencies in clock ticks (Ticks()); converted to ns in the report.
   ShardedLatencyHistogram::Snapshot hist;
   std::vector<TraceEvent> events; // this thread's share (threads > 1)
+  // The JobRef of each of this thread's timed events, resolved before the
+  // clock starts (ResolveRefs); id kNone where the job was not submitted
+  // yet (it is then looked up when the event is applied).
+  std::vector<JobRef> refs;
   SharePlot* plot = nullptr;      // --plot: thread 0 samples shares
   uint64_t plot_every = 0, plot_next = 0, plot_ticks = 0;
 };
@@ -248,12 +252,13 @@ struct Pace {
 // the memory of the events ahead, so that their cache misses overlap.
 constexpr int64_t kDefaultBatch = 1024;
 size_t g_batch = 1;
-size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, bool timed, uint64_t deadline_ns);
+size_t RunBatched(const Shared& c, const TraceEvent* ev, const JobRef* ahead, size_t count, Worker& w, bool timed,
+                  uint64_t deadline_ns);
 
 template <bool kPaced>
 void RunTimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, const Pace& pace) {
   if (g_batch > 1) {
-    RunBatched(c, ev, count, w, /*timed=*/true, pace.deadline_ns);
+    RunBatched(c, ev, w.refs.empty() ? nullptr : w.refs.data(), count, w, /*timed=*/true, pace.deadline_ns);
     return;
   }
   const uint64_t interval_ns = kPaced ? static_cast<uint64_t>(1e9 / pace.rate) : 0;
@@ -301,25 +306,46 @@ void RunTimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, co
 // batch is recorded with the batch's latency (it is acknowledged when the
 // batch is). Pacing is not applied in this mode.
 struct Batch {
+  size_t n = 0;                 // ops in this batch
   std::vector<Engine::TaskOp> ops;
   std::vector<uint32_t> job;    // the trace's job index of each op
   std::vector<Status> status;   // each op's outcome
-  explicit Batch(size_t n) {
-    ops.reserve(n);
-    job.reserve(n);
-    status.resize(n);
-  }
+  explicit Batch(size_t cap) : ops(cap), job(cap), status(cap) {}
 };
 
-// Appends ops for ev[i..] (at most B, all submissions or none); returns the
-// index of the first event left. A release wholly owed by refused
-// allocations needs no op (skipped, as in ApplyOne).
-size_t FillBatch(const Shared& c, const TraceEvent* ev, size_t i, size_t count, Worker& w, Batch& b) {
-  b.ops.clear();
-  b.job.clear();
+// The JobRef table is indexed by the trace's job index: at 10^6 jobs a
+// random read that misses the caches on almost every event. The timed
+// events' JobRefs are resolved before the clock starts (ResolveRefs, one
+// pass in trace order with the table prefetched kRefAhead events ahead), so
+// that the timed loop reads only arrays in order, as an embedder that holds
+// its JobRefs would; untimed batches (setup, warm-up) prefetch the same way.
+constexpr size_t kRefAhead = 24;
+
+void ResolveRefs(const Shared& c, const TraceEvent* ev, size_t count, std::vector<JobRef>* out) {
+  out->resize(count);
+  JobRef* r = out->data();
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kRefAhead < count) __builtin_prefetch(&c.refs[ev[i + kRefAhead].job]);
+    r[i] = c.refs[ev[i].job];
+  }
+}
+
+// Fills b with ops for ev[i..] (at most B, all submissions or none); returns
+// the index of the first event left. `ahead`, when set, holds the JobRefs
+// resolved before the clock (aligned with ev). A release wholly owed by
+// refused allocations needs no op (skipped, as in ApplyOne).
+size_t FillBatch(const Shared& c, const TraceEvent* ev, const JobRef* ahead, size_t i, size_t count, Worker& w,
+                 Batch& b) {
+  Engine::TaskOp* const ops = b.ops.data();
+  uint32_t* const job = b.job.data();
+  Status* const status = b.status.data();
+  const size_t cap = b.ops.size();
   const bool submits = ev[i].type == TraceEventType::kSubmit;
-  for (; i < count && b.ops.size() < g_batch && (ev[i].type == TraceEventType::kSubmit) == submits; ++i) {
-    const TraceEvent& e = ev[i];
+  const bool owes = w.owes;
+  size_t k = 0;
+  for (; i < count && k < cap; ++i) {
+    const TraceEvent e = ev[i];
+    if ((e.type == TraceEventType::kSubmit) != submits) break;
     Engine::TaskOp op;
     op.type = ToEventType(e.type);
     op.n = e.n;
@@ -327,8 +353,13 @@ size_t FillBatch(const Shared& c, const TraceEvent* ev, size_t i, size_t count, 
       op.spec = &c.jobs[e.job];
       op.submitted = &c.refs[e.job];
     } else {
-      op.job = c.refs[e.job];
-      if (w.owes && e.type != TraceEventType::kAllocate && c.debt[e.job] != 0) [[unlikely]] {
+      if (ahead && ahead[i].id != engine::kNone) [[likely]] {
+        op.job = ahead[i];
+      } else {
+        if (!ahead && i + kRefAhead < count) __builtin_prefetch(&c.refs[ev[i + kRefAhead].job]);
+        op.job = c.refs[e.job];
+      }
+      if (owes && e.type != TraceEventType::kAllocate && c.debt[e.job] != 0) [[unlikely]] {
         op.n = PayDebt(c, e.job, op.n);
         if (op.n == 0) {
           ++w.skipped;
@@ -336,10 +367,12 @@ size_t FillBatch(const Shared& c, const TraceEvent* ev, size_t i, size_t count, 
         }
       }
     }
-    op.status = &b.status[b.ops.size()];
-    b.ops.push_back(op);
-    b.job.push_back(e.job);
+    op.status = &status[k];
+    ops[k] = op;
+    job[k] = e.job;
+    ++k;
   }
+  b.n = k;
   return i;
 }
 
@@ -351,7 +384,7 @@ size_t FillBatch(const Shared& c, const TraceEvent* ev, size_t i, size_t count, 
 // release may already have been applied, so with several threads the
 // batched mode refuses a little differently, never silently.)
 void SettleRefusals(const Shared& c, const Batch& b, Worker& w) {
-  for (size_t k = 0; k < b.ops.size(); ++k) {
+  for (size_t k = 0; k < b.n; ++k) {
     const Status& st = b.status[k];
     if (st.ok()) continue;
     const Engine::TaskOp& op = b.ops[k];
@@ -376,7 +409,8 @@ void SettleRefusals(const Shared& c, const Batch& b, Worker& w) {
   }
 }
 
-size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, bool timed, uint64_t deadline_ns) {
+size_t RunBatched(const Shared& c, const TraceEvent* ev, const JobRef* ahead, size_t count, Worker& w, bool timed,
+                  uint64_t deadline_ns) {
   Batch b(g_batch);
   uint64_t prev = Ticks();
   size_t i = 0;
@@ -388,14 +422,14 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
       PlotSample(c, w);
       prev = Ticks();
     }
-    i = FillBatch(c, ev, i, count, w, b);
+    i = FillBatch(c, ev, ahead, i, count, w, b);
     size_t refused = 0;
-    Status s = c.engine->ApplyTasks(b.ops.data(), b.ops.size(), nullptr, &refused);
+    Status s = c.engine->ApplyTasks(b.ops.data(), b.n, nullptr, &refused);
     if (!s.ok()) [[unlikely]] NoteStoreError(s);
     if (refused) [[unlikely]] SettleRefusals(c, b, w);
     if (timed) {
       const uint64_t t = Ticks();
-      w.hist.Record(t >= prev ? t - prev : 0, b.ops.size());
+      w.hist.Record(t >= prev ? t - prev : 0, b.n);
       prev = t;
     }
   }
@@ -405,7 +439,7 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, size_t count, Worker& w
 
 // Untimed, in order, on this thread (setup and warm-up).
 size_t RunUntimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w) {
-  if (g_batch > 1) return RunBatched(c, ev, count, w, /*timed=*/false, /*deadline_ns=*/0);
+  if (g_batch > 1) return RunBatched(c, ev, nullptr, count, w, /*timed=*/false, /*deadline_ns=*/0);
   size_t i = 0;
   for (; i < count; ++i) {
     if ((i & 1023) == 0) {
@@ -692,6 +726,7 @@ void Partition(const Config& cfg, const Trace& trace, const TraceEvent* timed, s
 // What setup and warm-up left behind.
 struct Untimed {
   double setup_s = 0;
+  double resolve_s = 0;  // the timed events' JobRefs, resolved before the clock
   uint64_t warm_refused = 0, warm_skipped = 0;
   std::string first_error;
 };
@@ -725,9 +760,11 @@ StatusOr<Untimed> RunSetupAndWarmup(const Config& cfg, const Input& in, const Sh
   return u;
 }
 
-// The timed replay on cfg.threads threads; returns its wall time in ns.
+// The timed replay on cfg.threads threads; returns its wall time in ns and
+// sets *resolve_s to the time taken before it to resolve the timed events'
+// JobRefs (batched mode; untimed, like the setup).
 uint64_t RunTimedPhase(const Config& cfg, Input& in, const Shared& shared, SharePlot* plot, Reporter* reporter,
-                       std::vector<Worker>& workers) {
+                       std::vector<Worker>& workers, double* resolve_s) {
   const TraceEvent* timed = in.trace.events.data() + in.warm_end;
   const size_t timed_count = g_stop.load() ? 0 : static_cast<size_t>(in.limit - in.warm_end);
   if (cfg.threads > 1) {
@@ -736,6 +773,15 @@ uint64_t RunTimedPhase(const Config& cfg, Input& in, const Shared& shared, Share
     in.trace.events.clear();
     in.trace.events.shrink_to_fit();
     timed = nullptr;
+  }
+  if (g_batch > 1) {
+    const uint64_t r0 = SteadyNs();
+    if (cfg.threads > 1) {
+      for (Worker& w : workers) ResolveRefs(shared, w.events.data(), w.events.size(), &w.refs);
+    } else {
+      ResolveRefs(shared, timed, timed_count, &workers[0].refs);
+    }
+    *resolve_s = static_cast<double>(SteadyNs() - r0) / 1e9;
   }
   if (!cfg.plot.empty()) {
     plot->Sample(*shared.engine);
@@ -829,7 +875,7 @@ void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figur
             {"last_seq", engine.last_seq()}, {"refused", f.refused}, {"skipped_releases", f.skipped + u.warm_skipped},
             {"threads", cfg.threads}, {"batch", g_batch}, {"partition", cfg.subtree ? "subtree" : "job"},
             {"durability", durability}, {"trace", cfg.trace}, {"trace_events", in.total},
-            {"setup_events", in.setup_end}, {"setup_seconds", u.setup_s}, {"warmup", in.warm_end - in.setup_end},
+            {"setup_events", in.setup_end}, {"setup_seconds", u.setup_s}, {"resolve_seconds", u.resolve_s}, {"warmup", in.warm_end - in.setup_end},
             {"warmup_refused", u.warm_refused}, {"latency_mean_ns", f.lmean}, {"latency_max_ns", f.lmax},
             {"read_seconds", in.read_s}, {"jobs", in.trace.jobs.size()}, {"queues", in.trace.queues.size()},
             {"rate", cfg.rate}, {"interrupted", interrupted}};
@@ -920,7 +966,7 @@ int CmdReplay(int argc, char** argv) {
     std::fprintf(stderr, "hdrf replay: %s\n", untimed.status().message().c_str());
     return 1;
   }
-  const uint64_t timed_ns = RunTimedPhase(cfg, in, shared, &plot, &reporter, workers);
+  const uint64_t timed_ns = RunTimedPhase(cfg, in, shared, &plot, &reporter, workers, &untimed->resolve_s);
   if (!cfg.plot.empty()) plot.Sample(*engine);
 
   // Make everything durable.
