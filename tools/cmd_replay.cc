@@ -135,10 +135,11 @@ std::atomic<bool> g_interrupted{false};
 // would be refused, so the run stops at once and reports what was applied
 // and acknowledged, not what was attempted.
 std::atomic<bool> g_store_failed{false};
+std::string g_store_error;  // the first store error (set once, read after the threads end)
 
 inline void NoteStoreError(const Status& s) {
   if (s.code() != StatusCode::kIoError) return;
-  g_store_failed.store(true, std::memory_order_relaxed);
+  if (!g_store_failed.exchange(true)) g_store_error = s.message();
   g_stop.store(true, std::memory_order_relaxed);
 }
 
@@ -868,7 +869,8 @@ Figures Summarize(const Config& cfg, std::vector<Worker>& workers, uint64_t time
 }
 
 void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figures& f, const Engine& engine,
-               const SharePlot& plot, bool interrupted, const std::string& store_error) {
+               const SharePlot& plot, bool interrupted, bool store_failed, const std::string& store_error,
+               uint64_t applied) {
   const char* durability = cfg.db.empty() ? "none" : DurabilityName(cfg.durability);
   Json j = {{"events", f.events}, {"seconds", f.seconds}, {"events_per_sec", f.eps},
             {"latency_ns", {{"p50", f.p50}, {"p99", f.p99}, {"p999", f.p999}}}, {"digest", engine.DigestHex()},
@@ -879,9 +881,10 @@ void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figur
             {"warmup_refused", u.warm_refused}, {"latency_mean_ns", f.lmean}, {"latency_max_ns", f.lmax},
             {"read_seconds", in.read_s}, {"jobs", in.trace.jobs.size()}, {"queues", in.trace.queues.size()},
             {"rate", cfg.rate}, {"interrupted", interrupted}};
-  if (!store_error.empty()) {
+  if (store_failed) {
     j["store_error"] = store_error;
     j["acknowledged_seq"] = engine.durable_seq();
+    j["applied_events"] = applied;  // timed events applied; "events": those also acknowledged
   }
   if (!cfg.plot.empty()) {
     j["plot"] = cfg.plot;
@@ -957,6 +960,8 @@ int CmdReplay(int argc, char** argv) {
 
   g_stop.store(false);
   g_interrupted.store(false);
+  g_store_failed.store(false);
+  g_store_error.clear();
   auto old_sigint = ::signal(SIGINT, OnSigint);
   Reporter reporter(engine.get(), !cfg.db.empty(), cfg.progress, &workers);
   auto untimed = RunSetupAndWarmup(cfg, in, shared, &plot, &reporter, workers);
@@ -966,6 +971,7 @@ int CmdReplay(int argc, char** argv) {
     std::fprintf(stderr, "hdrf replay: %s\n", untimed.status().message().c_str());
     return 1;
   }
+  const uint64_t timed_seq0 = engine->last_seq();  // with a store: the number of the last untimed event
   const uint64_t timed_ns = RunTimedPhase(cfg, in, shared, &plot, &reporter, workers, &untimed->resolve_s);
   if (!cfg.plot.empty()) plot.Sample(*engine);
 
@@ -999,19 +1005,25 @@ int CmdReplay(int argc, char** argv) {
     std::fprintf(stderr, "hdrf replay: store %s: %s\n", cfg.db.c_str(), close_status.message().c_str());
   if (interrupted) std::fprintf(stderr, "hdrf replay: interrupted\n");
   const bool store_failed = g_store_failed.load() || (!cfg.db.empty() && !close_status.ok());
+  std::string store_error;
+  uint64_t applied = f.events;
   if (store_failed) {
-    // Count only what was applied: refused events were not, and the run
-    // stopped at the failure.
-    f.events -= std::min(f.events, f.refused);
+    store_error = !g_store_error.empty() ? g_store_error : !close_status.ok() ? close_status.message() : f.first_error;
+    // Count only what was applied and acknowledged: refused events were not
+    // applied, events after the last durable one were applied but not
+    // acknowledged, and the run stopped at the failure.
+    applied = f.events - std::min(f.events, f.refused);
+    const uint64_t durable = engine->durable_seq();
+    f.events = std::min<uint64_t>(applied, durable > timed_seq0 ? durable - timed_seq0 : 0);
     f.eps = f.seconds > 0 ? static_cast<double>(f.events) / f.seconds : 0;
     std::fprintf(stderr,
-                 "hdrf replay: the store failed; stopped after %llu applied timed events, last_seq %llu, "
-                 "acknowledged (durable) %llu\n",
-                 static_cast<unsigned long long>(f.events), static_cast<unsigned long long>(engine->last_seq()),
-                 static_cast<unsigned long long>(engine->durable_seq()));
+                 "hdrf replay: the store failed; stopped after %llu applied timed events (%llu acknowledged), "
+                 "last_seq %llu, acknowledged (durable) %llu\n",
+                 static_cast<unsigned long long>(applied), static_cast<unsigned long long>(f.events),
+                 static_cast<unsigned long long>(engine->last_seq()), static_cast<unsigned long long>(durable));
   }
   if (cfg.json)
-    PrintJson(cfg, in, *untimed, f, *engine, plot, interrupted, store_failed ? f.first_error : "");
+    PrintJson(cfg, in, *untimed, f, *engine, plot, interrupted, store_failed, store_error, applied);
   else
     PrintText(cfg, in, *untimed, f, *engine, plot);
   std::fflush(stdout);

@@ -33,6 +33,17 @@ class [[nodiscard]] Status {
   Status() = default;
   Status(StatusCode code, std::string message)
       : code_(code), message_(std::move(message)) {}
+  Status(const Status&) = default;
+  Status(Status&&) noexcept = default;
+  Status& operator=(const Status&) = default;
+  // Moving an OK status into an OK one copies the code only: batch paths
+  // store one outcome per op (Engine::TaskOp::status), and std::string's
+  // move assignment of two empty strings cost ~50 instructions per op.
+  Status& operator=(Status&& other) noexcept {
+    code_ = other.code_;
+    if (!message_.empty() || !other.message_.empty()) message_ = std::move(other.message_);
+    return *this;
+  }
 
   static Status Ok() { return Status(); }
   static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
