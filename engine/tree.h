@@ -321,6 +321,7 @@ class Tree {
   auto JobHeapPos();  // KeyHeap `pos` of the leaf heaps (shares.cc)
   void AddJobContribution(JobId j);
   void RemoveJobContribution(JobId j);
+  void ReplaceJobContribution(JobId j);  // Remove + Add, heap entry kept in place
   void AddQueueContribution(QueueId q);
   void RemoveQueueContribution(QueueId q);
   bool RecomputeQueue(QueueId q, Scratch& sc);  // true: the parent must follow
