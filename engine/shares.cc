@@ -42,6 +42,25 @@ ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
   return m;
 }
 
+// A running non-blocked job's term (w/d)·task of its leaf's sum_norm (SPEC
+// §4; d its dominant share per task), added or taken out; nothing when d
+// is 0 (no share resource in the task).
+void Tree::AddNormTerm(QueueView& q, double weight, const int64_t* t) {
+  const double d = DominantPerTask(t);
+  if (d <= 0) return;
+  const double f = weight / d;
+  for (int r = 0; r < R_; ++r) q.sum_norm[r] += f * static_cast<double>(t[r]);
+  ++q.n_norm;
+}
+
+void Tree::SubtractNormTerm(QueueView& q, double weight, const int64_t* t) {
+  const double d = DominantPerTask(t);
+  if (d <= 0) return;
+  const double f = weight / d;
+  for (int r = 0; r < R_; ++r) q.sum_norm[r] -= f * static_cast<double>(t[r]);
+  if (--q.n_norm == 0) std::fill(q.sum_norm.begin(), q.sum_norm.end(), 0.0);
+}
+
 // Adds job `id`'s contribution, as it is now, to its leaf in the current view.
 void Tree::AddJobContribution(JobId id) {
   const Job& j = jobs_[id];
@@ -58,14 +77,7 @@ void Tree::AddJobContribution(JobId id) {
   } else {
     q.nb.Push(JobKey(id), id, JobHeapPos());
     LowerWaitBound(j.queue, t);
-    if (j.allocated > 0) {
-      double d = DominantPerTask(t);
-      if (d > 0) {
-        double f = j.weight / d;
-        for (int r = 0; r < R_; ++r) q.sum_norm[r] += f * static_cast<double>(t[r]);
-        ++q.n_norm;
-      }
-    }
+    if (j.allocated > 0) AddNormTerm(q, j.weight, t);
   }
   ++q.ops;
 }
@@ -85,14 +97,7 @@ void Tree::RemoveJobContribution(JobId id) {
     }
   } else {
     q.nb.Erase(v.heap_pos, JobHeapPos());
-    if (a > 0) {
-      double d = DominantPerTask(t);
-      if (d > 0) {
-        double f = j.weight / d;
-        for (int r = 0; r < R_; ++r) q.sum_norm[r] -= f * static_cast<double>(t[r]);
-        if (--q.n_norm == 0) std::fill(q.sum_norm.begin(), q.sum_norm.end(), 0.0);
-      }
-    }
+    if (a > 0) SubtractNormTerm(q, j.weight, t);
   }
   v.blocked = true;  // detached: contributes nothing
   v.contrib_alloc = 0;
@@ -118,27 +123,13 @@ void Tree::ReplaceJobContribution(JobId id) {
   QueueView& q = QV(j.queue);
   const int64_t* t = &task_[size_t{id} * R_];
   // The removal's arithmetic (RemoveJobContribution, non-blocked).
-  if (const int64_t a = v.contrib_alloc; a > 0) {
-    double d = DominantPerTask(t);
-    if (d > 0) {
-      double f = j.weight / d;
-      for (int r = 0; r < R_; ++r) q.sum_norm[r] -= f * static_cast<double>(t[r]);
-      if (--q.n_norm == 0) std::fill(q.sum_norm.begin(), q.sum_norm.end(), 0.0);
-    }
-  }
+  if (v.contrib_alloc > 0) SubtractNormTerm(q, j.weight, t);
   ++q.ops;
   // The addition's (AddJobContribution, non-blocked), the entry kept.
   v.contrib_alloc = j.allocated;
   q.nb.Update(v.heap_pos, JobKey(id), JobHeapPos());
   LowerWaitBound(j.queue, t);
-  if (j.allocated > 0) {
-    double d = DominantPerTask(t);
-    if (d > 0) {
-      double f = j.weight / d;
-      for (int r = 0; r < R_; ++r) q.sum_norm[r] += f * static_cast<double>(t[r]);
-      ++q.n_norm;
-    }
-  }
+  if (j.allocated > 0) AddNormTerm(q, j.weight, t);
   ++q.ops;
 }
 

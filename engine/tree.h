@@ -322,6 +322,8 @@ class Tree {
   void AddJobContribution(JobId j);
   void RemoveJobContribution(JobId j);
   void ReplaceJobContribution(JobId j);  // Remove + Add, heap entry kept in place
+  void AddNormTerm(QueueView& q, double weight, const int64_t* task);
+  void SubtractNormTerm(QueueView& q, double weight, const int64_t* task);
   void AddQueueContribution(QueueId q);
   void RemoveQueueContribution(QueueId q);
   bool RecomputeQueue(QueueId q, Scratch& sc);  // true: the parent must follow
