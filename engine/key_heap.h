@@ -149,16 +149,30 @@ class KeyHeap {
   void VisitAtMost(double limit, F&& f) const {
     // Pending entries: at most kArity - 1 per level below the one being
     // visited, plus one (2^32 entries are 16 levels).
+    // Only entries within the limit are pushed; a node's first such child
+    // is visited next without a push.
     uint32_t stack[kArity * 17];
     size_t n = 0;
     const size_t sz = size();
-    if (sz > 0) stack[n++] = 0;
+    if (sz == 0 || at(0).key > limit) return;
+    stack[n++] = 0;
     while (n > 0) {
-      const uint32_t i = stack[--n];
-      if (at(i).key > limit) continue;
-      f(at(i));
-      const size_t c = FirstChild(i), end = std::min(c + kArity, sz);
-      for (size_t k = end; k-- > c;) stack[n++] = static_cast<uint32_t>(k);
+      uint32_t i = stack[--n];
+      for (;;) {
+        f(at(i));
+        const size_t c = FirstChild(i), end = std::min(c + kArity, sz);
+        uint32_t next = kAbsent;
+        for (size_t k = c; k < end; ++k) {
+          if (at(static_cast<uint32_t>(k)).key > limit) continue;
+          if (next == kAbsent) {
+            next = static_cast<uint32_t>(k);
+          } else {
+            stack[n++] = static_cast<uint32_t>(k);
+          }
+        }
+        if (next == kAbsent) break;
+        i = next;
+      }
     }
   }
 
