@@ -1,5 +1,5 @@
 // The engine's own batched rate on a trace (issue 16 item 2): what `hdrf
-// replay --threads 1` is measured against. bench/README.md "Fourth pass"
+// replay --threads 1` is measured against. bench/cost_history.md "Fourth pass"
 // has the figures; bench/replay_gap.sh runs both and prints the ratio.
 //
 //   replay_bench --trace FILE [--batch B] [--until SEQ]

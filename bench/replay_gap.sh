@@ -2,7 +2,7 @@
 # `hdrf replay --threads 1` against the engine's own batched rate on the same
 # trace (bench/replay_bench), alternating the two, R rounds per trace; prints
 # the median ns per event of each, their ratio, and the replay's ratio of the
-# last trace to the first (issue 16 item 2; bench/README.md "Fourth pass").
+# last trace to the first (issue 16 item 2; bench/cost_history.md "Fourth pass").
 #
 #   bench/replay_gap.sh [-b BUILD_DIR] [-r ROUNDS] [-x HDRF_BIN] TRACE...
 #
