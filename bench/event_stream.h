@@ -39,28 +39,15 @@ class EventStream {
 
   // The next event: a job index of the World and +1 (allocate) / -1 (release).
   void Next(uint32_t* job, int* dir) {
-    const uint32_t i = forward_ ? mine_[pos_] : mine_[mine_.size() - 1 - pos_];
-    *job = w_.event_job[i];
-    *dir = forward_ ? w_.event_dir[i] : -w_.event_dir[i];
-    if (++pos_ == mine_.size()) {
-      pos_ = 0;
-      forward_ = !forward_;
-    }
+    const size_t k = Advance(dir);
+    *job = w_.event_job[mine_[k]];
   }
 
   // The same, with the job's JobRef as the event carries it: read from this
   // stream's own copy in event order (a sequential read), not from the
   // World's table of 10^3..10^7 refs (a random read, the benchmark's own
   // cache miss, which an embedder whose events carry their ref never pays).
-  void NextRef(JobRef* job, int* dir) {
-    const size_t k = forward_ ? pos_ : mine_.size() - 1 - pos_;
-    *job = refs_[k];
-    *dir = forward_ ? w_.event_dir[mine_[k]] : -w_.event_dir[mine_[k]];
-    if (++pos_ == mine_.size()) {
-      pos_ = 0;
-      forward_ = !forward_;
-    }
-  }
+  void NextRef(JobRef* job, int* dir) { *job = refs_[Advance(dir)]; }
 
   // Calls apply(job, dir) with the inverse of every event given since the
   // stream last passed its start, newest first: the World is back in its
@@ -78,6 +65,18 @@ class EventStream {
   }
 
  private:
+  // The index into mine_ of the next event, whose direction goes to *dir;
+  // moves the stream on by one.
+  size_t Advance(int* dir) {
+    const size_t k = forward_ ? pos_ : mine_.size() - 1 - pos_;
+    *dir = forward_ ? w_.event_dir[mine_[k]] : -w_.event_dir[mine_[k]];
+    if (++pos_ == mine_.size()) {
+      pos_ = 0;
+      forward_ = !forward_;
+    }
+    return k;
+  }
+
   const World& w_;
   std::vector<uint32_t> mine_;  // indices into w.event_job
   std::vector<JobRef> refs_;    // refs_[k]: the JobRef of event mine_[k]

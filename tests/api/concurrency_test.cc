@@ -77,13 +77,25 @@ bool ParentsAgree(const std::vector<QueueInfo>& qs) {
   return true;
 }
 
+// An engine over w's cluster and queues with all of w's jobs submitted;
+// (*refs)[j] is job j's ref.
+StatusOr<std::unique_ptr<Engine>> StartEngine(const World& w, std::vector<JobRef>* refs) {
+  auto eng = Engine::Create(w.cluster, w.queues);
+  if (!eng.ok()) return eng.status();
+  for (const JobSpec& s : w.jobs) {
+    auto ref = (*eng)->Submit(s);
+    if (!ref.ok()) return ref.status();
+    refs->push_back(*ref);
+  }
+  return eng;
+}
+
 TEST(ConcurrencyTest, ParallelWritersAndReadersMatchASerialReplay) {
   const int kThreads = 4, kJobs = 400, kOps = 20000;
   World w = MakeWorld(kThreads, kJobs, kOps);
-  auto eng = Engine::Create(w.cluster, w.queues);
-  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
   std::vector<JobRef> refs;
-  for (const JobSpec& s : w.jobs) refs.push_back(*(*eng)->Submit(s));
+  auto eng = StartEngine(w, &refs);
+  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
 
   std::atomic<bool> done{false};
   std::atomic<int64_t> failures{0};
@@ -128,10 +140,9 @@ TEST(ConcurrencyTest, ParallelWritersAndReadersMatchASerialReplay) {
 TEST(ConcurrencyTest, NameLookupsRunBesideTaskEventsAndRemovals) {
   const int kThreads = 2, kJobs = 200, kOps = 6000, kChurn = 1500;
   World w = MakeWorld(kThreads, kJobs, kOps);
-  auto eng = Engine::Create(w.cluster, w.queues);
-  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
   std::vector<JobRef> refs;
-  for (const JobSpec& s : w.jobs) refs.push_back(*(*eng)->Submit(s));
+  auto eng = StartEngine(w, &refs);
+  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
 
   std::atomic<bool> done{false};
   std::atomic<int64_t> failures{0};
@@ -193,10 +204,9 @@ TEST(ConcurrencyTest, NameLookupsRunBesideTaskEventsAndRemovals) {
 TEST(ConcurrencyTest, ParallelBatchesMatchASerialReplay) {
   const int kThreads = 4, kJobs = 400, kOps = 20000, kBatch = 64;
   World w = MakeWorld(kThreads, kJobs, kOps);
-  auto eng = Engine::Create(w.cluster, w.queues);
-  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
   std::vector<JobRef> refs;
-  for (const JobSpec& s : w.jobs) refs.push_back(*(*eng)->Submit(s));
+  auto eng = StartEngine(w, &refs);
+  ASSERT_TRUE(eng.ok()) << eng.status().ToString();
   std::atomic<bool> done{false};
   std::atomic<int64_t> failures{0};
   std::vector<std::thread> pool;
