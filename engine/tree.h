@@ -458,6 +458,13 @@ class Tree {
   std::vector<std::unique_ptr<Scratch>> shards_;
   std::vector<int> used_shards_;
   bool leases_out_ = false;  // EndExclusive handed out a lease (BeginExclusive folds)
+  // Lease back-off (EndExclusive): when the leases of the last hand-out all
+  // came back unused, the next `lease_skip_` hand-outs are skipped (1, 2,
+  // 4, ... up to kMaxLeaseSkip); a local event resets it. Only which events
+  // run locally depends on it, never a result.
+  static constexpr uint32_t kMaxLeaseSkip = 64;
+  uint32_t lease_skip_ = 0;  // current back-off length
+  uint32_t lease_wait_ = 0;  // hand-outs still to skip
 };
 
 }  // namespace hdrf::engine

@@ -58,6 +58,12 @@ void Tree::PrefetchJob(JobId id) const {
   __builtin_prefetch(&jobs_[id]);
   __builtin_prefetch(task_.data() + size_t{id} * R_);
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
+  // Saved views (other saturated sets): an event that flips the set
+  // catches the job up in the view it switches to (SwitchView), so that
+  // view's entry, and its heap entry (PrefetchPath), are read too. With one
+  // view (nothing ever saturated) this costs a compare.
+  for (size_t v = 0; v < views_.size(); ++v)
+    if (v != cur_ && id < views_[v].jobs.size()) __builtin_prefetch(views_[v].jobs.data() + id, 1);
 }
 
 // The hot lines of queue q's raw node and of its node in the current view
@@ -89,9 +95,11 @@ void Tree::PrefetchPath(JobId id, int stage) const {
   }
   const QueueId parent = queues_[q].parent;
   if (parent != kNone) PrefetchNodes(parent);
-  if (id >= views_[cur_].jobs.size()) return;
-  PrefetchHeapSift(views_[cur_].queues[q].nb,
-                   __atomic_load_n(&views_[cur_].jobs[id].heap_pos, __ATOMIC_RELAXED));
+  for (size_t v = 0; v < views_.size(); ++v) {
+    const View& view = views_[v];
+    if (id >= view.jobs.size() || q >= view.queues.size()) continue;
+    PrefetchHeapSift(view.queues[q].nb, __atomic_load_n(&view.jobs[id].heap_pos, __ATOMIC_RELAXED));
+  }
 }
 
 // The lines of heap `nb` that updating entry `pos`'s key reads: the entry,
@@ -160,17 +168,18 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
 }
 
 void Tree::BeginExclusive() {
-  bool root_stale = false;
+  bool root_stale = false, any_active = false;
   Queue& root = queues_[0];
   for (int s : used_shards_) {
     Scratch& sc = *shards_[s];
-    if (leases_out_) {
+    if (leases_out_ || sc.active) {  // a local release may add to a lease not handed out
       for (int r = 0; r < R_; ++r) {
         free_[r] += sc.res[r].lease;
         sc.res[r].lease = 0;
       }
     }
     if (!sc.active) continue;
+    any_active = true;
     for (int r = 0; r < R_; ++r) {
       usage_total_[r] += sc.res[r].d_usage;
       root.usage[r] += sc.res[r].d_usage;
@@ -187,12 +196,26 @@ void Tree::BeginExclusive() {
     sc.root_stale = false;
     sc.active = false;
   }
+  if (any_active) {
+    lease_skip_ = lease_wait_ = 0;
+  } else if (leases_out_) {  // handed out, none used: back off
+    lease_skip_ = std::min(kMaxLeaseSkip, std::max<uint32_t>(1, 2 * lease_skip_));
+    lease_wait_ = lease_skip_;
+  }
   leases_out_ = false;
   if (root_stale) RebuildRoot();
 }
 
+// When the cluster is so full that every event escalates (each allocation
+// needs more than a lease, each release frees a saturated resource), the
+// leases come back unused every time: the back-off (tree.h) then skips the
+// hand-out and the fold of most sections.
 void Tree::EndExclusive() {
   if (!LocalPossible() || used_shards_.empty()) return;
+  if (lease_wait_ > 0) {
+    --lease_wait_;
+    return;
+  }
   const int64_t n = static_cast<int64_t>(used_shards_.size());
   for (int r = 0; r < R_; ++r) {
     const int64_t share = free_[r] / n;

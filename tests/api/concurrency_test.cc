@@ -356,6 +356,79 @@ TEST(ConcurrencyTest, GuaranteesTakeTheExclusivePathAndStayExact) {
   RunUnderPressure(EngineOptions(), /*guarantees=*/true);
 }
 
+// Leases (docs/concurrency.md "Exclusive sections"): with less free
+// capacity than shards in use no lease is handed out, yet a release of a
+// resource that is not saturated still runs locally and adds to its
+// shard's lease; the next exclusive section must return it to the pool.
+// Then the back-off: while every event escalates (the cluster is full),
+// hand-outs are skipped, and local events resume when room comes back.
+// Each phase is checked against a full recompute and a serial engine that
+// saw the same events.
+TEST(ConcurrencyTest, LeasesComeBackWhenNoneWasHandedOutAndAfterBackOff) {
+  const ResourceAmounts cluster{{"cpu", 10}, {"gpu", 3}};
+  std::vector<QueueSpec> queues;
+  for (int q = 0; q < 3; ++q) {
+    QueueSpec s;
+    s.path = "root/q" + std::to_string(q);
+    queues.push_back(s);
+  }
+  auto job = [](int q, int64_t cpu, int64_t gpu) {
+    JobSpec s;
+    s.name = "j" + std::to_string(q) + "_" + std::to_string(cpu) + "_" + std::to_string(gpu);
+    s.queue = "root/q" + std::to_string(q);
+    s.tasks = 10;
+    s.task = {{"cpu", cpu}, {"gpu", gpu}};
+    return s;
+  };
+  const std::vector<JobSpec> jobs{job(0, 1, 0), job(1, 1, 1), job(2, 1, 0)};
+  auto eng = Engine::Create(cluster, queues);
+  auto serial = Engine::Create(cluster, queues);
+  ASSERT_TRUE(eng.ok() && serial.ok());
+  std::vector<JobRef> refs, srefs;
+  for (const JobSpec& s : jobs) {
+    refs.push_back(*(*eng)->Submit(s));
+    srefs.push_back(*(*serial)->Submit(s));
+  }
+  auto both = [&](bool allocate, int j, int64_t n) {
+    Status a = allocate ? (*eng)->Allocate(refs[j], n) : (*eng)->Release(refs[j], n);
+    Status b = allocate ? (*serial)->Allocate(srefs[j], n) : (*serial)->Release(srefs[j], n);
+    EXPECT_EQ(a.ok(), b.ok()) << a.ToString() << " / " << b.ToString();
+    return a.ok();
+  };
+  auto check = [&](const char* phase) {
+    Status inv = CheckEngineInvariants(**eng);
+    EXPECT_TRUE(inv.ok()) << phase << ": " << inv.ToString();
+    EXPECT_EQ((*eng)->DigestHex(), (*serial)->DigestHex()) << phase;
+  };
+  // cpu 8 of 10 used, gpu 1 of 3: free cpu 2 and gpu 2 are each less than
+  // the 3 shards in use, so no lease is handed out.
+  ASSERT_TRUE(both(true, 0, 7));
+  ASSERT_TRUE(both(true, 1, 1));
+  ASSERT_TRUE(both(false, 0, 2));  // local: cpu is not saturated
+  check("release without a lease");
+  ASSERT_TRUE(both(true, 2, 4));  // needs the released cpu: 4 of the 4 free
+  check("the released cpu is free again");
+  // Full (cpu 10 of 10): every release frees a saturated resource and
+  // every allocation needs more than a lease, so all of them escalate.
+  for (int i = 0; i < 300; ++i) {
+    const int j = i % 3;
+    ASSERT_TRUE(both(false, j, 1));
+    ASSERT_TRUE(both(true, j, 1));
+  }
+  check("full-use churn");
+  // Room again: releases and allocations run locally with new leases.
+  ASSERT_TRUE(both(false, 0, 5));
+  ASSERT_TRUE(both(false, 2, 3));
+  for (int i = 0; i < 200; ++i) {
+    const int j = i % 3 == 1 ? 0 : i % 3;
+    ASSERT_TRUE(both(true, j, 1));
+    ASSERT_TRUE(both(false, j, 1));
+  }
+  check("room again");
+  EXPECT_FALSE(both(true, 0, 9));  // 9 more cpu than free: refused alike
+  check("refused");
+}
+
 TEST(ConcurrencyTest, TheLogOrderOfShardedEventsRecoversTheLiveState) {
   for (Durability d : {Durability::kAsync, Durability::kSync}) {
     char tmpl[] = "/tmp/hdrf-sharded-XXXXXX";
