@@ -224,6 +224,25 @@ class Tree {
   // exclusive methods (a refused local event changes nothing either).
   Status LocalAllocate(JobId j, int64_t n, bool* escalate);
   Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
+  // Shard-grouped batches (Engine::ApplyTasks; docs/concurrency.md
+  // "Batches"). The caller holds `rw` shared and shard s's lock, and `ops`
+  // are task events of jobs of shard s in batch order. ReserveLocal returns
+  // how many of them, from the first, are sure to stay local whatever the
+  // other shards do (no release of a saturated resource; the allocations'
+  // needs, summed, leave the lease positive) and takes what their
+  // allocations need out of the lease into reserved[0..R) so that no other
+  // thread's event can use it; ReturnReservation gives it back just before
+  // those ops are applied (under the same lock, perhaps taken again).
+  // Those ops then run locally in that order, exactly as LocalAllocate and
+  // LocalRelease would run them one by one.
+  struct LocalOp {
+    int64_t n;
+    JobId job;
+    bool allocate;
+  };
+  size_t ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved);
+  void ReturnReservation(int s, const int64_t* reserved);
+  int resources() const { return R_; }
   void BeginExclusive();
   void EndExclusive();
   // The shards that have a top-level queue (the only ones ShardOf returns

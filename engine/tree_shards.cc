@@ -167,6 +167,40 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   return Status::Ok();
 }
 
+size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved) {
+  std::fill(reserved, reserved + R_, 0);
+  if (!LocalPossible() || s < 0 || s >= kShards || !shards_[s]) return 0;
+  Scratch& sc = *shards_[s];
+  size_t k = 0;
+  for (; k < count; ++k) {
+    const LocalOp& op = ops[k];
+    if (op.job >= jobs_.size()) break;  // the caller checked the ref: cannot happen
+    if (!op.allocate) {
+      if ((jobs_[op.job].req & saturated_) != 0) break;  // LocalRelease would escalate
+      continue;
+    }
+    if (op.n < 1) continue;  // refused by AllocateRule: takes nothing
+    const int64_t* t = &task_[size_t{op.job} * R_];
+    bool fits = true;
+    for (int r = 0; fits && r < R_; ++r) {
+      int64_t need, sum;
+      if (t[r] > 0 && (__builtin_mul_overflow(op.n, t[r], &need) ||
+                       __builtin_add_overflow(reserved[r], need, &sum) || sum >= sc.res[r].lease))
+        fits = false;
+    }
+    if (!fits) break;
+    for (int r = 0; r < R_; ++r)
+      if (t[r] > 0) reserved[r] += op.n * t[r];
+  }
+  for (int r = 0; r < R_; ++r) sc.res[r].lease -= reserved[r];
+  return k;
+}
+
+void Tree::ReturnReservation(int s, const int64_t* reserved) {
+  Scratch& sc = *shards_[s];
+  for (int r = 0; r < R_; ++r) sc.res[r].lease += reserved[r];
+}
+
 void Tree::BeginExclusive() {
   bool root_stale = false, any_active = false;
   Queue& root = queues_[0];

@@ -7,6 +7,7 @@
 #include <exception>
 #include <shared_mutex>
 #include <span>
+#include <thread>
 
 #include "api/facade/engine_impl.h"
 #include "api/facade/event_log.h"
@@ -279,12 +280,176 @@ struct BatchState {
   bool unnumbered = false;   // without a store: an op went through a shard
   Status error;              // the engine stopped accepting events ...
   size_t stopped_at = 0;     // ... at this op: it and the rest are refused
+  size_t in_order_until = 0; // ops before this one go in order (ApplyShared)
+  EngineOptions::BatchGrouping grouping;  // shard-grouped windows
 
   void Refuse(const Engine::TaskOp& op, Status st) {
     ++bad;
     if (op.status) *op.status = std::move(st);
   }
 };
+
+// Task op `op` (its ref checked) on the shard path; the caller holds `rw`
+// shared and shard s's lock. Returns false, having changed nothing, when
+// the op must escalate.
+bool ApplyLocalOp(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp& op, int s, BatchState& b) {
+  bool escalate = false;
+  const Status st = op.type == Event::Type::kAllocate
+                        ? t.LocalAllocate(op.job.id, op.n, &escalate)
+                        : t.LocalRelease(op.job.id, op.n, op.type == Event::Type::kFinish, &escalate);
+  if (!st.ok()) {
+    b.Refuse(op, st);
+    return true;
+  }
+  if (escalate) return false;
+  if (op.status) *op.status = Status::Ok();
+  if (!impl.log) {
+    ++impl.shards[s].events;
+    b.unnumbered = true;
+    return true;
+  }
+  const Event e = Event::Task(op.type, op.job.seq, op.n);
+  std::lock_guard<std::mutex> seq_lock(impl.seq_mu);
+  b.seq = ++impl.last_seq;
+  impl.log->Enqueue(b.seq, e);
+  return true;
+}
+
+// Shard-grouped windows (docs/concurrency.md "Batches"): up to
+// kGroupWindow task ops are applied shard by shard, each shard's ops in
+// batch order under one take of its lock, so that a shard's lines move to
+// this core once per window instead of once per op. Only ops that are sure
+// to stay local are grouped (Tree::ReserveLocal); the window ends before
+// the first that is not. When that leaves fewer than kMinGroupRun ops (2
+// with BatchGrouping::kAlways, which tests use to group every batch), the
+// next kInOrderRun ops go one by one, in order, as before.
+constexpr size_t kGroupWindow = 1024;
+constexpr size_t kMinGroupRun = 16;
+constexpr size_t kInOrderRun = 256;
+constexpr uint8_t kNoShard = 0xff;  // the op's ref is refused
+static_assert(engine::Tree::kShards < kNoShard, "shard numbers fit below kNoShard");
+
+// Calls fn(s) once for each of the n shards in `list` (which it consumes)
+// under the shard's lock: those another thread holds are left for later,
+// and it waits only when every one left is held, so that two threads
+// grouping the same shards do not queue behind each other shard by shard.
+template <typename Fn>
+void ForEachShardLocked(EngineImpl& impl, int* list, int n, Fn fn) {
+  while (n > 0) {
+    int left = 0;
+    for (int p = 0; p < n; ++p) {
+      engine::SpinLock& mu = impl.shards[list[p]].mu;
+      if (!mu.try_lock()) {
+        list[left++] = list[p];
+        continue;
+      }
+      fn(list[p]);
+      mu.unlock();
+    }
+    if (left == n) {
+      std::lock_guard<engine::SpinLock> lock(impl.shards[list[0]].mu);
+      fn(list[0]);
+      std::copy(list + 1, list + left, list);
+      --left;
+    }
+    n = left;
+  }
+}
+
+// Where a thread's next window starts in its list of shards: a step of a
+// per-thread sequence, so that threads working on the same shards start
+// apart.
+int NextWindowStart(int shards) {
+  thread_local uint64_t x = 0x9e3779b97f4a7c15ull * (1 + std::hash<std::thread::id>()(std::this_thread::get_id()));
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return shards > 0 ? static_cast<int>(x % static_cast<uint64_t>(shards)) : 0;
+}
+
+// Under `rw` shared: applies a grouped window from ops[i]; returns the
+// index of the first op not applied (i when it grouped nothing). Its
+// arrays take about 36 KB of the caller's stack.
+size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops, size_t i, size_t n,
+                    BatchState& b) {
+  constexpr int kShards = engine::Tree::kShards;
+  // 1. The window and each op's shard (reading the job records, asked for
+  // kAheadJob ops ahead: their misses overlap here).
+  uint8_t shard[kGroupWindow];
+  uint16_t count[kShards] = {};
+  size_t end = i;
+  for (; end < n && end - i < kGroupWindow; ++end) {
+    if (end + kAheadJob < n && IsTaskType(ops[end + kAheadJob].type)) t.PrefetchJob(ops[end + kAheadJob].job.id);
+    const Engine::TaskOp& op = ops[end];
+    if (!IsTaskType(op.type)) break;
+    if (!CheckRef(t, op.job).ok()) {
+      shard[end - i] = kNoShard;  // refused when its turn comes
+      continue;
+    }
+    const int s = t.ShardOf(op.job.id);
+    shard[end - i] = static_cast<uint8_t>(s);
+    ++count[s];
+  }
+  const size_t min_run = b.grouping == EngineOptions::BatchGrouping::kAlways ? 2 : kMinGroupRun;
+  if (end - i < min_run) return i;
+  // 2. Ops by shard, each shard's in batch order (window offsets).
+  uint16_t first[kShards + 1];
+  first[0] = 0;
+  for (int s = 0; s < kShards; ++s) first[s + 1] = static_cast<uint16_t>(first[s] + count[s]);
+  uint16_t order[kGroupWindow];
+  {
+    uint16_t next[kShards];
+    std::copy(first, first + kShards, next);
+    for (size_t k = 0; k < end - i; ++k)
+      if (shard[k] != kNoShard) order[next[shard[k]]++] = static_cast<uint16_t>(k);
+  }
+  // 3. Reserve, shard by shard, the lease that each shard's ops need; the
+  // window shrinks to end before the first op that might escalate (the
+  // shards in any order: the cut only moves down, and a shard that reserved
+  // for ops beyond it gets all of it back in step 4 anyway).
+  int shards_in[kShards], nshards = 0;
+  for (int s = 0; s < kShards; ++s)
+    if (count[s] > 0) shards_in[nshards++] = s;
+  std::rotate(shards_in, shards_in + NextWindowStart(nshards), shards_in + nshards);
+  size_t cut = end - i;  // window offsets below `cut` are applied
+  int64_t reserved[kShards][engine::kMaxResources];
+  engine::Tree::LocalOp group[kGroupWindow];
+  int visit[kShards];
+  std::copy(shards_in, shards_in + nshards, visit);
+  ForEachShardLocked(impl, visit, nshards, [&](int s) {
+    size_t m = 0;
+    for (uint16_t k = first[s]; k < first[s + 1] && order[k] < cut; ++k) {
+      const Engine::TaskOp& op = ops[i + order[k]];
+      group[m++] = {op.n, op.job.id, op.type == Event::Type::kAllocate};
+    }
+    const size_t sure = t.ReserveLocal(s, group, m, reserved[s]);
+    if (sure < m) cut = order[first[s] + sure];
+  });
+  std::copy(shards_in, shards_in + nshards, visit);
+  if (cut < min_run) {
+    ForEachShardLocked(impl, visit, nshards, [&](int s) { t.ReturnReservation(s, reserved[s]); });
+    return i;
+  }
+  // 4. Apply: the refused refs, then shard by shard. Every op applied here
+  // stays local (its lease was reserved), and local ops of different shards
+  // commute, so this gives the state and the statuses of applying the
+  // window in batch order.
+  for (size_t k = 0; k < cut; ++k)
+    if (shard[k] == kNoShard) b.Refuse(ops[i + k], CheckRef(t, ops[i + k].job));
+  ForEachShardLocked(impl, visit, nshards, [&](int s) {
+    t.ReturnReservation(s, reserved[s]);
+    const uint16_t from = first[s], to = first[s + 1];
+    for (uint16_t k = from; k < to && k < from + kAheadNode; ++k) t.PrefetchPath(ops[i + order[k]].job.id, 0);
+    for (uint16_t k = from; k < to && order[k] < cut; ++k) {
+      if (k + kAheadNode < to) t.PrefetchPath(ops[i + order[k + kAheadNode]].job.id, 0);
+      if (k + kAheadSums < to) t.PrefetchPath(ops[i + order[k + kAheadSums]].job.id, 1);
+      const Engine::TaskOp& op = ops[i + order[k]];
+      if (!ApplyLocalOp(impl, t, op, s, b))  // cannot happen: its lease was reserved
+        b.Refuse(op, Status::Internal("ApplyTasks: an op with a reserved lease did not stay local"));
+    }
+  });
+  return i + cut;
+}
 
 // Under `rw` shared: applies ops[i..] through the shard path until one must
 // run alone; returns its index (n when none is left).
@@ -296,35 +461,30 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
     return n;
   }
   engine::Tree& t = *impl.tree;
-  for (; i < n; ++i) {
+  while (i < n) {
+    if (!IsTaskType(ops[i].type)) return i;
+    const bool group = b.grouping == EngineOptions::BatchGrouping::kAlways ||
+                       (b.grouping == EngineOptions::BatchGrouping::kAuto &&
+                        impl.batches.running.load(std::memory_order_relaxed) > 1);
+    if (group && i >= b.in_order_until) {
+      const size_t next = ApplyGrouped(impl, t, ops, i, n, b);
+      if (next > i) {
+        i = next;
+        continue;
+      }
+      b.in_order_until = i + kInOrderRun;
+    }
     PrefetchAhead(t, ops, i, n);
     const Engine::TaskOp& op = ops[i];
-    if (!IsTaskType(op.type)) return i;
     if (Status st = CheckRef(t, op.job); !st.ok()) {
       b.Refuse(op, std::move(st));
+      ++i;
       continue;
     }
     const int s = t.ShardOf(op.job.id);
     std::lock_guard<engine::SpinLock> lock(impl.shards[s].mu);
-    bool escalate = false;
-    const Status st = op.type == Event::Type::kAllocate
-                          ? t.LocalAllocate(op.job.id, op.n, &escalate)
-                          : t.LocalRelease(op.job.id, op.n, op.type == Event::Type::kFinish, &escalate);
-    if (!st.ok()) {
-      b.Refuse(op, st);
-      continue;
-    }
-    if (escalate) return i;
-    if (op.status) *op.status = Status::Ok();
-    if (!impl.log) {
-      ++impl.shards[s].events;
-      b.unnumbered = true;
-      continue;
-    }
-    const Event e = Event::Task(op.type, op.job.seq, op.n);
-    std::lock_guard<std::mutex> seq_lock(impl.seq_mu);
-    b.seq = ++impl.last_seq;
-    impl.log->Enqueue(b.seq, e);
+    if (!ApplyLocalOp(impl, t, op, s, b)) return i;
+    ++i;
   }
   return n;
 }
@@ -380,7 +540,13 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
 }  // namespace
 
 Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused) {
+  struct Running {
+    std::atomic<int>& count;
+    explicit Running(std::atomic<int>& c) : count(c) { count.fetch_add(1, std::memory_order_relaxed); }
+    ~Running() { count.fetch_sub(1, std::memory_order_relaxed); }
+  } running(impl_->batches.running);
   BatchState b;
+  b.grouping = impl_->options.batch_grouping;
   for (size_t i = 0; i < n && b.error.ok();) {
     i = ApplyShared(*impl_, ops, i, n, b);
     if (i < n && b.error.ok()) i = ApplyExclusive(*impl_, ops, i, n, b);

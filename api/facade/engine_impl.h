@@ -64,6 +64,13 @@ struct Engine::Impl {
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
   std::string follows;                 // guarded by rw: a follower's store; "" for a writer
+  // ApplyTasks calls running now (any thread; relaxed). With more than one,
+  // batches group their ops by shard (engine.cc "Shard-grouped windows").
+  // Alone on its line: written twice per batch by every batching thread.
+  struct alignas(engine::kCacheLine) BatchCount {
+    std::atomic<int> running{0};
+  };
+  BatchCount batches;
   // A follower's catch-up machinery (null for an engine that never was
   // one); kept after Promote(). Declared last: destroyed first, stopping
   // its thread while the tree is still there.

@@ -78,6 +78,16 @@ struct EngineOptions {
   // keeps resident for a while. More jobs than this still work (the tables
   // grow). At most 2^32 - 2. Default: 0 (tables grow as jobs arrive).
   uint64_t reserve_jobs = 0;
+  // Engine::ApplyTasks: apply a batch's task events grouped by lock shard,
+  // each shard's in batch order under one take of its lock, so that with
+  // several threads a shard's memory moves between cores once per group
+  // instead of once per event (docs/concurrency.md "Batches"). Only events
+  // sure to stay in their shard are grouped, so the state and every status
+  // are those of applying the batch in order. kAuto groups while another
+  // ApplyTasks call is running (one thread alone is faster in order);
+  // kAlways and kNever as named. Default: kAuto.
+  enum class BatchGrouping { kAuto, kAlways, kNever };
+  BatchGrouping batch_grouping = BatchGrouping::kAuto;
 };
 
 // What Engine::Open did to rebuild the state (zeros for Create).

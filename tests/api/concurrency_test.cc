@@ -262,8 +262,11 @@ struct PressureResult {
   uint64_t last_seq = 0;
 };
 
+// With `batch` > 0 each thread sends its events in ApplyTasks batches of
+// that size (planned from what it expects to hold; each op's status then
+// says what it holds).
 PressureResult RunUnderPressure(const EngineOptions& opts, bool guarantees, int kOps = 6000,
-                                int64_t cpu = 60000) {
+                                int64_t cpu = 60000, size_t batch = 0) {
   const int kThreads = 4, kJobs = 240;
   ResourceAmounts cluster{{"cpu", cpu}, {"memory", int64_t{1} << 34}};
   std::vector<QueueSpec> queues;
@@ -300,7 +303,35 @@ PressureResult RunUnderPressure(const EngineOptions& opts, bool guarantees, int 
   for (int t = 0; t < kThreads; ++t)
     pool.emplace_back([&, t] {
       testing::Rng mine(99 + t);
-      for (int i = 0; i < kOps; ++i) {
+      std::vector<Engine::TaskOp> ops;
+      std::vector<Status> statuses;
+      std::vector<int> op_job;
+      std::vector<int64_t> planned(kJobs, 0);  // this thread's jobs only (all hold 0 at first)
+      for (int i = 0; i < kOps && batch > 0; ++i) {
+        const uint64_t y = mine.Next();
+        const int j = static_cast<int>((y >> 8) % (kJobs / kThreads)) * kThreads + t;
+        const bool up = planned[j] == 0 || (planned[j] < 6 && (y & 1));
+        planned[j] += up ? 1 : -1;
+        Engine::TaskOp op;
+        op.job = refs[j];
+        op.type = up ? Event::Type::kAllocate : Event::Type::kRelease;
+        ops.push_back(op);
+        op_job.push_back(j);
+        if (ops.size() < batch && i + 1 < kOps) continue;
+        statuses.assign(ops.size(), Status::Ok());
+        for (size_t k = 0; k < ops.size(); ++k) ops[k].status = &statuses[k];
+        EXPECT_TRUE((*eng)->ApplyTasks(ops.data(), ops.size(), nullptr, nullptr).ok());
+        for (size_t k = 0; k < ops.size(); ++k) {
+          if (statuses[k].ok()) held[op_job[k]] += ops[k].type == Event::Type::kAllocate ? 1 : -1;
+          // A refusal says what the caller did wrong or what did not fit,
+          // never that the engine went wrong.
+          EXPECT_NE(statuses[k].code(), StatusCode::kInternal) << statuses[k].ToString();
+        }
+        for (int x = t; x < kJobs; x += kThreads) planned[x] = held[x];
+        ops.clear();
+        op_job.clear();
+      }
+      for (int i = 0; i < kOps && batch == 0; ++i) {
         const uint64_t y = mine.Next();
         const int j = static_cast<int>((y >> 8) % (kJobs / kThreads)) * kThreads + t;
         const bool up = held[j] == 0 || (held[j] < 6 && (y & 1));
@@ -350,6 +381,17 @@ TEST(ConcurrencyTest, ShardedEventsUnderPressureMatchTheirSuccesses) {
   // saturated set flips often and local events run in between.
   RunUnderPressure(EngineOptions(), /*guarantees=*/false, 6000, 60000);
   RunUnderPressure(EngineOptions(), /*guarantees=*/false, 20000, 200000);
+}
+
+// The same through batches, grouped by shard (docs/concurrency.md
+// "Batches"): windows end before ops that might escalate, which then run
+// in order; every status must agree with the final state.
+TEST(ConcurrencyTest, ShardGroupedBatchesUnderPressureMatchTheirStatuses) {
+  EngineOptions o;
+  o.batch_grouping = EngineOptions::BatchGrouping::kAlways;
+  RunUnderPressure(o, /*guarantees=*/false, 6000, 60000, /*batch=*/48);
+  RunUnderPressure(o, /*guarantees=*/false, 20000, 200000, /*batch=*/200);
+  RunUnderPressure(EngineOptions(), /*guarantees=*/false, 20000, 200000, /*batch=*/200);
 }
 
 TEST(ConcurrencyTest, GuaranteesTakeTheExclusivePathAndStayExact) {

@@ -2,7 +2,8 @@
 // job events applied through the public Engine::ApplyTasks in random
 // batches (the shard path, escalations and exclusive runs of
 // docs/concurrency.md "Batches", with prefetching), against the reference
-// applying the same events one by one. After every batch: the same number
+// applying the same events one by one, half the seeds with the batches
+// grouped by shard. After every batch: the same number
 // of refused events and the same state (CompareModels: shares, keys,
 // blocked flags, allocations, the next step); steps and fills go through
 // Engine::Step/Fill and must choose as the reference does.
@@ -149,6 +150,9 @@ std::string RunSeed(uint64_t seed, int64_t events) {
   if (shardable) MakeShardable(created);
   EngineOptions o;
   o.overcommit_factor = created.overcommit;
+  // Half the seeds group every batch by shard (docs/concurrency.md
+  // "Batches"); the others take the default (in order on one thread).
+  if (seed % 4 < 2) o.batch_grouping = EngineOptions::BatchGrouping::kAlways;
   auto e = Engine::Create(created.cluster, created.queues, o);
   auto m = ref::ReferenceModel::Create(created.cluster, created.queues, created.overcommit);
   const std::string prefix = "seed " + std::to_string(seed) + ": ";
