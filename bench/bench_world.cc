@@ -75,6 +75,7 @@ World MakeWorld(const WorldOptions& o, int64_t events, bool preallocate) {
   w.preallocated = preallocate ? o.tasks_per_job / 2 : 0;
   EngineOptions eo;
   if (o.reserve) eo.reserve_jobs = static_cast<uint64_t>(o.jobs);
+  eo.batch_grouping = o.grouping;
   auto e = Engine::Create(cluster, queues, eo);
   if (!e.ok()) {
     std::fprintf(stderr, "bench world: %s\n", e.status().ToString().c_str());

@@ -33,6 +33,8 @@ struct WorldOptions {
   bool keep_specs = true;
   // EngineOptions::reserve_jobs = jobs (the embedder knows its size).
   bool reserve = false;
+  // EngineOptions::batch_grouping.
+  EngineOptions::BatchGrouping grouping = EngineOptions::BatchGrouping::kAuto;
 };
 
 struct World {

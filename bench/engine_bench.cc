@@ -5,6 +5,7 @@
 //                            4 resources, nothing saturates
 //   BM_IngestBatched/jobs/threads  the same events through Engine::ApplyTasks
 //                            in batches of 1024
+//   BM_IngestGrouped/jobs/threads  the same, every batch grouped by shard
 //   BM_IngestByTopQueue/jobs/threads  the same, each thread owning the jobs
 //                            of its own top-level queues (lock shards)
 //   BM_FullUseChurn/jobs     the cluster is exactly full: every release frees
@@ -57,17 +58,20 @@ namespace {
 
 constexpr int64_t kEvents = 2000000;
 
-// One world per (jobs, full_use, handover), built once and shared by the runs.
-World& SharedWorld(int64_t jobs, bool full_use, bool handover = false) {
-  static std::map<std::tuple<int64_t, bool, bool>, std::unique_ptr<World>> worlds;
+// One world per (jobs, full_use, handover, grouping), built once and shared
+// by the runs.
+World& SharedWorld(int64_t jobs, bool full_use, bool handover = false,
+                   EngineOptions::BatchGrouping grouping = EngineOptions::BatchGrouping::kAuto) {
+  static std::map<std::tuple<int64_t, bool, bool, EngineOptions::BatchGrouping>, std::unique_ptr<World>> worlds;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  auto& w = worlds[{jobs, full_use, handover}];
+  auto& w = worlds[{jobs, full_use, handover, grouping}];
   if (!w) {
     WorldOptions o;
     o.jobs = jobs;
     o.full_use = full_use;
     o.handover = handover;
+    o.grouping = grouping;
     o.keep_specs = jobs <= 1000000;  // 10^7 specs alone would take ~4 GB
     w = std::make_unique<World>(MakeWorld(o, kEvents));
   }
@@ -111,8 +115,7 @@ BENCHMARK(BM_Ingest)
 // one batch; items are events.
 constexpr size_t kBatch = 1024;
 
-void BM_IngestBatched(benchmark::State& state) {
-  World& w = SharedWorld(state.range(0), false);
+void RunBatched(benchmark::State& state, World& w) {
   const int threads = state.threads();
   const int me = state.thread_index();
   std::vector<uint32_t> mine;  // as RunEvents: this thread's events
@@ -161,9 +164,24 @@ void BM_IngestBatched(benchmark::State& state) {
   state.counters["refused"] = static_cast<double>(refused_total + refused);
   state.SetItemsProcessed(events);
 }
+
+void BM_IngestBatched(benchmark::State& state) { RunBatched(state, SharedWorld(state.range(0), false)); }
 BENCHMARK(BM_IngestBatched)
     ->ArgName("jobs")
     ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
+    ->Threads(1)->Threads(2)
+    ->UseRealTime()
+    ->MinTime(1.0);
+
+// The same, every batch grouped by shard (EngineOptions::BatchGrouping::
+// kAlways; BM_IngestBatched groups only when two batches run at once):
+// what grouping costs one thread, and what it gives two.
+void BM_IngestGrouped(benchmark::State& state) {
+  RunBatched(state, SharedWorld(state.range(0), false, false, EngineOptions::BatchGrouping::kAlways));
+}
+BENCHMARK(BM_IngestGrouped)
+    ->ArgName("jobs")
+    ->Arg(1000)->Arg(100000)->Arg(1000000)
     ->Threads(1)->Threads(2)
     ->UseRealTime()
     ->MinTime(1.0);

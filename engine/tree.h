@@ -263,6 +263,7 @@ class Tree {
   // a hint that may be stale), so they may run in a shared section without
   // the shard lock; any id is allowed (nothing past the end).
   void PrefetchJob(JobId j) const;
+  void PrefetchJobRecord(JobId j) const;  // PrefetchJob without the view entries
   void PrefetchPath(JobId j, int stage) const;
   void PrefetchNodes(QueueId q) const;  // the hot lines of q's two nodes
 

@@ -53,10 +53,15 @@ void Tree::AssignShards(const std::vector<QueueId>& order) {
 // view. At 10^5+ jobs each is a cache miss; the local events ask for all of
 // them up front so that the misses overlap with the checks instead of
 // following one another.
-void Tree::PrefetchJob(JobId id) const {
+void Tree::PrefetchJobRecord(JobId id) const {
   if (id >= jobs_.size()) return;
   __builtin_prefetch(&jobs_[id]);
   __builtin_prefetch(task_.data() + size_t{id} * R_);
+}
+
+void Tree::PrefetchJob(JobId id) const {
+  if (id >= jobs_.size()) return;
+  PrefetchJobRecord(id);
   __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
   // Saved views (other saturated sets): an event that flips the set
   // catches the job up in the view it switches to (SwitchView), so that
@@ -95,10 +100,17 @@ void Tree::PrefetchPath(JobId id, int stage) const {
   }
   const QueueId parent = queues_[q].parent;
   if (parent != kNone) PrefetchNodes(parent);
+  if (id >= views_[cur_].jobs.size()) return;
+  PrefetchHeapSift(views_[cur_].queues[q].nb, __atomic_load_n(&views_[cur_].jobs[id].heap_pos, __ATOMIC_RELAXED));
+  // A saved view (PrefetchJob): only the job's heap entry, which a
+  // catch-up reads first; its neighbours are likely in cache by then.
   for (size_t v = 0; v < views_.size(); ++v) {
+    if (v == cur_) continue;
     const View& view = views_[v];
     if (id >= view.jobs.size() || q >= view.queues.size()) continue;
-    PrefetchHeapSift(view.queues[q].nb, __atomic_load_n(&view.jobs[id].heap_pos, __ATOMIC_RELAXED));
+    const KeyHeap& nb = view.queues[q].nb;
+    const uint32_t pos = view.jobs[id].heap_pos;  // saved views change only in exclusive sections
+    if (pos < nb.capacity()) __builtin_prefetch(nb.slot(pos), 1);
   }
 }
 

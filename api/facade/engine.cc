@@ -379,7 +379,8 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
   uint16_t count[kShards] = {};
   size_t end = i;
   for (; end < n && end - i < kGroupWindow; ++end) {
-    if (end + kAheadJob < n && IsTaskType(ops[end + kAheadJob].type)) t.PrefetchJob(ops[end + kAheadJob].job.id);
+    if (end + kAheadJob < n && IsTaskType(ops[end + kAheadJob].type))
+      t.PrefetchJobRecord(ops[end + kAheadJob].job.id);  // its view entry: in step 4
     const Engine::TaskOp& op = ops[end];
     if (!IsTaskType(op.type)) break;
     if (!CheckRef(t, op.job).ok()) {
@@ -439,8 +440,12 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
   ForEachShardLocked(impl, visit, nshards, [&](int s) {
     t.ReturnReservation(s, reserved[s]);
     const uint16_t from = first[s], to = first[s + 1];
-    for (uint16_t k = from; k < to && k < from + kAheadNode; ++k) t.PrefetchPath(ops[i + order[k]].job.id, 0);
+    for (uint16_t k = from; k < to && k < from + kAheadNode; ++k) {
+      t.PrefetchJob(ops[i + order[k]].job.id);
+      t.PrefetchPath(ops[i + order[k]].job.id, 0);
+    }
     for (uint16_t k = from; k < to && order[k] < cut; ++k) {
+      if (k + kAheadJob < to) t.PrefetchJob(ops[i + order[k + kAheadJob]].job.id);
       if (k + kAheadNode < to) t.PrefetchPath(ops[i + order[k + kAheadNode]].job.id, 0);
       if (k + kAheadSums < to) t.PrefetchPath(ops[i + order[k + kAheadSums]].job.id, 1);
       const Engine::TaskOp& op = ops[i + order[k]];
