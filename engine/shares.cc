@@ -411,17 +411,21 @@ void Tree::UpdateSaturation() {
   const ResMask m = SaturatedNow();
   if (m == saturated_) return;
   saturated_ = m;
-  SetShareResources();
+  SetShareMask();  // the totals did not change (SetCapacity rebuilds all)
 }
 
 // share_res_ and total_d_ from saturated_ and total_.
 void Tree::SetShareResources() {
-  share_res_ = 0;
   total_d_.assign(R_, 0);
-  for (int r = 0; r < R_; ++r) {
-    total_d_[r] = static_cast<double>(total_[r]);
+  for (int r = 0; r < R_; ++r) total_d_[r] = static_cast<double>(total_[r]);
+  SetShareMask();
+}
+
+// share_res_ from saturated_ and total_.
+void Tree::SetShareMask() {
+  share_res_ = 0;
+  for (int r = 0; r < R_; ++r)
     if (!((saturated_ >> r) & 1) && total_[r] > 0) share_res_ |= ResMask{1} << r;
-  }
 }
 
 // Sizes every view's arrays to the job and queue tables.

@@ -381,6 +381,7 @@ class Tree {
   ResMask SaturatedNow() const;  // the resources with free <= 0
   void UpdateSaturation();
   void SetShareResources();
+  void SetShareMask();
   void RecountUsers(QueueId leaf);
 
   // schedule.cc
