@@ -47,4 +47,8 @@ bash bench/replay_gap.sh -b "$build" -r 3 "$tdir/t1000.trc" "$tdir/t100000.trc" 
   --benchmark_out="$out/cost.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_' | tee "$out/cost.txt" >> "$out/summary.txt"
 "$eb" --benchmark_filter='BM_Ingest(Batched|Grouped|ByTopQueue)?/jobs:(1000|100000|1000000)/' \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep -E '_median' | tee "$out/two_threads.txt" >> "$out/summary.txt"
+# Churn against plain ingest, alone (the worlds of 10^7 jobs above stay
+# resident in that process and slow what follows them there).
+"$eb" --benchmark_filter='BM_FullUseChurn|BM_Ingest/jobs:(1000|100000)/.*threads:1$' \
+  --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>&1 | grep -E '_median' | tee "$out/churn.txt" >> "$out/summary.txt"
 echo "== done $(date -u)  load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/summary.txt"
