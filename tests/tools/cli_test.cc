@@ -469,7 +469,14 @@ TEST_F(Cli, ReplayStopsAtTheFirstStoreError) {
     EXPECT_FALSE(Str(j, "store_error").empty()) << j;
     const double events = Num(j, "events"), applied = Num(j, "applied_events");
     const double acked = Num(j, "acknowledged_seq"), last = Num(j, "last_seq");
-    EXPECT_LT(last, 30300) << "the replay went on after the store failed";
+    if (std::string(durability) == "sync") {
+      EXPECT_LT(last, 30300) << "the replay went on after the store failed";
+    } else {
+      // async: the replay learns of a failed write only when the log
+      // writer reports it, so on a loaded machine it may have applied every
+      // event by then; what it must not do is acknowledge them all.
+      EXPECT_LT(acked, 30300) << "every event acknowledged by a store that failed";
+    }
     EXPECT_LE(acked, last);
     EXPECT_LE(applied, last - 300);
     // The 300 submissions are the setup: the timed events acknowledged.
