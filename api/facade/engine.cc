@@ -274,14 +274,28 @@ void PrefetchAhead(const engine::Tree& t, const Engine::TaskOp* ops, size_t i, s
   if (job(i + kAheadSums)) t.PrefetchPath(ops[i + kAheadSums].job.id, 1);
 }
 
+// Back-off of the grouped windows. After a window that grouped little or
+// nothing (a nearly full cluster: many ops might escalate), the next
+// `in_order_left` task ops go in order; that run doubles with each such
+// window, from kInOrderRun up to kMaxInOrderRun, and is reset by a window
+// that groups whole. After a window cut short by an op that might
+// escalate, kPastCut ops go in order (that op among them). With kAuto the
+// back-off is the calling thread's, across its batches; with kAlways each
+// batch starts afresh.
+struct GroupBackoff {
+  size_t in_order_left = 0;
+  size_t run = 0;
+};
+thread_local GroupBackoff tls_group_backoff;
+
 struct BatchState {
   uint64_t seq = 0;          // number of the last op numbered so far
   size_t bad = 0;            // refused ops
   bool unnumbered = false;   // without a store: an op went through a shard
   Status error;              // the engine stopped accepting events ...
   size_t stopped_at = 0;     // ... at this op: it and the rest are refused
-  size_t in_order_until = 0; // ops before this one go in order (ApplyShared)
   EngineOptions::BatchGrouping grouping;  // shard-grouped windows
+  GroupBackoff backoff;      // kAlways: this batch's (kAuto: the thread's)
 
   void Refuse(const Engine::TaskOp& op, Status st) {
     ++bad;
@@ -322,10 +336,10 @@ bool ApplyLocalOp(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp& op, i
 // to stay local are grouped (Tree::ReserveLocal); the window ends before
 // the first that is not. When that leaves fewer than kMinGroupRun ops (2
 // with BatchGrouping::kAlways, which tests use to group every batch), the
-// next kInOrderRun ops go one by one, in order, as before.
+// window fails and GroupBackoff decides when to try again.
 constexpr size_t kGroupWindow = 1024;
 constexpr size_t kMinGroupRun = 16;
-constexpr size_t kInOrderRun = 256;
+constexpr size_t kInOrderRun = 256, kMaxInOrderRun = 65536, kPastCut = 16;
 constexpr uint8_t kNoShard = 0xff;  // the op's ref is refused
 static_assert(engine::Tree::kShards < kNoShard, "shard numbers fit below kNoShard");
 
@@ -368,10 +382,12 @@ int NextWindowStart(int shards) {
 }
 
 // Under `rw` shared: applies a grouped window from ops[i]; returns the
-// index of the first op not applied (i when it grouped nothing). Its
+// index of the first op not applied (i when it grouped nothing) and sets
+// *whole when no op of the window was left for fear of escalating. Its
 // arrays take about 36 KB of the caller's stack.
 size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops, size_t i, size_t n,
-                    BatchState& b) {
+                    BatchState& b, bool* whole) {
+  *whole = false;
   constexpr int kShards = engine::Tree::kShards;
   // 1. The window and each op's shard (reading the job records, asked for
   // kAheadJob ops ahead: their misses overlap here).
@@ -453,6 +469,7 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
         b.Refuse(op, Status::Internal("ApplyTasks: an op with a reserved lease did not stay local"));
     }
   });
+  *whole = cut == end - i;
   return i + cut;
 }
 
@@ -466,19 +483,30 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
     return n;
   }
   engine::Tree& t = *impl.tree;
+  GroupBackoff& g = b.grouping == EngineOptions::BatchGrouping::kAuto ? tls_group_backoff : b.backoff;
   while (i < n) {
     if (!IsTaskType(ops[i].type)) return i;
     const bool group = b.grouping == EngineOptions::BatchGrouping::kAlways ||
                        (b.grouping == EngineOptions::BatchGrouping::kAuto &&
                         impl.batches.running.load(std::memory_order_relaxed) > 1);
-    if (group && i >= b.in_order_until) {
-      const size_t next = ApplyGrouped(impl, t, ops, i, n, b);
+    if (group && g.in_order_left == 0) {
+      bool whole = false;
+      const size_t next = ApplyGrouped(impl, t, ops, i, n, b, &whole);
+      const size_t window = std::min(n - i, kGroupWindow);
+      if (whole) {
+        g.run = 0;
+      } else if (next - i >= window / 4) {
+        g.in_order_left = kPastCut;
+      } else {  // grouped little or nothing
+        g.run = std::min(kMaxInOrderRun, std::max(kInOrderRun, 2 * g.run));
+        g.in_order_left = g.run;
+      }
       if (next > i) {
         i = next;
         continue;
       }
-      b.in_order_until = i + kInOrderRun;
     }
+    if (group && g.in_order_left > 0) --g.in_order_left;
     PrefetchAhead(t, ops, i, n);
     const Engine::TaskOp& op = ops[i];
     if (Status st = CheckRef(t, op.job); !st.ok()) {
