@@ -242,7 +242,6 @@ class Tree {
   };
   size_t ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved);
   void ReturnReservation(int s, const int64_t* reserved);
-  int resources() const { return R_; }
   void BeginExclusive();
   void EndExclusive();
   // The shards that have a top-level queue (the only ones ShardOf returns
@@ -382,6 +381,7 @@ class Tree {
   void UpdateSaturation();
   void SetShareResources();
   void SetShareMask();
+  bool LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const;
   void RecountUsers(QueueId leaf);
 
   // schedule.cc

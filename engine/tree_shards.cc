@@ -145,16 +145,9 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
     return Status::Ok();
   }
   Scratch& sc = *shards_[queues_[jobs_[id].queue].shard];
-  const int64_t* t = &task_[size_t{id} * R_];
-  bool fits = true;
   // The lease must stay positive: the cluster then keeps free capacity of
   // every resource the job uses, so the saturated set cannot change.
-  // n·t < lease, with an overflow counted as too much.
-  for (int r = 0; fits && r < R_; ++r) {
-    int64_t need;
-    if (t[r] > 0 && (__builtin_mul_overflow(n, t[r], &need) || need >= sc.res[r].lease)) fits = false;
-  }
-  if (!fits) {
+  if (!LeaveLeasePositive(sc, &task_[size_t{id} * R_], n, nullptr)) {
     *escalate = true;
     return Status::Ok();
   }
@@ -179,6 +172,19 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   return Status::Ok();
 }
 
+// Whether `taken` (none when null) plus n tasks of shape t leave shard
+// sc's lease positive in every resource the shape uses; an overflow counts
+// as too much.
+bool Tree::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const {
+  for (int r = 0; r < R_; ++r) {
+    int64_t need, sum;
+    if (t[r] > 0 && (__builtin_mul_overflow(n, t[r], &need) ||
+                     __builtin_add_overflow(taken ? taken[r] : 0, need, &sum) || sum >= sc.res[r].lease))
+      return false;
+  }
+  return true;
+}
+
 size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved) {
   std::fill(reserved, reserved + R_, 0);
   if (!LocalPossible() || s < 0 || s >= kShards || !shards_[s]) return 0;
@@ -193,14 +199,7 @@ size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* rese
     }
     if (op.n < 1) continue;  // refused by AllocateRule: takes nothing
     const int64_t* t = &task_[size_t{op.job} * R_];
-    bool fits = true;
-    for (int r = 0; fits && r < R_; ++r) {
-      int64_t need, sum;
-      if (t[r] > 0 && (__builtin_mul_overflow(op.n, t[r], &need) ||
-                       __builtin_add_overflow(reserved[r], need, &sum) || sum >= sc.res[r].lease))
-        fits = false;
-    }
-    if (!fits) break;
+    if (!LeaveLeasePositive(sc, t, op.n, reserved)) break;
     for (int r = 0; r < R_; ++r)
       if (t[r] > 0) reserved[r] += op.n * t[r];
   }

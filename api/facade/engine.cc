@@ -343,12 +343,14 @@ constexpr size_t kInOrderRun = 256, kMaxInOrderRun = 65536, kPastCut = 16;
 constexpr uint8_t kNoShard = 0xff;  // the op's ref is refused
 static_assert(engine::Tree::kShards < kNoShard, "shard numbers fit below kNoShard");
 
-// Calls fn(s) once for each of the n shards in `list` (which it consumes)
-// under the shard's lock: those another thread holds are left for later,
-// and it waits only when every one left is held, so that two threads
-// grouping the same shards do not queue behind each other shard by shard.
+// Calls fn(s) once for each of the n shards in `shards` under the shard's
+// lock: those another thread holds are left for later, and it waits only
+// when every one left is held, so that two threads grouping the same
+// shards do not queue behind each other shard by shard.
 template <typename Fn>
-void ForEachShardLocked(EngineImpl& impl, int* list, int n, Fn fn) {
+void ForEachShardLocked(EngineImpl& impl, const int* shards, int n, Fn fn) {
+  int list[engine::Tree::kShards];
+  std::copy(shards, shards + n, list);
   while (n > 0) {
     int left = 0;
     for (int p = 0; p < n; ++p) {
@@ -431,9 +433,7 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
   size_t cut = end - i;  // window offsets below `cut` are applied
   int64_t reserved[kShards][engine::kMaxResources];
   engine::Tree::LocalOp group[kGroupWindow];
-  int visit[kShards];
-  std::copy(shards_in, shards_in + nshards, visit);
-  ForEachShardLocked(impl, visit, nshards, [&](int s) {
+  ForEachShardLocked(impl, shards_in, nshards, [&](int s) {
     size_t m = 0;
     for (uint16_t k = first[s]; k < first[s + 1] && order[k] < cut; ++k) {
       const Engine::TaskOp& op = ops[i + order[k]];
@@ -442,9 +442,8 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
     const size_t sure = t.ReserveLocal(s, group, m, reserved[s]);
     if (sure < m) cut = order[first[s] + sure];
   });
-  std::copy(shards_in, shards_in + nshards, visit);
   if (cut < min_run) {
-    ForEachShardLocked(impl, visit, nshards, [&](int s) { t.ReturnReservation(s, reserved[s]); });
+    ForEachShardLocked(impl, shards_in, nshards, [&](int s) { t.ReturnReservation(s, reserved[s]); });
     return i;
   }
   // 4. Apply: the refused refs, then shard by shard. Every op applied here
@@ -453,7 +452,7 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
   // window in batch order.
   for (size_t k = 0; k < cut; ++k)
     if (shard[k] == kNoShard) b.Refuse(ops[i + k], CheckRef(t, ops[i + k].job));
-  ForEachShardLocked(impl, visit, nshards, [&](int s) {
+  ForEachShardLocked(impl, shards_in, nshards, [&](int s) {
     t.ReturnReservation(s, reserved[s]);
     const uint16_t from = first[s], to = first[s + 1];
     for (uint16_t k = from; k < to && k < from + kAheadNode; ++k) {
