@@ -30,6 +30,14 @@ Status Tree::CheckInvariants(double tol) const {
   for (QueueId q = 0; q < queues_.size(); ++q)
     if (queues_[q].alive && usage[q] != queues_[q].usage)
       return Status::Internal("usage of " + queues_[q].path + " is stale");
+  // The enqueue gate's per-leaf sums.
+  std::vector<std::vector<int64_t>> inq(queues_.size(), std::vector<int64_t>(R_, 0));
+  for (JobId id = 0; id < jobs_.size(); ++id)
+    if (jobs_[id].alive && jobs_[id].state == JobState::kInqueue)
+      for (int r = 0; r < R_; ++r) inq[jobs_[id].queue][r] += jobs_[id].min_available * task_[size_t{id} * R_ + r];
+  for (QueueId q = 0; q < queues_.size(); ++q)
+    if (queues_[q].alive && inq[q] != queues_[q].inqueue_min)
+      return Status::Internal("inqueue_min of " + queues_[q].path + " is stale");
 
   // held_back(Q) from its definition.
   auto held_back = [&](QueueId leaf) {

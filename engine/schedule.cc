@@ -174,7 +174,6 @@ StatusOr<QueueId> Tree::Admit(std::string_view path) const {
 void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
   Job& j = jobs_[id];
   if (j.state == s) return;
-  const int64_t* t = &task_[size_t{id} * R_];
   const QueueId stop = sc.local ? 0 : kNone;
   for (QueueId a = j.queue; a != stop; a = queues_[a].parent) {
     --queues_[a].jobs_by_state[static_cast<int>(j.state)];
@@ -185,11 +184,20 @@ void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
     ++sc.d_state[static_cast<int>(s)];
   }
   int64_t* inq = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
-  if (j.state == JobState::kInqueue)
-    for (int r = 0; r < R_; ++r) inq[r] -= j.min_available * t[r];
-  if (s == JobState::kInqueue)
-    for (int r = 0; r < R_; ++r) inq[r] += j.min_available * t[r];
+  if (j.state == JobState::kInqueue) CountInqueueMin(id, -1, inq);
+  if (s == JobState::kInqueue) CountInqueueMin(id, +1, inq);
   j.state = s;
+}
+
+void Tree::CountInqueueMin(JobId id, int sign, int64_t* total) {
+  const Job& j = jobs_[id];
+  const int64_t* t = &task_[size_t{id} * R_];
+  int64_t* leaf = queues_[j.queue].inqueue_min.data();
+  for (int r = 0; r < R_; ++r) {
+    const int64_t m = sign * j.min_available * t[r];
+    leaf[r] += m;
+    total[r] += m;
+  }
 }
 
 // SPEC §12, read literally: every resource must satisfy the inequalities.
@@ -198,11 +206,10 @@ bool Tree::GateAdmits(JobId id) const {
   const Job& j = jobs_[id];
   const Queue& q = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];
-  std::vector<int64_t> leaf_inq(R_, 0);
-  for (JobId o : q.jobs) {
-    if (o == id || jobs_[o].state != JobState::kInqueue) continue;
-    for (int r = 0; r < R_; ++r) leaf_inq[r] += jobs_[o].min_available * task_[size_t{o} * R_ + r];
-  }
+  // The leaf's Inqueue jobs other than this one.
+  int64_t leaf_inq[kMaxResources];
+  for (int r = 0; r < R_; ++r)
+    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? j.min_available * t[r] : 0);
   bool in_guarantee = true, in_overcommit = true;
   const double f = *options_.overcommit_factor;
   for (int r = 0; r < R_; ++r) {

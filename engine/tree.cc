@@ -236,6 +236,7 @@ QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
   n.usage.assign(R_, 0);
   n.realcap.assign(R_, 0);
   n.held_back.assign(R_, 0);
+  n.inqueue_min.assign(R_, 0);
   n.cap.assign(R_, kUnlimited);
   n.guar.assign(R_, 0);
   n.weight = q.weight;
@@ -418,8 +419,7 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   LinkToLeaf(id);
   for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
     ++queues_[a].jobs_by_state[static_cast<int>(j.state)];
-  if (j.state == JobState::kInqueue)
-    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] += j.min_available * (*task)[r];
+  if (j.state == JobState::kInqueue) CountInqueueMin(id, +1, inqueue_min_total_.data());
   job_by_name_.Insert(JobIndex::HashName(job_names_[id]), id);
   job_by_seq_.Insert(JobIndex::HashSeq(j.seq), id);
   ++live_jobs_;
@@ -467,8 +467,7 @@ Status Tree::Remove(JobId id) {
   Queue& lq = queues_[leaf];
   for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
     --queues_[a].jobs_by_state[static_cast<int>(j.state)];
-  if (j.state == JobState::kInqueue)
-    for (int r = 0; r < R_; ++r) inqueue_min_total_[r] -= j.min_available * task_[size_t{id} * R_ + r];
+  if (j.state == JobState::kInqueue) CountInqueueMin(id, -1, inqueue_min_total_.data());
   pending_.erase(j.seq);
   JobId last = lq.jobs.back();
   lq.jobs[j.slot] = last;
@@ -662,13 +661,12 @@ Status Tree::RestoreJob(std::string_view name, QueueId leaf, std::string_view us
   if (allocated < 0 || allocated > tasks)
     return Status::Corruption("job " + std::string(name) + ": allocation out of range");
   const JobId id = NewJob(name, leaf, user, task, tasks, weight, min_available, seq, allocated, state);
-  Job& j = jobs_[id];
   LinkToLeaf(id);
   for (QueueId a = leaf; a != kNone; a = queues_[a].parent)
     ++queues_[a].jobs_by_state[static_cast<int>(state)];
+  if (state == JobState::kInqueue) CountInqueueMin(id, +1, inqueue_min_total_.data());
   for (int r = 0; r < R_; ++r) {
     const int64_t a = allocated * task[r];
-    if (state == JobState::kInqueue) inqueue_min_total_[r] += j.min_available * task[r];
     if (a == 0) continue;
     free_[r] -= a;
     usage_total_[r] += a;

@@ -394,6 +394,9 @@ class Tree {
   bool GateAdmits(JobId j) const;
   void SetJobState(JobId j, JobState s, Scratch& sc);
   void SetJobState(JobId j, JobState s) { SetJobState(j, s, *main_); }
+  // Adds (sign +1) or takes (-1) job j's min_available × task to its leaf's
+  // Queue::inqueue_min and to `total` (inqueue_min_total_ or a shard's delta).
+  void CountInqueueMin(JobId j, int sign, int64_t* total);
 
   // fill_bound.cc: a lower bound of the waiting task shapes per subtree, so
   // that a step skips subtrees where nothing fits.

@@ -55,6 +55,10 @@ struct alignas(64) Tree::Queue {
   std::vector<int64_t> realcap;   // §6 real capability
   int64_t jobs_by_state[4] = {0, 0, 0, 0};
   std::vector<int64_t> held_back; // leaf: held_back(Q), when any guarantee
+  // leaf: Σ min_available × task over its Inqueue jobs (the enqueue gate,
+  // SPEC §12), kept on every state change so the gate costs O(R), not a
+  // pass over the leaf's jobs. Guarded like usage: shard-owned below root.
+  std::vector<int64_t> inqueue_min;
   int64_t active_users = 0;       // users with active_jobs > 0
   std::unordered_map<uint32_t, User> users;
 };

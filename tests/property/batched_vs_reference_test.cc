@@ -18,6 +18,7 @@
 #include "hdrf/engine.h"
 #include "tests/property/apply_both.h"
 #include "tests/property/random_stream.h"
+#include "tests/property/seed_plan.h"
 #include "tests/reference/reference_model.h"
 
 namespace hdrf::testing {
@@ -186,21 +187,13 @@ std::string RunSeed(uint64_t seed, int64_t events) {
   return run.Flush().empty() ? "" : prefix + "last batch differs";
 }
 
-int64_t EnvInt(const char* name, int64_t def) {
-  const char* v = std::getenv(name);
-  return v ? std::strtoll(v, nullptr, 10) : def;
-}
-
 TEST(BatchedVsReference, RandomStreamsThroughApplyTasks) {
-  const int64_t total = EnvInt("HDRF_PROPERTY_EVENTS", 60000);
+  const SeedPlan plan = PropertySeeds(60000);
+  ASSERT_EQ(plan.error, "");
   const int64_t per_seed = 2000;
-  if (const char* one = std::getenv("HDRF_PROPERTY_SEED")) {
-    EXPECT_EQ(RunSeed(std::strtoull(one, nullptr, 10), per_seed), "");
-    return;
-  }
   int64_t done = 0;
-  for (uint64_t seed = 1; done < total; ++seed) {
-    ASSERT_EQ(RunSeed(seed, per_seed), "") << "reproduce with HDRF_PROPERTY_SEED=" << seed;
+  for (uint64_t k = 0; done < plan.total; ++k) {
+    ASSERT_EQ(RunSeed(plan.Seed(k), per_seed), "") << "reproduce with HDRF_PROPERTY_SEED=" << plan.Seed(k);
     done += per_seed;
   }
   std::printf("checked %lld random events through ApplyTasks against the reference\n",

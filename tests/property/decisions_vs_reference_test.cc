@@ -10,7 +10,8 @@
 //
 // HDRF_PROPERTY_EVENTS (default 1,000,000) scales it like the other
 // property test: this one runs a twentieth of it as events (each with two
-// decision queries). HDRF_PROPERTY_SEED runs one seed; HDRF_PROPERTY_VERBOSE
+// decision queries). HDRF_PROPERTY_SEED and HDRF_PROPERTY_PART as
+// seed_plan.h says; HDRF_PROPERTY_VERBOSE
 // prints every query.
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@
 #include "engine/tree.h"
 #include "tests/property/apply_both.h"
 #include "tests/property/random_stream.h"
+#include "tests/property/seed_plan.h"
 #include "tests/reference/reference_model.h"
 
 namespace hdrf::testing {
@@ -159,21 +161,18 @@ std::string RunSeed(uint64_t seed, int64_t events, Counts& c) {
   return "";
 }
 
-int64_t EnvInt(const char* name, int64_t def) {
-  const char* v = std::getenv(name);
-  return v ? std::strtoll(v, nullptr, 10) : def;
-}
-
 TEST(DecisionsVsReference, RandomStates) {
-  const int64_t total = EnvInt("HDRF_PROPERTY_EVENTS", 1000000) / 20;
+  const SeedPlan plan = PropertySeeds(1000000);
+  ASSERT_EQ(plan.error, "");
+  const int64_t total = plan.one ? 1 : plan.total / 20;
   Counts c;
-  if (const char* one = std::getenv("HDRF_PROPERTY_SEED")) {
-    EXPECT_EQ(RunSeed(std::strtoull(one, nullptr, 10), kEventsPerSeed, c), "");
+  if (plan.one) {
+    EXPECT_EQ(RunSeed(plan.first, kEventsPerSeed, c), "");
     return;
   }
-  for (uint64_t seed = 1; c.events < total; ++seed) {
+  for (uint64_t k = 0; c.events < total; ++k) {
     const int64_t before = c.events;
-    ASSERT_EQ(RunSeed(seed, kEventsPerSeed, c), "") << "reproduce with HDRF_PROPERTY_SEED=" << seed;
+    ASSERT_EQ(RunSeed(plan.Seed(k), kEventsPerSeed, c), "") << "reproduce with HDRF_PROPERTY_SEED=" << plan.Seed(k);
     if (c.events == before) c.events += 1;  // a refused world: move on
   }
   std::printf("%lld events, %lld decision queries: %lld victims allowed, %lld refused, %lld queries refused\n",

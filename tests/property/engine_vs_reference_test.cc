@@ -3,8 +3,8 @@
 // After every event: same acceptance, same blocked flags, keys within 1e-9,
 // same allocations and job states, same next step.
 //
-// HDRF_PROPERTY_EVENTS (default 1,000,000 in total over all seeds) and
-// HDRF_PROPERTY_SEED (run one seed) tune it.
+// HDRF_PROPERTY_EVENTS (default 1,000,000 in total over all seeds),
+// HDRF_PROPERTY_SEED and HDRF_PROPERTY_PART tune it (seed_plan.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "engine/tree.h"
 #include "tests/property/apply_both.h"
 #include "tests/property/random_stream.h"
+#include "tests/property/seed_plan.h"
 #include "tests/reference/reference_model.h"
 
 namespace hdrf::testing {
@@ -71,23 +72,14 @@ std::string RunSeed(uint64_t seed, int64_t events) {
   return "";
 }
 
-int64_t EnvInt(const char* name, int64_t def) {
-  const char* v = std::getenv(name);
-  return v ? std::strtoll(v, nullptr, 10) : def;
-}
-
 TEST(EngineVsReference, RandomStreams) {
-  const int64_t total = EnvInt("HDRF_PROPERTY_EVENTS", 1000000);
+  const SeedPlan plan = PropertySeeds(1000000);
+  ASSERT_EQ(plan.error, "");
   const int64_t per_seed = 2000;
-  if (const char* one = std::getenv("HDRF_PROPERTY_SEED")) {
-    std::string r = RunSeed(std::strtoull(one, nullptr, 10), per_seed);
-    EXPECT_EQ(r, "");
-    return;
-  }
   int64_t done = 0;
-  for (uint64_t seed = 1; done < total; ++seed) {
-    std::string r = RunSeed(seed, per_seed);
-    ASSERT_EQ(r, "") << "reproduce with HDRF_PROPERTY_SEED=" << seed;
+  for (uint64_t k = 0; done < plan.total; ++k) {
+    std::string r = RunSeed(plan.Seed(k), per_seed);
+    ASSERT_EQ(r, "") << "reproduce with HDRF_PROPERTY_SEED=" << plan.Seed(k);
     done += per_seed;
   }
   std::printf("checked %lld random events against the reference\n", static_cast<long long>(done));

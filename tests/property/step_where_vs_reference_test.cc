@@ -24,6 +24,7 @@
 #include "engine/tree.h"
 #include "tests/property/apply_both.h"
 #include "tests/property/random_stream.h"
+#include "tests/property/seed_plan.h"
 #include "tests/reference/reference_model.h"
 
 namespace hdrf::testing {
@@ -31,11 +32,6 @@ namespace {
 
 using engine::Tree;
 using ref::ReferenceModel;
-
-int64_t EnvInt(const char* name, int64_t def) {
-  const char* v = std::getenv(name);
-  return v ? std::strtoll(v, nullptr, 10) : def;
-}
 
 // A placement test that refuses about `pct` percent of the questions,
 // deterministically from (job, round): the engine and the reference are
@@ -83,7 +79,9 @@ std::string RunTreeSeed(uint64_t seed, int events) {
 }
 
 TEST(StepWhereVsReference, PickWithSkippedJobsFollowsTheReferenceOrder) {
-  const int64_t seeds = EnvInt("HDRF_STEP_WHERE_SEEDS", 80);
+  std::string error;
+  const int64_t seeds = EnvInt("HDRF_STEP_WHERE_SEEDS", 80, &error);
+  ASSERT_EQ(error, "");
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
     std::string r = RunTreeSeed(seed, 300);
     ASSERT_EQ(r, "");
@@ -232,7 +230,9 @@ std::string RunEngineSeed(uint64_t seed, int events) {
 }
 
 TEST(StepWhereVsReference, EngineAsksInStepOrderAndAllocatesTheAccepted) {
-  const int64_t seeds = EnvInt("HDRF_STEP_WHERE_SEEDS", 80);
+  std::string error;
+  const int64_t seeds = EnvInt("HDRF_STEP_WHERE_SEEDS", 80, &error);
+  ASSERT_EQ(error, "");
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
     std::string r = RunEngineSeed(seed, 300);
     ASSERT_EQ(r, "");

@@ -76,7 +76,9 @@ void ExpectSameViews(const Engine& a, const Engine& b) {
   }
   const auto pa = a.PickNext(), pb = b.PickNext();
   EXPECT_EQ(pa.has_value(), pb.has_value());
-  if (pa && pb) EXPECT_EQ(pa->name, pb->name);
+  if (pa && pb) {
+    EXPECT_EQ(pa->name, pb->name);
+  }
 }
 
 TEST(Follower, RefusesEveryEventAndServesViews) {
