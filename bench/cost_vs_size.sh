@@ -2,7 +2,9 @@
 # The figures of bench/README.md "Cost versus size" (issue 16), in one run:
 # replay on 1 and 2 threads, replay against the engine on the same trace,
 # the engine's per-size ingest, churn, memory and memory-latency figures,
-# and the two-thread table (medians of 3). Run it on a quiet machine.
+# the two-thread table (medians of 3) and bench/two_threads.sh's rounds
+# (each with the line handoff between the cores measured beside it).
+# Run it on a quiet machine.
 #
 #   bash bench/cost_vs_size.sh [-b BUILD_DIR] [-t TRACE_DIR] OUT_DIR
 #
@@ -43,10 +45,13 @@ for j in 100000 1000000; do
   done
 done
 bash bench/replay_gap.sh -b "$build" -r 3 "$tdir/t1000.trc" "$tdir/t100000.trc" "$tdir/t1000000.trc" | tee "$out/replay_gap.txt" | tee -a "$out/summary.txt"
-"$eb" --benchmark_filter='BM_Ingest(Batched)?/jobs:|BM_MemoryPerJob|BM_FullUseChurn/|BM_MemoryLatency' \
+"$eb" --benchmark_filter='BM_Ingest(Batched)?/jobs:|BM_MemoryPerJob|BM_FullUseChurn/|BM_MemoryLatency|BM_LineTransfer' \
   --benchmark_out="$out/cost.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_' | tee "$out/cost.txt" >> "$out/summary.txt"
 "$eb" --benchmark_filter='BM_Ingest(Batched|Grouped|ByTopQueue)?/jobs:(1000|100000|1000000)/' \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep -E '_median' | tee "$out/two_threads.txt" >> "$out/summary.txt"
+# Two threads against one, round by round with the cores' line handoff
+# measured in the same process (it changes with the VM's vCPU placement).
+bash bench/two_threads.sh -b "$build" -r 4 | tee "$out/two_threads_rounds.txt" >> "$out/summary.txt"
 # Churn against plain ingest, alone (the worlds of 10^7 jobs above stay
 # resident in that process and slow what follows them there).
 "$eb" --benchmark_filter='BM_FullUseChurn|BM_Ingest/jobs:(1000|100000)/.*threads:1$' \

@@ -16,6 +16,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
@@ -66,6 +68,38 @@ BENCHMARK(BM_MemoryLatency)
     ->Args({1, 1})->Args({16, 1})->Args({256, 1})->Args({256, 16})
     ->UseRealTime()
     ->MinTime(0.5);
+
+// BM_LineTransfer: what one cache line costs to move between the two
+// cores (threads:2): the threads take turns incrementing a counter alone
+// on its line, each waiting to see the other's increment, so that every
+// turn moves the line to the other core (ns_per_handoff: a read that
+// misses, then the write that takes the line back from the reader). Two threads that write the same queue
+// nodes (BM_IngestBatched not routed) pay this per shared line; on a VM
+// its value changes with where the host runs the two vCPUs, and with it
+// the two-thread figures (bench/README.md "Cost versus size").
+void BM_LineTransfer(benchmark::State& state) {
+  struct alignas(64) Turn {
+    std::atomic<uint64_t> n{0};
+  };
+  static Turn turn;
+  const uint64_t me = static_cast<uint64_t>(state.thread_index());
+  const uint64_t threads = static_cast<uint64_t>(state.threads());
+  if (me == 0) turn.n.store(0, std::memory_order_relaxed);
+  uint64_t k = me;  // this thread's turns: me, me + threads, ...
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    while (turn.n.load(std::memory_order_acquire) != k) {
+    }
+    turn.n.store(k + 1, std::memory_order_release);
+    k += threads;
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  // Each thread's span holds every thread's turns; the threads' figures
+  // are averaged.
+  state.counters["ns_per_handoff"] = benchmark::Counter(
+      ns / static_cast<double>(state.iterations() * threads), benchmark::Counter::kAvgThreads);
+}
+BENCHMARK(BM_LineTransfer)->Threads(2)->UseRealTime()->MinTime(0.5);
 
 }  // namespace
 }  // namespace hdrf::bench
