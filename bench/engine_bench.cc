@@ -21,11 +21,14 @@
 //                            after every event)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "bench/bench_world.h"
@@ -58,6 +61,20 @@ namespace {
 
 constexpr int64_t kEvents = 2000000;
 
+// 1 and 2 threads, then 4, 8 and 16 while the machine has that many cores
+// (the 16-core figures of issue 16 item 3 come from the same binary and
+// commands as the 2-core ones).
+// HDRF_BENCH_CORES=N counts N cores instead (to try the larger counts
+// oversubscribed).
+void ThreadCountsUpTo(benchmark::internal::Benchmark* b, unsigned most) {
+  unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  if (const char* v = std::getenv("HDRF_BENCH_CORES")) cores = static_cast<unsigned>(std::max(1L, std::atol(v)));
+  for (unsigned t = 1; t <= most && t <= cores; t *= 2) b->Threads(static_cast<int>(t));
+}
+void ThreadCounts(benchmark::internal::Benchmark* b) { ThreadCountsUpTo(b, 16); }
+// Routed by top-level queue: the worlds have 10, so at most 8 threads.
+void RoutedThreadCounts(benchmark::internal::Benchmark* b) { ThreadCountsUpTo(b, 8); }
+
 // One world per (jobs, full_use, handover, grouping), built once and shared
 // by the runs.
 World& SharedWorld(int64_t jobs, bool full_use, bool handover = false,
@@ -81,6 +98,9 @@ World& SharedWorld(int64_t jobs, bool full_use, bool handover = false,
 // Each thread applies the events of its jobs (bench/event_stream.h).
 void RunEvents(benchmark::State& state, World& w, bool by_top_queue = false) {
   EventStream stream(w, state.threads(), state.thread_index(), by_top_queue);
+  // The loop below then runs no iteration (the threads still meet at its
+  // start and end, as Google Benchmark requires).
+  if (stream.empty()) state.SkipWithError("this thread owns no event (more threads than top-level queues)");
   int64_t refused = 0;
   auto apply = [&](JobRef job, int dir) {
     return dir > 0 ? w.engine->Allocate(job, 1) : w.engine->Release(job, 1);
@@ -105,7 +125,7 @@ void BM_Ingest(benchmark::State& state) {
 BENCHMARK(BM_Ingest)
     ->ArgName("jobs")
     ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
-    ->Threads(1)->Threads(2)
+    ->Apply(ThreadCounts)
     ->UseRealTime()
     ->MinTime(1.0);
 
@@ -169,7 +189,7 @@ void BM_IngestBatched(benchmark::State& state) { RunBatched(state, SharedWorld(s
 BENCHMARK(BM_IngestBatched)
     ->ArgName("jobs")
     ->Arg(1000)->Arg(10000)->Arg(100000)->Arg(1000000)->Arg(10000000)
-    ->Threads(1)->Threads(2)
+    ->Apply(ThreadCounts)
     ->UseRealTime()
     ->MinTime(1.0);
 
@@ -182,7 +202,7 @@ void BM_IngestGrouped(benchmark::State& state) {
 BENCHMARK(BM_IngestGrouped)
     ->ArgName("jobs")
     ->Arg(1000)->Arg(100000)->Arg(1000000)
-    ->Threads(1)->Threads(2)
+    ->Apply(ThreadCounts)
     ->UseRealTime()
     ->MinTime(1.0);
 
@@ -194,7 +214,7 @@ void BM_IngestByTopQueue(benchmark::State& state) {
 BENCHMARK(BM_IngestByTopQueue)
     ->ArgName("jobs")
     ->Arg(1000)->Arg(100000)->Arg(1000000)
-    ->Threads(1)->Threads(2)
+    ->Apply(RoutedThreadCounts)
     ->UseRealTime()
     ->MinTime(1.0);
 

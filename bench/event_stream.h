@@ -37,6 +37,9 @@ class EventStream {
     for (uint32_t i : mine_) refs_.push_back(w.jobs[w.event_job[i]]);
   }
 
+  // Whether this thread owns no event (more threads than top-level queues).
+  bool empty() const { return mine_.empty(); }
+
   // The next event: a job index of the World and +1 (allocate) / -1 (release).
   void Next(uint32_t* job, int* dir) {
     const size_t k = Advance(dir);

@@ -9,6 +9,10 @@
 #
 #   bench/two_threads.sh [-b BUILD_DIR] [-r ROUNDS] [-f BENCH] [-j JOBS_REGEX]
 #
+# On a machine with more cores, engine_bench also runs 4, 8 and 16 threads
+# (as many as there are cores); each is printed against one thread. The
+# handoff is then that of the two threads BM_LineTransfer runs.
+#
 # BENCH: BM_IngestBatched (default: ApplyTasks in batches of 1024, grouped
 # by shard while two run), BM_IngestGrouped, BM_Ingest (one call per event)
 # or BM_IngestByTopQueue (routed). JOBS_REGEX: default 1000|100000|1000000.
@@ -24,7 +28,7 @@ while getopts "b:r:f:j:" o; do
   esac
 done
 eb=$build/bench/engine_bench
-echo "$bench, 2 threads / 1 thread (M events/s), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
+echo "$bench, 2 (4, 8, 16) threads against 1 (M events/s), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
 for r in $(seq "$rounds"); do
   "$eb" --benchmark_filter="BM_LineTransfer|^$bench/jobs:($jobs)/" --benchmark_format=json 2>/dev/null |
     python3 -c '
@@ -41,9 +45,15 @@ for b in d:
     rate[(jobs, threads)] = b["items_per_second"] / 1e6
 cells = []
 for jobs in sorted({j for j, _ in rate}, key=int):
-    one, two = rate.get((jobs, "1")), rate.get((jobs, "2"))
-    if one and two:
-        cells.append("%s jobs %.2f -> %.2f (%.2fx)" % (jobs, one, two, two / one))
+    one = rate.get((jobs, "1"))
+    more = sorted((int(t), v) for (j, t), v in rate.items() if j == jobs and t != "1")
+    if one and more:
+        # 2 threads as "a -> b (r)"; 4, 8, 16 (machines with that many
+        # cores) as "t: b (r)".
+        cell = "%s jobs %.2f" % (jobs, one)
+        for t, v in more:
+            cell += (" -> %.2f (%.2fx)" if t == 2 else ", %d: %%.2f (%%.2fx)" % t) % (v, v / one)
+        cells.append(cell)
 print("round %s  handoff %5.1f ns  %s" % (sys.argv[1], handoff, "  ".join(cells)))
 ' "$r"
 done
