@@ -73,10 +73,11 @@ BENCHMARK(BM_MemoryLatency)
 // cores (threads:2): the threads take turns incrementing a counter alone
 // on its line, each waiting to see the other's increment, so that every
 // turn moves the line to the other core (ns_per_handoff: a read that
-// misses, then the write that takes the line back from the reader). Two threads that write the same queue
-// nodes (BM_IngestBatched not routed) pay this per shared line; on a VM
-// its value changes with where the host runs the two vCPUs, and with it
-// the two-thread figures (bench/README.md "Cost versus size").
+// misses, then the write that takes the line back from the reader). Two
+// threads that write the same queue nodes (BM_IngestBatched not routed)
+// pay this per shared line; on a VM its value changes with where the host
+// runs the two vCPUs, and with it the two-thread figures (bench/README.md
+// "Cost versus size").
 void BM_LineTransfer(benchmark::State& state) {
   struct alignas(64) Turn {
     std::atomic<uint64_t> n{0};
