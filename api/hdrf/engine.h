@@ -32,6 +32,7 @@
 
 #include "hdrf/latency_histogram.h"
 #include "hdrf/event.h"
+#include "hdrf/plan.h"
 #include "hdrf/reconcile.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
@@ -313,6 +314,20 @@ class Engine {
   // Reclaim across queues; each victim judged independently by a path-local
   // what-if, atomically with respect to concurrent events.
   StatusOr<std::vector<bool>> Reclaimable(JobRef reclaimer, const std::vector<JobRef>& victims);
+  // ---- taking back (docs/spec.md §15, hdrf/plan.h) ----
+  // The victims whose units, stopped in order, let `job` start. Changes
+  // nothing. NotFound for an unknown job; FailedPrecondition when the job is
+  // Pending or has no unallocated task; InvalidArgument for a negative
+  // max_victims. A plan that cannot be found is not an error: fits = false
+  // and short_by says what is missing.
+  StatusOr<hdrf::Plan> Plan(JobRef job, const PlanOptions& options = {}) const;
+  // Applies a plan made by Plan() (on this engine) atomically, as one
+  // logged event: victims' tasks stop, then the demand is allocated. The
+  // plan is checked again on the current state; kAborted ("stale plan ...")
+  // when an entry is no longer its job's unit or permitted, or the demand
+  // would not fit; nothing changes then. A plan with fits = false is
+  // FailedPrecondition; one whose jobs are gone is NotFound.
+  Status ApplyPlan(const hdrf::Plan& plan);
   // The leaf a job submitted to `queue` would be placed in (§5 admission).
   StatusOr<std::string> AdmitTo(std::string_view queue) const;
   // Why a job is or is not next.

@@ -24,6 +24,7 @@ enum class StatusCode : int {
   kIoError = 7,           // the operating system refused
   kUnimplemented = 8,
   kInternal = 9,
+  kAborted = 10,          // a stale plan: the state changed under it (plan again)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -55,6 +56,7 @@ class [[nodiscard]] Status {
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
