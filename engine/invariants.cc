@@ -34,7 +34,7 @@ Status Tree::CheckInvariants(double tol) const {
   std::vector<std::vector<int64_t>> inq(queues_.size(), std::vector<int64_t>(R_, 0));
   for (JobId id = 0; id < jobs_.size(); ++id)
     if (jobs_[id].alive && jobs_[id].state == JobState::kInqueue)
-      for (int r = 0; r < R_; ++r) inq[jobs_[id].queue][r] += jobs_[id].min_available * task_[size_t{id} * R_ + r];
+      for (int r = 0; r < R_; ++r) inq[jobs_[id].queue][r] += GangSize(id) * task_[size_t{id} * R_ + r];
   for (QueueId q = 0; q < queues_.size(); ++q)
     if (queues_[q].alive && inq[q] != queues_[q].inqueue_min)
       return Status::Internal("inqueue_min of " + queues_[q].path + " is stale");

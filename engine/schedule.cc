@@ -9,25 +9,27 @@
 
 namespace hdrf::engine {
 
-// SPEC §6. Capability and held-back checks are written as headroom
-// comparisons so that unlimited capabilities cannot overflow.
-bool Tree::Fits(JobId id) const {
+// SPEC §6 with §14's k tasks. Capability and held-back checks are written
+// as headroom comparisons so that unlimited capabilities cannot overflow;
+// k·task is formed in 128 bits.
+bool Tree::Fits(JobId id, int64_t k) const {
   const Job& j = jobs_[id];
   const Queue& q = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];
+  auto need = [&](int r) { return static_cast<__int128>(k) * t[r]; };
   for (int r = 0; r < R_; ++r)
-    if (t[r] > free_[r] - q.held_back[r]) return false;
+    if (need(r) > free_[r] - q.held_back[r]) return false;
   for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
     for (int r = 0; r < R_; ++r)
-      if (t[r] > A.cap[r] - A.usage[r]) return false;
+      if (need(r) > static_cast<__int128>(A.cap[r]) - A.usage[r]) return false;
   }
   if (q.limits_active) {
     auto it = q.users.find(j.user);
     const int64_t n = std::max<int64_t>(1, q.active_users);
     for (int r = 0; r < R_; ++r) {
-      const int64_t after = (it == q.users.end() ? 0 : it->second.usage[r]) + t[r];
+      const __int128 after = (it == q.users.end() ? 0 : it->second.usage[r]) + need(r);
       const bool gset = (q.guar_set >> r) & 1;
       const __int128 B = gset ? q.guar[r] : q.realcap[r];
       if (q.min_user_limit_percent < 100 &&
@@ -41,9 +43,21 @@ bool Tree::Fits(JobId id) const {
   return true;
 }
 
+int64_t Tree::GangSize(JobId id) const {
+  const Job& j = jobs_[id];
+  return std::max<int64_t>(1, std::min(j.min_available, j.tasks));
+}
+
+int64_t Tree::StepDemand(JobId id) const {
+  return jobs_[id].allocated == 0 ? GangSize(id) : 1;
+}
+
+// SPEC §5 with §14: a job holding no task needs room for its gang.
 bool Tree::Schedulable(JobId id) const {
   const Job& j = jobs_[id];
-  return j.state != JobState::kPending && j.allocated < j.tasks && Fits(id);
+  if (j.state == JobState::kPending || j.allocated >= j.tasks) return false;
+  const int64_t k = StepDemand(id);
+  return j.allocated + k <= j.tasks && Fits(id, k);
 }
 
 bool Tree::Pickable(JobId id, const SkipSet* skip) const {
@@ -127,7 +141,7 @@ std::optional<JobId> Tree::PickNext(const SkipSet* skip) const { return PickIn(0
 
 std::optional<JobId> Tree::Step() {
   std::optional<JobId> j = PickNext();
-  if (j) ChangeAllocation(*j, 1, 0);
+  if (j) ChangeAllocation(*j, StepDemand(*j), 0);
   return j;
 }
 
@@ -194,7 +208,7 @@ void Tree::CountInqueueMin(JobId id, int sign, int64_t* total) {
   const int64_t* t = &task_[size_t{id} * R_];
   int64_t* leaf = queues_[j.queue].inqueue_min.data();
   for (int r = 0; r < R_; ++r) {
-    const int64_t m = sign * j.min_available * t[r];
+    const int64_t m = sign * GangSize(id) * t[r];
     leaf[r] += m;
     total[r] += m;
   }
@@ -209,11 +223,11 @@ bool Tree::GateAdmits(JobId id) const {
   // The leaf's Inqueue jobs other than this one.
   int64_t leaf_inq[kMaxResources];
   for (int r = 0; r < R_; ++r)
-    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? j.min_available * t[r] : 0);
+    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? GangSize(id) * t[r] : 0);
   bool in_guarantee = true, in_overcommit = true;
   const double f = *options_.overcommit_factor;
   for (int r = 0; r < R_; ++r) {
-    const int64_t m = j.min_available * t[r];
+    const int64_t m = GangSize(id) * t[r];
     if (m > q.guar[r] - q.usage[r] - leaf_inq[r]) in_guarantee = false;
     if (static_cast<double>(usage_total_[r] + inqueue_min_total_[r] + m) >
         f * static_cast<double>(total_[r]))

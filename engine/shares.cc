@@ -659,8 +659,15 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
     // the sums along the path.
     PrefetchHeapSift(QV(leaf).nb, JV(id).heap_pos);
   }
+  // An Inqueue job's enqueue-gate minimum (GangSize × task) follows its
+  // task count (a folded run of task events can change the count of a job
+  // that stays Inqueue).
+  int64_t* const inq_total = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
+  const bool recount = dT != 0 && j.state == JobState::kInqueue;
+  if (recount) CountInqueueMin(id, -1, inq_total);
   j.allocated += dA;
   j.tasks += dT;
+  if (recount) CountInqueueMin(id, +1, inq_total);
   // The first queue not to update here: the root for a local call.
   const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;

@@ -162,12 +162,13 @@ Status ApplyAndWait(EngineImpl& impl, const Event& e, JobRef* submitted) {
   return timer.Done(ApplyAndWaitUntimed(impl, e, submitted));
 }
 
+}  // namespace
+
 Status CheckRef(const engine::Tree& t, JobRef j) {
   if (!t.job_live(j.id, j.seq))
     return Status::NotFound("job #" + std::to_string(j.seq) + ": unknown job (removed?)");
   return Status::Ok();
 }
-}  // namespace
 
 StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
   Event e;
@@ -649,13 +650,15 @@ namespace {
 // for the durability wait.
 StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef ref) {
   HDRF_RETURN_IF_ERROR(impl.Writable());
-  HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, 1));
+  const int64_t k = t.StepDemand(ref.id);  // a gang that holds no task: all m at once
+  HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, k));
   if (!impl.log) return impl.RecordLocked(nullptr);
-  const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
+  const Event e = Event::Task(Event::Type::kAllocate, ref.seq, k);
   return impl.RecordLocked(&e);
 }
 
-// One step (SPEC §5): with `can_place`, the first job in step order that it
+// One step (SPEC §5, §14: a gang holding no task gets its m tasks in one
+// event): with `can_place`, the first job in step order that it
 // accepts; the ones it refuses go into `skip` (Engine::StepWhere).
 StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* can_place,
                                          engine::Tree::SkipSet* skip) {
@@ -674,7 +677,8 @@ StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* ca
       ref = JobRef{*j, t.job_seq(*j)};
       if (!can_place) break;
       const PlacementQuery q{ref, t.job_name(*j), t.job_queue_path(*j),
-                             std::span<const int64_t>(t.job_task(*j), t.resource_names().size())};
+                             std::span<const int64_t>(t.job_task(*j), t.resource_names().size()),
+                             t.StepDemand(*j)};
       bool ok;
       try {
         ok = (*can_place)(q);

@@ -140,6 +140,9 @@ struct PlacementQuery {
   std::string_view name;          // the job's name
   std::string_view queue;         // the path of its leaf queue
   std::span<const int64_t> task;  // one task: ResourceNames() order, SPEC §2 units
+  // How many such tasks: the job's gang size (SPEC §14) when it holds no
+  // task yet, else 1. Place all of them or refuse.
+  int64_t tasks = 1;
 };
 // true: the host can place the task (StepWhere then allocates it).
 using PlacementFn = std::function<bool(const PlacementQuery& query)>;
@@ -325,8 +328,9 @@ class Engine {
   // logged event: victims' tasks stop, then the demand is allocated. The
   // plan is checked again on the current state; kAborted ("stale plan ...")
   // when an entry is no longer its job's unit or permitted, or the demand
-  // would not fit; nothing changes then. A plan with fits = false is
-  // FailedPrecondition; one whose jobs are gone is NotFound.
+  // would not fit, or a victim is gone; nothing changes then. A plan with
+  // fits = false is FailedPrecondition; one whose waiting job is gone is
+  // NotFound.
   Status ApplyPlan(const hdrf::Plan& plan);
   // The leaf a job submitted to `queue` would be placed in (§5 admission).
   StatusOr<std::string> AdmitTo(std::string_view queue) const;

@@ -44,17 +44,23 @@ struct JobSpec {
   int64_t tasks = 1;       // number of tasks (running + not yet allocated)
   ResourceAmounts task;    // shape of one task
   double weight = 1;       // job weight (divisor of its key), >= 1 after clamping
-  int64_t min_available = 1;  // SPEC §12 enqueue gate minimum, in tasks
+  // Gang size m (SPEC §14): a job holding no task starts only with m tasks
+  // at once; also the §12 enqueue gate's minimum. 0 counts as 1.
+  int64_t min_available = 1;
   int line = 0;
 };
 
-// One step of a scenario (SPEC §10).
+// One step of a scenario (SPEC §10, §15).
 struct ScenarioStep {
-  enum class Kind { kFill, kFinish, kRemove, kSubmit };
+  enum class Kind { kFill, kFinish, kRemove, kSubmit, kPlan, kEvict };
   Kind kind = Kind::kFill;
-  std::string job;        // kFinish, kRemove
+  std::string job;        // kFinish, kRemove, kPlan, kEvict
   int64_t tasks = 1;      // kFinish
   JobSpec submit;         // kSubmit
+  // kPlan, kEvict: "reclaim" (default), "preempt" or "both", and the most
+  // victims (unset: no limit).
+  std::string mode = "reclaim";
+  std::optional<int64_t> max_victims;
   int line = 0;
 };
 
