@@ -722,9 +722,10 @@ StatusOr<int64_t> Engine::Fill(std::vector<JobRef>* started) {
     engine::Tree& t = *impl.tree;
     while (std::optional<JobId> j = t.PickNext(nullptr)) {  // as StepWith, one step after another
       const JobRef ref{*j, t.job_seq(*j)};
+      const int64_t k = t.StepDemand(*j);
       HDRF_ASSIGN_OR_RETURN(seq, AllocateOneLocked(impl, t, ref));
       ++steps;
-      if (started) started->push_back(ref);
+      if (started) started->insert(started->end(), static_cast<size_t>(k), ref);
     }
   }
   if (impl.log && seq > 0) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));

@@ -267,8 +267,9 @@ class Engine {
   StatusOr<int64_t> Fill();
   // The same steps (each an event of its own, in the same order), under one
   // exclusive section for the whole fill (cheaper per step: meant for a
-  // fill of many steps, e.g. a simulation), appending the job of every step
-  // to *started (when non-null). Other threads' events wait for the whole
+  // fill of many steps, e.g. a simulation), appending the job of every task
+  // started to *started (when non-null): once per step, m times for the
+  // step that starts a gang of m (SPEC §14). Other threads' events wait for the whole
   // fill. On an error the steps before it stay and are in *started.
   StatusOr<int64_t> Fill(std::vector<JobRef>* started);
   // The job a step would pick, without allocating.
