@@ -28,6 +28,8 @@ const char kUsage[] =
     "  demo                     generate, replay, crash and recover (README)\n"
     "  workload gen ...         write a synthetic workload for simulate (spec §13)\n"
     "  workload import ...      convert a Volcano simulator event file to a workload\n"
+    "  version, --version       library, C interface and store format versions,\n"
+    "                           build type\n"
     "\n"
     "hdrf COMMAND --help shows the flags of a command. \"spec §N\" is section N\n"
     "of docs/spec.md, the behaviour reference.\n";
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   std::string cmd = argv[1];
+  if (cmd == "--version") cmd = "version";
   using namespace hdrf::tools;
   if (cmd == "sim") return CmdSim(argc, argv);
   if (cmd == "queues") return CmdQueues(argc, argv);
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   if (cmd == "standby") return CmdStandby(argc, argv);
   if (cmd == "workload") return CmdWorkload(argc, argv);
   if (cmd == "serve") return CmdServe(argc, argv);
+  if (cmd == "version") return CmdVersion(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -1,0 +1,76 @@
+// `hdrf version` and `hdrf --version` as a user runs them (the built binary,
+// HDRF_BIN): both print the four fields of hdrf::GetBuildInfo, with the
+// values of the library the test links, as lines and as JSON.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "hdrf/build_info.h"
+#include "hdrf/c.h"
+#include "hdrf/version.h"
+#include "tests/run_shell.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Bin() {
+  const char* bin = std::getenv("HDRF_BIN");
+  return bin ? bin : "";
+}
+
+hdrf::testing::ShellResult RunHdrf(const std::string& args) {
+  return hdrf::testing::RunShell("'" + Bin() + "' " + args + " 2>/dev/null");
+}
+
+TEST(Version, TheLibraryAgreesWithItsHeaders) {
+  const hdrf::BuildInfo b = hdrf::GetBuildInfo();
+  EXPECT_STREQ(b.version, HDRF_VERSION_STRING);
+  EXPECT_EQ(b.c_api_version, HDRF_C_API_VERSION);
+  EXPECT_GE(b.store_format_version, 1u);
+  ASSERT_NE(b.build_type, nullptr);
+  EXPECT_STRNE(b.build_type, "");
+}
+
+TEST(Version, BothFormsPrintTheFourFields) {
+  ASSERT_FALSE(Bin().empty()) << "HDRF_BIN must name the hdrf binary";
+  const hdrf::BuildInfo b = hdrf::GetBuildInfo();
+  const std::string want = std::string("version ") + b.version + "\n" +
+                           "c_api_version " + std::to_string(b.c_api_version) + "\n" +
+                           "store_format_version " + std::to_string(b.store_format_version) + "\n" +
+                           "build_type " + b.build_type + "\n";
+  for (const char* form : {"version", "--version"}) {
+    SCOPED_TRACE(form);
+    hdrf::testing::ShellResult r = RunHdrf(form);
+    EXPECT_EQ(r.code, 0);
+    EXPECT_EQ(r.out, want);
+  }
+}
+
+TEST(Version, JsonCarriesTheSameFields) {
+  ASSERT_FALSE(Bin().empty()) << "HDRF_BIN must name the hdrf binary";
+  const hdrf::BuildInfo b = hdrf::GetBuildInfo();
+  const std::string want = std::string("{\"version\": \"") + b.version + "\", \"c_api_version\": " +
+                           std::to_string(b.c_api_version) + ", \"store_format_version\": " +
+                           std::to_string(b.store_format_version) + ", \"build_type\": \"" + b.build_type +
+                           "\"}\n";
+  for (const char* form : {"version --json", "--version --json"}) {
+    SCOPED_TRACE(form);
+    hdrf::testing::ShellResult r = RunHdrf(form);
+    EXPECT_EQ(r.code, 0);
+    EXPECT_EQ(r.out, want);
+  }
+}
+
+TEST(Version, HelpAndBadFlags) {
+  ASSERT_FALSE(Bin().empty()) << "HDRF_BIN must name the hdrf binary";
+  hdrf::testing::ShellResult help = RunHdrf("version --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_THAT(help.out, HasSubstr("store_format_version"));
+  EXPECT_EQ(RunHdrf("--version --nope").code, 2);
+  EXPECT_THAT(RunHdrf("--help").out, HasSubstr("--version"));
+}
+
+}  // namespace
