@@ -34,33 +34,25 @@ TEST(Version, TheLibraryAgreesWithItsHeaders) {
   EXPECT_STRNE(b.build_type, "");
 }
 
+// Both forms, as lines and with --json, print exactly the library's values.
 TEST(Version, BothFormsPrintTheFourFields) {
   ASSERT_FALSE(Bin().empty()) << "HDRF_BIN must name the hdrf binary";
   const hdrf::BuildInfo b = hdrf::GetBuildInfo();
-  const std::string want = std::string("version ") + b.version + "\n" +
-                           "c_api_version " + std::to_string(b.c_api_version) + "\n" +
-                           "store_format_version " + std::to_string(b.store_format_version) + "\n" +
-                           "build_type " + b.build_type + "\n";
-  for (const char* form : {"version", "--version"}) {
-    SCOPED_TRACE(form);
-    hdrf::testing::ShellResult r = RunHdrf(form);
-    EXPECT_EQ(r.code, 0);
-    EXPECT_EQ(r.out, want);
-  }
-}
-
-TEST(Version, JsonCarriesTheSameFields) {
-  ASSERT_FALSE(Bin().empty()) << "HDRF_BIN must name the hdrf binary";
-  const hdrf::BuildInfo b = hdrf::GetBuildInfo();
-  const std::string want = std::string("{\"version\": \"") + b.version + "\", \"c_api_version\": " +
-                           std::to_string(b.c_api_version) + ", \"store_format_version\": " +
-                           std::to_string(b.store_format_version) + ", \"build_type\": \"" + b.build_type +
+  const std::string c_api = std::to_string(b.c_api_version), store = std::to_string(b.store_format_version);
+  const std::string lines = std::string("version ") + b.version + "\nc_api_version " + c_api +
+                            "\nstore_format_version " + store + "\nbuild_type " + b.build_type + "\n";
+  const std::string json = std::string("{\"version\": \"") + b.version + "\", \"c_api_version\": " + c_api +
+                           ", \"store_format_version\": " + store + ", \"build_type\": \"" + b.build_type +
                            "\"}\n";
-  for (const char* form : {"version --json", "--version --json"}) {
-    SCOPED_TRACE(form);
-    hdrf::testing::ShellResult r = RunHdrf(form);
+  const struct {
+    const char* args;
+    const std::string& want;
+  } cases[] = {{"version", lines}, {"--version", lines}, {"version --json", json}, {"--version --json", json}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    hdrf::testing::ShellResult r = RunHdrf(c.args);
     EXPECT_EQ(r.code, 0);
-    EXPECT_EQ(r.out, want);
+    EXPECT_EQ(r.out, c.want);
   }
 }
 
