@@ -41,9 +41,11 @@
    again or using it is an error, not a crash, even after its slot holds a
    new engine (handles are generation-checked slots of a fixed table, never
    dereferenced; destroy releases the engine's memory; docs/c_api.md
-   "Handles"). At most 4,096 engines are alive at once. No call takes a
-   process-wide lock. An hdrf_options_t is not thread-safe: do not change
-   it while another thread uses it.
+   "Handles"). At most 4,096 engines are alive at once. Calls on an engine
+   take no process-wide lock; creating or destroying an engine holds one
+   process-wide mutex (the handle table's free list) for a few
+   instructions. An hdrf_options_t is not thread-safe: do not change it
+   while another thread uses it.
 
    Quantities and resource lists
    -----------------------------
