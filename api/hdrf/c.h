@@ -394,7 +394,8 @@ HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, i
    These take no name lookup and no engine-wide lock: they run in parallel
    under the engine's lock sharding (docs/concurrency.md), as the C++
    Engine::Allocate(JobRef) does. The name-based calls above look the name
-   up in a concurrent index first. */
+   up in the engine's name index first (Engine::FindJob: beside task
+   events, under the engine's lock taken shared). */
 
 /* The ref of the job called `name` (HDRF_NOT_FOUND when there is none). */
 HDRF_EXPORT hdrf_code hdrf_job_find(hdrf_engine_t* engine, const char* name, hdrf_job_ref_t* job,
