@@ -18,7 +18,7 @@ const char kHelp[] =
     "keys at each level of its path (root first), whether it is blocked and by\n"
     "what (saturated resource, capability, held-back guarantee, user limit,\n"
     "Pending), and whether one more task fits.\n"
-    "  --scenario FILE  run the scenario (SPEC §10) first, then explain\n"
+    "  --scenario FILE  run the scenario (docs/spec.md §10) first, then explain\n"
     "  --db DIR         explain in the state recovered from a store\n";
 
 void PrintText(const Explanation& e) {

@@ -1,4 +1,4 @@
-// hdrf simulate: a workload through the engine on a virtual clock (SPEC §13,
+// hdrf simulate: a workload through the engine on a virtual clock (docs/spec.md §13,
 // docs/simulate.md).
 #include <unistd.h>
 
@@ -25,8 +25,9 @@ namespace {
 
 const char kAbout[] =
     "Runs a workload (CSV or JSONL: name, queue, arrival, duration, user, tasks, weight,\n"
-    "one column per resource) through the engine on a virtual clock (SPEC §13) and\n"
-    "reports per-queue wait times, usage shares and utilization. docs/simulate.md.";
+    "one column per resource) through the engine on a virtual clock\n"
+    "(docs/spec.md §13) and reports per-queue wait times, usage shares and\n"
+    "utilization. docs/simulate.md.";
 
 struct Args {
   std::string config, workload, cluster, jobs_out, compare, plot, nodes;
@@ -123,9 +124,9 @@ Status WritePlot(const std::string& path, const Workload& w, const SimulateResul
 int CmdSimulate(int argc, char** argv) {
   CLI::App app(kAbout, "hdrf simulate");
   Args a;
-  app.add_option("--config", a.config, "queue configuration (SPEC §3 forms 1-4; a scenario's jobs/steps ignored)")
+  app.add_option("--config", a.config, "queue configuration (docs/spec.md §3 forms 1-4; a scenario's jobs/steps ignored)")
       ->required();
-  app.add_option("--workload", a.workload, "workload FILE.csv or FILE.jsonl (SPEC §13)")->required();
+  app.add_option("--workload", a.workload, "workload FILE.csv or FILE.jsonl (docs/spec.md §13)")->required();
   app.add_option("--cluster", a.cluster, "cluster capacity LIST, e.g. cpu=100,memory=1Ti (replaces the config's)");
   app.add_option("--jobs-out", a.jobs_out, "write name,queue,arrival,first_start,last_start,end per job");
   app.add_flag("--json", a.json, "print the report as one JSON line (the last stdout line)");

@@ -236,9 +236,9 @@ function drawTree(d) {
   for (const r of res) { const th = el("th", "", shortName(r)); th.title = r + " allocated"; hr.appendChild(th); }
   const tips = {
     Usage: "largest share of the cluster the subtree holds in any resource (allocated / capacity)",
-    Share: "H-DRF dominant share s(U) of the queue (SPEC \u00a74): 0 while a sibling is unallocated",
+    Share: "H-DRF dominant share s(U) of the queue (spec \u00a74): 0 while a sibling is unallocated",
     Key: "share / weight: among siblings the smallest is served first",
-    Blocked: "every child blocked (SPEC \u00a74)", Waiting: "Inqueue + Pending jobs", Running: "jobs with a task allocated" };
+    Blocked: "every child blocked (spec \u00a74)", Waiting: "Inqueue + Pending jobs", Running: "jobs with a task allocated" };
   for (const h of ["Usage", "Share", "Key", "Blocked", "Waiting", "Running"]) {
     const th = el("th", h === "Usage" || h === "Blocked" ? "l" : "", h);
     th.title = tips[h];

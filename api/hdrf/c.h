@@ -41,9 +41,11 @@
    again or using it is an error, not a crash, even after its slot holds a
    new engine (handles are generation-checked slots of a fixed table, never
    dereferenced; destroy releases the engine's memory; docs/c_api.md
-   "Handles"). At most 4,096 engines are alive at once. No call takes a
-   process-wide lock. An hdrf_options_t is not thread-safe: do not change
-   it while another thread uses it.
+   "Handles"). At most 4,096 engines are alive at once. Calls on an engine
+   take no process-wide lock; creating or destroying an engine holds one
+   process-wide mutex (the handle table's free list) for a few
+   instructions. An hdrf_options_t is not thread-safe: do not change it
+   while another thread uses it.
 
    Quantities and resource lists
    -----------------------------
@@ -392,7 +394,8 @@ HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, i
    These take no name lookup and no engine-wide lock: they run in parallel
    under the engine's lock sharding (docs/concurrency.md), as the C++
    Engine::Allocate(JobRef) does. The name-based calls above look the name
-   up in a concurrent index first. */
+   up in the engine's name index first (Engine::FindJob: beside task
+   events, under the engine's lock taken shared). */
 
 /* The ref of the job called `name` (HDRF_NOT_FOUND when there is none). */
 HDRF_EXPORT hdrf_code hdrf_job_find(hdrf_engine_t* engine, const char* name, hdrf_job_ref_t* job,

@@ -3,7 +3,7 @@
 // These are the values that configuration files parse into, that events
 // carry and that the engine, the reference model (tests/reference) and the
 // storage layer exchange. They hold no derived state; amounts are canonical
-// integers (engine/quantity.h). `line` fields keep the source line a value
+// integers (hdrf/quantity.h). `line` fields keep the source line a value
 // came from (0 when it did not come from a file) so errors can name it.
 #ifndef HDRF_SPEC_H_
 #define HDRF_SPEC_H_
