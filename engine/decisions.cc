@@ -90,6 +90,7 @@ Explanation Tree::Explain(JobId id) const {
     if (!e.schedulable && e.unfit_because.empty() && leaf.limits_active)
       e.unfit_because.push_back("user limit of user " + user_names_[j.user] + " would be exceeded");
   }
+  ExplainPlan(id, &e);
   // Keys along the path.
   std::vector<QueueId> path;
   for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) path.push_back(a);

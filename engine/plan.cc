@@ -20,6 +20,7 @@
 
 #include "engine/tree.h"
 #include "engine/tree_internal.h"
+#include "hdrf/quantity.h"
 
 namespace hdrf {
 
@@ -126,7 +127,13 @@ int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
 // SPEC §15, the transfer rule, for `ut` tasks of job v on state s. A unit in
 // J's leaf is judged as preemption (A = J, B = V), any other as reclaim.
 bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
+  return Refusal(c, s, v, ut).empty();
+}
+
+// Why the transfer rule refuses the unit ("" when it permits it).
+std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
   const Job& V = jobs_[v];
+  const std::string order = "order: the taker is not below the giver before, or would end above it";
   const int64_t* tv = &task_[size_t{v} * R_];
   int64_t u[kMaxResources];
   for (int r = 0; r < R_; ++r) u[r] = ut * tv[r];
@@ -138,16 +145,16 @@ bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) 
     for (int r = 0; r < R_; ++r) a[r] = ha * tj[r];
     for (int r = 0; r < R_; ++r) b[r] = hb * tv[r];
     const double before_a = PlainShare(a) / J.weight, before_b = PlainShare(b) / V.weight;
-    if (!(before_a < before_b - kEps)) return false;
+    if (!(before_a < before_b - kEps)) return order;
     for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
-    return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps;
+    return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps ? "" : order;
   }
   // Reclaim: C, the lowest common ancestor, is the first queue of V's path
   // that is on J's path; B its child on V's side.
   QueueId B = kNone, C = V.queue;
   while (!c.OnPath(*this, C)) {
     const Queue& q = queues_[C];
-    if (!q.reclaimable) return false;  // condition 1: reclaimable below C
+    if (!q.reclaimable) return "not reclaimable: " + q.path;  // condition 1: reclaimable below C
     B = C;
     C = q.parent;
   }
@@ -159,7 +166,9 @@ bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) 
     const int64_t* taken = s.Usage(q);
     for (int r = 0; r < R_; ++r) {
       const int64_t delta = below_c ? -u[r] : c.D[r] - u[r];
-      if (delta < 0 && UsageOn(Q.usage.data(), taken, r) + delta < Q.guar[r]) return false;
+      if (delta < 0 && UsageOn(Q.usage.data(), taken, r) + delta < Q.guar[r])
+        return "guarantee: " + Q.path + " would drop below its guarantee of " + FormatQuantity(names_[r], Q.guar[r]) +
+               " " + names_[r];
     }
   }
   // Condition 2: the share test, or the taker within its guarantee.
@@ -174,10 +183,10 @@ bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) 
     b[r] = UsageOn(QB.usage.data(), tb, r);
     if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
   }
-  if (within_guarantee) return true;
-  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return false;
+  if (within_guarantee) return "";
+  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return order + " (" + QA.path + " vs " + QB.path + ")";
   for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
-  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps;
+  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? "" : order + " (" + QA.path + " vs " + QB.path + ")";
 }
 
 // SPEC §15 room[r]: the most one more allocation in J's leaf could take on
@@ -485,6 +494,53 @@ Status Tree::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& vic
   ChangeAllocation(j, tasks, 0);
   AdmitPending();
   return Status::Ok();
+}
+
+// Explain (SPEC §14, §15): a gang's demand, and for a job that waits its
+// reclaim plan, or why there is none: the resources short and, for up to
+// ten units that would help, the rule that refuses each.
+void Tree::ExplainPlan(JobId j, Explanation* e) const {
+  const Job& J = jobs_[j];
+  if (J.state == JobState::kPending || J.allocated >= J.tasks || Schedulable(j)) return;
+  const int64_t k = StepDemand(j);
+  auto c = MakePlanCtx(j, k);
+  if (!c.ok()) return;
+  c->mode = PlanMode::kReclaim;
+  const PlanState none;
+  int64_t room[kMaxResources];
+  Room(*c, none, room);
+  if (k > 1)
+    for (int r = 0; r < R_; ++r)
+      if (c->D[r] > room[r])
+        e->unfit_because.push_back("waits: a gang of " + std::to_string(k) + " needs " +
+                                   FormatQuantity(names_[r], c->D[r]) + " " + names_[r] + ", " +
+                                   FormatQuantity(names_[r], std::max<int64_t>(0, room[r])) + " free for it");
+  auto plan = MakePlan(j, PlanMode::kReclaim, std::nullopt);
+  if (!plan.ok()) return;
+  if (plan->fits) {
+    std::string line = "reclaim plan: stop";
+    for (size_t i = 0; i < plan->victims.size(); ++i)
+      line += (i ? ", " : " ") + job_names_[plan->victims[i].job] + " " + std::to_string(plan->victims[i].tasks) +
+              (plan->victims[i].tasks == 1 ? " task" : " tasks");
+    e->plan.push_back(line);
+    return;
+  }
+  std::string line = "no reclaim plan: short";
+  for (int r = 0; r < R_; ++r)
+    if (plan->short_by[r] > 0) line += " " + names_[r] + " " + FormatQuantity(names_[r], plan->short_by[r]);
+  e->plan.push_back(line);
+  int shown = 0;
+  for (JobId v = 0; v < jobs_.size() && shown < 10; ++v) {
+    if (!jobs_[v].alive || v == j || jobs_[v].queue == c->leaf) continue;
+    const int64_t ut = UnitOf(v, none);
+    if (ut == 0) continue;
+    PlanState probe;
+    if (!Helps(*c, probe, v, ut, room)) continue;
+    const std::string why = Refusal(*c, none, v, ut);
+    if (why.empty()) continue;
+    e->plan.push_back("refused " + job_names_[v] + " (" + queues_[jobs_[v].queue].path + "): " + why);
+    ++shown;
+  }
 }
 
 }  // namespace engine

@@ -151,6 +151,52 @@ int64_t Tree::Fill() {
   return steps;
 }
 
+std::optional<JobId> Tree::PickWaiting(const SkipSet* skip) const { return WaitingIn(0, skip); }
+
+// Children by key (ties within kKeyEpsilon to the name sorting first), then
+// in the leaf jobs by key (ties to the earlier submitted); subtrees without
+// a waiting job are passed over. Not for hot paths: it reads every job of
+// the leaves it enters.
+std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
+  const Queue& q = queues_[qid];
+  if (q.children.empty()) {
+    auto waiting = [&](JobId id) {
+      const Job& j = jobs_[id];
+      if (j.state == JobState::kPending || j.allocated >= j.tasks) return false;
+      if (!skip) return true;
+      auto it = skip->find(id);
+      return it == skip->end() || it->second != j.seq;
+    };
+    double m = 0;
+    bool any = false;
+    for (JobId id : q.jobs)
+      if (waiting(id)) m = any ? std::min(m, JobKey(id)) : JobKey(id), any = true;
+    if (!any) return std::nullopt;
+    JobId best = kNone;
+    for (JobId id : q.jobs)
+      if (waiting(id) && JobKey(id) <= m + kKeyEpsilon && (best == kNone || jobs_[id].seq < jobs_[best].seq))
+        best = id;
+    return best;
+  }
+  std::vector<std::pair<double, QueueId>> order;
+  order.reserve(q.children.size());
+  for (QueueId c : q.children) order.emplace_back(QV(c).key, c);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::optional<JobId> best;
+  QueueId best_q = kNone;
+  double m = 0;
+  for (const auto& [key, c] : order) {
+    if (best && key > m + kKeyEpsilon) break;
+    if (best && queues_[c].name >= queues_[best_q].name) continue;
+    std::optional<JobId> j = WaitingIn(c, skip);
+    if (!j) continue;
+    if (!best) m = key;
+    best = j;
+    best_q = c;
+  }
+  return best;
+}
+
 // SPEC §5 admission: descend through open children by the plain dominant
 // share of their usage over their weight, ties to the name sorting first.
 StatusOr<QueueId> Tree::Admit(std::string_view path) const {

@@ -106,6 +106,10 @@ class Tree {
   std::optional<JobId> PickNext(const SkipSet* skip) const;
   std::optional<JobId> Step();
   int64_t Fill();
+  // The waiting job (admitted, with an unallocated task, not in `skip`) a
+  // step would serve first if every task fit: the §5 descent by smallest
+  // key, blocked or not, with §5's ties (the reclaim phase of SPEC §13).
+  std::optional<JobId> PickWaiting(const SkipSet* skip) const;
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
 
@@ -422,6 +426,8 @@ class Tree {
   StatusOr<PlanCtx> MakePlanCtx(JobId j, int64_t k) const;
   int64_t UnitOf(JobId v, const PlanState& s) const;
   bool Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
+  std::string Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
+  void ExplainPlan(JobId j, Explanation* e) const;
   void Room(const PlanCtx& c, const PlanState& s, int64_t* room) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
@@ -440,6 +446,7 @@ class Tree {
   // Schedulable and not in `skip` (null: Schedulable).
   bool Pickable(JobId j, const SkipSet* skip) const;
   std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
+  std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
   void AdmitPending();
   bool GateAdmits(JobId j) const;
   void SetJobState(JobId j, JobState s, Scratch& sc);

@@ -468,10 +468,9 @@ Status DecodeJobChunk(std::string_view value, const std::vector<std::string>& na
 void EventBatch::Add(const Event& e) {
   LogOp op;
   op.type = e.type;
-  if (IsTaskType(e.type)) {
-    op.job_seq = e.job_seq;
-    op.n = e.n;
-  } else {
+  op.job_seq = e.job_seq;  // also an ApplyPlan's waiting job and its demand
+  op.n = e.n;
+  if (!IsTaskType(e.type)) {
     op.full = static_cast<uint32_t>(full.size());
     full.push_back(e);
   }

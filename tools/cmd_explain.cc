@@ -27,6 +27,7 @@ void PrintText(const Explanation& e) {
               e.is_next ? ", NEXT to run" : "");
   for (const std::string& r : e.blocked_by) std::printf("  blocked by: %s\n", r.c_str());
   for (const std::string& r : e.unfit_because) std::printf("  does not fit: %s\n", r.c_str());
+  for (const std::string& r : e.plan) std::printf("  %s\n", r.c_str());
   for (const auto& level : e.levels) {
     std::printf("  among the children of %s:\n", level.parent.c_str());
     for (const auto& s : level.siblings)

@@ -28,6 +28,14 @@ StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const 
   return p;
 }
 
+std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {
+  Exclusive lock(*impl_);
+  const engine::Tree& t = *impl_->tree;
+  std::optional<JobId> j = t.PickWaiting(skip ? &skip->jobs_ : nullptr);
+  if (!j) return std::nullopt;
+  return JobRef{*j, t.job_seq(*j)};
+}
+
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {
   if (!plan.fits)
     return Status::FailedPrecondition("plan for job " + plan.job + " found no victims that let it start");

@@ -268,6 +268,7 @@ type Explanation struct {
 	Next         bool     `json:"next"`
 	BlockedBy    []string `json:"blocked_by"`
 	UnfitBecause []string `json:"unfit_because"`
+	Plan         []string `json:"plan"` // a waiting job's reclaim plan, or why there is none
 	Levels       []struct {
 		Parent   string `json:"parent"`
 		Siblings []struct {

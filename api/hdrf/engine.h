@@ -274,6 +274,11 @@ class Engine {
   StatusOr<int64_t> Fill(std::vector<JobRef>* started);
   // The job a step would pick, without allocating.
   std::optional<JobInfo> PickNext() const;
+  // The waiting job (admitted, with an unallocated task) a step would serve
+  // first if every task fit, passing over the jobs in `skip` (may be null):
+  // the §5 descent by smallest key, blocked or not, same ties. The order in
+  // which the reclaim phase of docs/spec.md §13 tries waiting jobs.
+  std::optional<JobRef> FirstWaiting(const PlacementSkips* skip = nullptr) const;
 
   // ---- host placement: fair order with a host's veto ----
   // A step that also asks the host: candidates are taken in the order a

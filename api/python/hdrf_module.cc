@@ -313,6 +313,7 @@ py::dict ExplanationDict(const Explanation& e) {
   d["next"] = e.is_next;
   d["blocked_by"] = e.blocked_by;
   d["unfit_because"] = e.unfit_because;
+  d["plan"] = e.plan;
   d["levels"] = levels;
   return d;
 }
