@@ -127,13 +127,29 @@ int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
 // SPEC §15, the transfer rule, for `ut` tasks of job v on state s. A unit in
 // J's leaf is judged as preemption (A = J, B = V), any other as reclaim.
 bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
-  return Refusal(c, s, v, ut).empty();
+  return Check(c, s, v, ut, nullptr) == Rule::kOk;
 }
 
 // Why the transfer rule refuses the unit ("" when it permits it).
 std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
+  RuleDetail d;
+  switch (Check(c, s, v, ut, &d)) {
+    case Rule::kOk: return "";
+    case Rule::kNotReclaimable: return "not reclaimable: " + queues_[d.queue].path;
+    case Rule::kGuarantee:
+      return "guarantee: " + queues_[d.queue].path + " would drop below its guarantee of " +
+             FormatQuantity(names_[d.resource], queues_[d.queue].guar[d.resource]) + " " + names_[d.resource];
+    case Rule::kOrder:
+      return "order: the taker is not below the giver before, or would end above it" +
+             (d.queue == kNone ? std::string() : " (" + queues_[d.other].path + " vs " + queues_[d.queue].path + ")");
+  }
+  return "";
+}
+
+Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const {
+  RuleDetail scratch;
+  RuleDetail& d = why ? *why : scratch;
   const Job& V = jobs_[v];
-  const std::string order = "order: the taker is not below the giver before, or would end above it";
   const int64_t* tv = &task_[size_t{v} * R_];
   int64_t u[kMaxResources];
   for (int r = 0; r < R_; ++r) u[r] = ut * tv[r];
@@ -145,16 +161,19 @@ std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t
     for (int r = 0; r < R_; ++r) a[r] = ha * tj[r];
     for (int r = 0; r < R_; ++r) b[r] = hb * tv[r];
     const double before_a = PlainShare(a) / J.weight, before_b = PlainShare(b) / V.weight;
-    if (!(before_a < before_b - kEps)) return order;
+    if (!(before_a < before_b - kEps)) return Rule::kOrder;
     for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
-    return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps ? "" : order;
+    return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps ? Rule::kOk : Rule::kOrder;
   }
   // Reclaim: C, the lowest common ancestor, is the first queue of V's path
   // that is on J's path; B its child on V's side.
   QueueId B = kNone, C = V.queue;
   while (!c.OnPath(*this, C)) {
     const Queue& q = queues_[C];
-    if (!q.reclaimable) return "not reclaimable: " + q.path;  // condition 1: reclaimable below C
+    if (!q.reclaimable) {  // condition 1: reclaimable below C
+      d.queue = C;
+      return Rule::kNotReclaimable;
+    }
     B = C;
     C = q.parent;
   }
@@ -166,9 +185,11 @@ std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t
     const int64_t* taken = s.Usage(q);
     for (int r = 0; r < R_; ++r) {
       const int64_t delta = below_c ? -u[r] : c.D[r] - u[r];
-      if (delta < 0 && UsageOn(Q.usage.data(), taken, r) + delta < Q.guar[r])
-        return "guarantee: " + Q.path + " would drop below its guarantee of " + FormatQuantity(names_[r], Q.guar[r]) +
-               " " + names_[r];
+      if (delta < 0 && UsageOn(Q.usage.data(), taken, r) + delta < Q.guar[r]) {
+        d.queue = q;
+        d.resource = r;
+        return Rule::kGuarantee;
+      }
     }
   }
   // Condition 2: the share test, or the taker within its guarantee.
@@ -183,10 +204,12 @@ std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t
     b[r] = UsageOn(QB.usage.data(), tb, r);
     if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
   }
-  if (within_guarantee) return "";
-  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return order + " (" + QA.path + " vs " + QB.path + ")";
+  if (within_guarantee) return Rule::kOk;
+  d.other = A;
+  d.queue = B;
+  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return Rule::kOrder;
   for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
-  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? "" : order + " (" + QA.path + " vs " + QB.path + ")";
+  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
 }
 
 // SPEC §15 room[r]: the most one more allocation in J's leaf could take on
@@ -277,7 +300,8 @@ bool Tree::Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int6
   bool may = false;
   for (int r = 0; r < R_ && !may; ++r) may = c.D[r] > room[r] && tv[r] > 0;
   if (!may) return false;
-  std::vector<QueueId> vpath;
+  thread_local std::vector<QueueId> vpath;
+  vpath.clear();
   for (QueueId a = jobs_[v].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
   const size_t dq = s.dq.size(), taken = s.taken.size();
   Take(s, v, ut, tv, R_, vpath, +1);
@@ -321,38 +345,76 @@ bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const
   if (within_guarantee) return true;
   const double share_b = PlainShare(b) / Q.weight;
   if (!(PlainShare(a) / QA.weight < share_b - kEps)) return false;
-  // d(B - u) <= d(B): when A + D ends above B even with nothing taken, no
-  // unit passes the second half.
-  for (int r = 0; r < R_; ++r) a[r] += c.D[r];
-  return PlainShare(a) / QA.weight <= share_b + kEps;
+  // Every unit holds at least one task, and every task of the subtree at
+  // least min_task: d(B - u) <= d(B - min_task). When A + D ends above that,
+  // no unit passes the second half.
+  for (int r = 0; r < R_; ++r) {
+    a[r] += c.D[r];
+    b[r] -= std::min(b[r], Q.min_task[r]);
+  }
+  return PlainShare(a) / QA.weight <= PlainShare(b) / Q.weight + kEps;
 }
 
 // SPEC §15 victim descent from q: among the children whose subtree holds a
 // permitted unit that helps, the largest d(subtree)/w (ties to the name
 // sorting last); in the leaf, the largest d(allocation)/w (ties to the
-// later submitted).
+// later submitted). With `any`, the first such unit found (an existence
+// test, cheap where units abound). The descent tests existence first and
+// searches in full only the subtree it picks, so equal shares (common: a
+// tree of equal queues) cost one search, not one per tied subtree.
 std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, QueueId q,
-                                                const int64_t* room) const {
+                                                const int64_t* room, bool any) const {
   const Queue& Q = queues_[q];
   if (Q.children.empty()) {
     if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
-    std::vector<std::pair<double, PlanEntry>> found;
+    auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
+    struct Cand {
+      double d;
+      uint64_t seq;
+      JobId v;
+      int64_t ut;
+    };
+    std::vector<Cand> cands;
     for (JobId v : Q.jobs) {
       if (v == c.j) continue;
       const int64_t ut = UnitOf(v, s);
-      if (ut == 0 || !Helps(c, s, v, ut, room) || !Permitted(c, s, v, ut)) continue;
+      if (ut == 0) continue;
+      if (any) {
+        if (usable(v, ut)) return PlanEntry{v, ut};
+        continue;
+      }
       int64_t y[kMaxResources];
       const int64_t holds = jobs_[v].allocated - s.Taken(v);
       for (int r = 0; r < R_; ++r) y[r] = holds * task_[size_t{v} * R_ + r];
-      found.push_back({PlainShare(y) / jobs_[v].weight, PlanEntry{v, ut}});
+      cands.push_back({PlainShare(y) / jobs_[v].weight, jobs_[v].seq, v, ut});
     }
-    if (found.empty()) return std::nullopt;
-    double m = found.front().first;
-    for (const auto& f : found) m = std::max(m, f.first);
-    const PlanEntry* best = nullptr;
-    for (const auto& f : found)
-      if (f.first >= m - kEps && (!best || jobs_[f.second.job].seq > jobs_[best->job].seq)) best = &f.second;
-    return *best;
+    if (any || cands.empty()) return std::nullopt;
+    // The usual case without a sort: the job of the largest share is usable
+    // (so that share is the largest usable one), and so is the latest
+    // submitted within 1e-9 of it.
+    size_t top = 0;
+    for (size_t i = 1; i < cands.size(); ++i)
+      if (cands[i].d > cands[top].d) top = i;
+    if (usable(cands[top].v, cands[top].ut)) {
+      const double m = cands[top].d;
+      size_t late = top;
+      for (size_t i = 0; i < cands.size(); ++i)
+        if (cands[i].d >= m - kEps && cands[i].seq > cands[late].seq) late = i;
+      if (late == top || usable(cands[late].v, cands[late].ut)) return PlanEntry{cands[late].v, cands[late].ut};
+    }
+    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.d > y.d; });
+    size_t first = 0;
+    while (first < cands.size() && !usable(cands[first].v, cands[first].ut)) ++first;
+    if (first == cands.size()) return std::nullopt;
+    // Ties: within 1e-9 of the largest usable share, the latest submitted.
+    const double m = cands[first].d;
+    std::vector<const Cand*> ties;
+    for (size_t i = 0; i < cands.size() && cands[i].d >= m - kEps; ++i)
+      if (cands[i].seq > cands[first].seq) ties.push_back(&cands[i]);
+    std::sort(ties.begin(), ties.end(), [](const Cand* x, const Cand* y) { return x->seq > y->seq; });
+    for (const Cand* t : ties)
+      if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
+    return PlanEntry{cands[first].v, cands[first].ut};
   }
   std::vector<std::pair<double, QueueId>> order;
   for (QueueId ch : Q.children) {
@@ -364,22 +426,26 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
     order.push_back({PlainShare(y) / C.weight, ch});
   }
   std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  std::optional<PlanEntry> best;
-  QueueId best_q = kNone;
-  double m = 0;
-  for (const auto& [share, ch] : order) {
-    if (best && share < m - kEps) break;
-    std::optional<PlanEntry> e = FindVictim(c, s, ch, room);
-    if (!e) continue;
-    if (!best) {
-      m = share;
-    } else if (queues_[ch].name <= queues_[best_q].name) {
-      continue;
+  size_t first = 0;
+  std::optional<PlanEntry> found;
+  for (; first < order.size(); ++first)
+    if ((found = FindVictim(c, s, order[first].second, room, true))) break;
+  if (!found) return std::nullopt;
+  if (any) return found;
+  // Ties: within 1e-9 of the largest share holding a unit, the name that
+  // sorts last (children are in name order).
+  const double m = order[first].first;
+  QueueId pick = order[first].second;
+  std::vector<QueueId> ties;
+  for (size_t i = 0; i < order.size() && order[i].first >= m - kEps; ++i)
+    if (queues_[order[i].second].name > queues_[pick].name) ties.push_back(order[i].second);
+  std::sort(ties.begin(), ties.end(), [&](QueueId x, QueueId y) { return queues_[x].name > queues_[y].name; });
+  for (QueueId t : ties)
+    if (FindVictim(c, s, t, room, true)) {
+      pick = t;
+      break;
     }
-    best = e;
-    best_q = ch;
-  }
-  return best;
+  return FindVictim(c, s, pick, room, false);
 }
 
 // Valid (SPEC §15): each entry, in order, is its job's unit and permitted
@@ -454,7 +520,7 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
     for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
     if (fits) break;
     std::optional<PlanEntry> v;
-    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = FindVictim(c, s, 0, room);
+    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = FindVictim(c, s, 0, room, false);
     if (!v) {
       out.short_by.assign(R_, 0);
       for (int r = 0; r < R_; ++r) out.short_by[r] = std::max<int64_t>(0, c.D[r] - room[r]);

@@ -450,6 +450,15 @@ void Tree::LinkToLeaf(JobId id) {
   Queue& lq = queues_[j.queue];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
   lq.jobs.push_back(id);
+  // Queue::min_task: a lower bound of the task shapes in each subtree (plans
+  // prune with it; never raised, so removals leave it a valid bound).
+  const int64_t* t = &task_[size_t{id} * R_];
+  for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
+    bool lowered = false;
+    for (int r = 0; r < R_; ++r)
+      if (t[r] < queues_[a].min_task[r]) queues_[a].min_task[r] = t[r], lowered = true;
+    if (!lowered) break;
+  }
   for (View& v : views_)
     if (j.queue < v.queues.size()) v.queues[j.queue].nb.reserve(lq.jobs.size());
 }

@@ -237,6 +237,7 @@ QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
   n.realcap.assign(R_, 0);
   n.held_back.assign(R_, 0);
   n.inqueue_min.assign(R_, 0);
+  n.min_task.assign(R_, INT64_MAX);
   n.cap.assign(R_, kUnlimited);
   n.guar.assign(R_, 0);
   n.weight = q.weight;

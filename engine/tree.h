@@ -426,12 +426,20 @@ class Tree {
   StatusOr<PlanCtx> MakePlanCtx(JobId j, int64_t k) const;
   int64_t UnitOf(JobId v, const PlanState& s) const;
   bool Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
+  enum class Rule { kOk, kOrder, kNotReclaimable, kGuarantee };
+  struct RuleDetail {
+    QueueId queue = kNone;  // the queue the rule names (B for kOrder)
+    QueueId other = kNone;  // kOrder: A
+    int resource = 0;       // kGuarantee
+  };
+  Rule Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const;
   std::string Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
   void ExplainPlan(JobId j, Explanation* e) const;
   void Room(const PlanCtx& c, const PlanState& s, int64_t* room) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
-  std::optional<PlanEntry> FindVictim(const PlanCtx& c, PlanState& s, QueueId q, const int64_t* room) const;
+  std::optional<PlanEntry> FindVictim(const PlanCtx& c, PlanState& s, QueueId q, const int64_t* room,
+                                      bool any) const;
   bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const;
   bool PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const;
   StatusOr<std::vector<bool>> TransferDecisions(JobId actor, const std::vector<JobId>& victims,
