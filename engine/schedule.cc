@@ -197,6 +197,63 @@ std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
   return best;
 }
 
+std::vector<JobId> Tree::WaitingOrder(const SkipSet* skip) const {
+  std::vector<JobId> out;
+  WaitingOrderIn(0, skip, &out);
+  return out;
+}
+
+// While the state does not change, the descent of PickWaiting keeps taking
+// the same child until its subtree has no untried job left: the order is a
+// traversal that, at each node, takes the children (with a waiting job) by
+// the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
+// name sorting first (to the earlier submitted among jobs).
+void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* out) const {
+  const Queue& q = queues_[qid];
+  struct Item {
+    double key;
+    uint64_t tie;  // job: submission number; queue: rank of its name
+    size_t begin, end;  // its part of `parts` (queues) or the job id (begin)
+  };
+  std::vector<Item> items;
+  std::vector<JobId> parts;
+  if (q.children.empty()) {
+    for (JobId id : q.jobs) {
+      const Job& j = jobs_[id];
+      if (j.state == JobState::kPending || j.allocated >= j.tasks) continue;
+      if (skip) {
+        auto it = skip->find(id);
+        if (it != skip->end() && it->second == j.seq) continue;
+      }
+      items.push_back({JobKey(id), j.seq, id, id});
+    }
+  } else {
+    for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
+      const size_t begin = parts.size();
+      WaitingOrderIn(q.children[i], skip, &parts);
+      if (parts.size() > begin) items.push_back({QV(q.children[i]).key, i, begin, parts.size()});
+    }
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  std::vector<bool> used(items.size(), false);
+  for (size_t first = 0; first < items.size();) {
+    if (used[first]) {
+      ++first;
+      continue;
+    }
+    size_t pick = first;
+    for (size_t k = first + 1; k < items.size() && items[k].key <= items[first].key + kKeyEpsilon; ++k)
+      if (!used[k] && items[k].tie < items[pick].tie) pick = k;
+    used[pick] = true;
+    if (q.children.empty()) {
+      out->push_back(static_cast<JobId>(items[pick].begin));
+    } else {
+      out->insert(out->end(), parts.begin() + static_cast<std::ptrdiff_t>(items[pick].begin),
+                  parts.begin() + static_cast<std::ptrdiff_t>(items[pick].end));
+    }
+  }
+}
+
 // SPEC §5 admission: descend through open children by the plain dominant
 // share of their usage over their weight, ties to the name sorting first.
 StatusOr<QueueId> Tree::Admit(std::string_view path) const {

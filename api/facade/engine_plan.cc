@@ -36,6 +36,14 @@ std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {
   return JobRef{*j, t.job_seq(*j)};
 }
 
+std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
+  Exclusive lock(*impl_);
+  const engine::Tree& t = *impl_->tree;
+  std::vector<JobRef> out;
+  for (JobId j : t.WaitingOrder(skip ? &skip->jobs_ : nullptr)) out.push_back(JobRef{j, t.job_seq(j)});
+  return out;
+}
+
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {
   if (!plan.fits)
     return Status::FailedPrecondition("plan for job " + plan.job + " found no victims that let it start");

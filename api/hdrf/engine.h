@@ -279,6 +279,9 @@ class Engine {
   // the §5 descent by smallest key, blocked or not, same ties. The order in
   // which the reclaim phase of docs/spec.md §13 tries waiting jobs.
   std::optional<JobRef> FirstWaiting(const PlacementSkips* skip = nullptr) const;
+  // All of them in the order successive FirstWaiting calls would return
+  // them (each call passing over the jobs before it) on the current state.
+  std::vector<JobRef> WaitingOrder(const PlacementSkips* skip = nullptr) const;
 
   // ---- host placement: fair order with a host's veto ----
   // A step that also asks the host: candidates are taken in the order a

@@ -413,10 +413,13 @@ Status Simulator::Reclaim(int64_t t) {
   int64_t evicted_now = 0;
   PlanOptions po;
   po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
-  for (;;) {
+  // The order of tries changes only when a plan is applied (failed tries
+  // change nothing): one traversal, then one more per applied plan.
+  std::vector<JobRef> order = eng_.WaitingOrder(&tried);
+  for (size_t at = 0;; ++at) {
     if (o_.reclaim_budget && evicted_now >= *o_.reclaim_budget) break;
-    std::optional<JobRef> next = eng_.FirstWaiting(&tried);
-    if (!next) break;
+    if (at == order.size()) break;
+    const std::optional<JobRef> next = order[at];
     tried.Add(*next);
     auto plan = eng_.Plan(*next, po);
     if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
@@ -460,6 +463,8 @@ Status Simulator::Reclaim(int64_t t) {
       ScheduleStarted(t);
     }
     HDRF_RETURN_IF_ERROR(Fill(t));
+    order = eng_.WaitingOrder(&tried);
+    at = static_cast<size_t>(-1);  // from the start of the new order
   }
   return Status::Ok();
 }
