@@ -27,6 +27,7 @@
 #include "hdrf/metrics.h"
 #include "tests/run_shell.h"
 #include "tests/tools/sample_tree.h"
+#include "tests/tools/serve_harness.h"
 #include "tools/explain_json.h"
 #include "tools/tree_json.h"
 #include "tools/tree_view.h"
@@ -37,128 +38,15 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-using Clock = std::chrono::steady_clock;
+using serve_test::ClientFor;
+using serve_test::Clock;
+using serve_test::MakeStore;
+using serve_test::Recover;
+using serve_test::Serve;
+using serve_test::TempDir;
+using serve_test::WaitFor;
 using hdrf::testing::Slurp;
 using nlohmann::json;
-
-std::string TempDir() {
-  char tmpl[] = "/tmp/hdrf_serve_test_XXXXXX";
-  return ::mkdtemp(tmpl) ? tmpl : "";
-}
-
-// Writes the sample tree into a new store at `db`.
-void MakeStore(const std::string& db) {
-  EngineOptions o;
-  o.db_path = db;
-  auto eng = Engine::Create(testing::SampleCluster(), testing::SampleQueues(), o);
-  ASSERT_TRUE(eng.ok()) << eng.status().message();
-  ASSERT_TRUE(testing::FillSample(**eng).ok());
-  ASSERT_TRUE((*eng)->Close().ok());
-}
-
-std::unique_ptr<Engine> Recover(const std::string& db) {
-  EngineOptions o;
-  o.db_path = db;
-  o.durability = Durability::kNone;
-  auto eng = Engine::Open(o);
-  EXPECT_TRUE(eng.ok()) << eng.status().message();
-  return eng.ok() ? std::move(eng).value() : nullptr;
-}
-
-// A running `hdrf serve`: started with a pipe on stdout, stopped by signal.
-class Serve {
- public:
-  // Starts HDRF_BIN serve ARGS and waits (at most 20 s) for its
-  // "listening on http://HOST:PORT/" line. port() is 0 when it did not come.
-  Serve(const std::vector<std::string>& args, const std::string& err_path) : err_path_(err_path) {
-    // Everything the child needs is made before fork: the test process has
-    // threads (RocksDB's), so the child only calls async-signal-safe functions.
-    std::vector<std::string> all = {std::getenv("HDRF_BIN"), "serve"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int out[2];
-    if (err < 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], 1);  // dup2 clears O_CLOEXEC on the copies
-      ::dup2(err, 2);
-      ::execv(argv[0], argv.data());
-      _exit(127);
-    }
-    ::close(err);
-    ::close(out[1]);
-    out_ = out[0];
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (line_.find('\n') == std::string::npos && Clock::now() < deadline) {
-      pollfd p{out_, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char buf[256];
-      ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) break;
-      line_.append(buf, static_cast<size_t>(n));
-    }
-    const std::string prefix = "listening on http://127.0.0.1:";
-    if (line_.rfind(prefix, 0) == 0) port_ = std::atoi(line_.c_str() + prefix.size());
-  }
-  ~Serve() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (out_ >= 0) ::close(out_);
-  }
-  int port() const { return port_; }
-  const std::string& first_line() const { return line_; }
-  std::string err() const { return Slurp(err_path_); }
-  // Sends `sig` and waits at most `seconds` for the exit; returns the exit
-  // code, or -1 (then it is killed).
-  int Stop(int sig, double seconds = 10) {
-    ::kill(pid_, sig);
-    return Wait(seconds);
-  }
-  int Wait(double seconds) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    int status = 0;
-    while (Clock::now() < deadline) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        reaped_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-
- private:
-  std::string err_path_;
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int port_ = 0;
-  bool reaped_ = false;
-  std::string line_;
-};
-
-std::unique_ptr<httplib::Client> ClientFor(int port) {
-  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
-  c->set_connection_timeout(2);
-  c->set_read_timeout(10);
-  c->set_write_timeout(10);
-  return c;
-}
-
-// Polls `done` every 20 ms for at most `seconds`.
-template <typename F>
-bool WaitFor(F done, double seconds = 15) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
 
 // One server on the sample store for the read-only tests.
 class ServeTest : public ::testing::Test {
