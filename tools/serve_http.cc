@@ -114,13 +114,29 @@ void InstallRoutes(httplib::Server& svr, const ServeState& state, bool loopback)
   svr.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
     res.set_content(state.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  svr.Get("/api/queues", [&state](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/api/queues", [&state](const httplib::Request& req, httplib::Response& res) {
+    std::vector<std::string> under;
+    for (size_t i = 0; i < req.get_param_value_count("under"); ++i) under.push_back(req.get_param_value("under", i));
+    const std::string depth = req.get_param_value("depth"), limit = req.get_param_value("limit");
+    auto filter = ParseQueueFilter(under, req.has_param("depth") ? &depth : nullptr,
+                                   req.has_param("limit") ? &limit : nullptr);
+    if (!filter.ok()) return SendError(res, 400, filter.status().message());
+    auto j = state.Queues(*filter);
+    if (!j.ok()) return SendError(res, 404, j.status().message());
     res.set_header("Cache-Control", "no-store");
-    res.set_content(DumpJson(state.Queues()) + "\n", kJson);
+    res.set_content(DumpJson(*j) + "\n", kJson);
   });
-  svr.Get("/api/history", [&state](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/api/history", [&state](const httplib::Request& req, httplib::Response& res) {
+    int64_t since = -1;
+    if (req.has_param("since")) {
+      const std::string text = req.get_param_value("since");
+      char* end = nullptr;
+      since = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || text.find_first_not_of("0123456789") != std::string::npos)
+        return SendError(res, 400, "since '" + text + "' is not a time in milliseconds since the epoch");
+    }
     res.set_header("Cache-Control", "no-store");
-    res.set_content(DumpJson(state.History()) + "\n", kJson);
+    res.set_content(DumpJson(state.History(since)) + "\n", kJson);
   });
   svr.Get(kJobPattern, [&state](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -109,13 +110,101 @@ TEST_F(ServeTest, QueuesAreTheTreeWithExactAndHumanAmounts) {
   auto eng = Recover(db_);
   ASSERT_TRUE(eng);
   const json want = TreeJson(TakeTreeSnapshot(*eng));
-  for (const char* k : {"resources", "units", "cluster", "cluster_human", "queues"}) EXPECT_EQ(j[k], want[k]) << k;
+  for (const char* k : {"resources", "units", "cluster", "cluster_human"}) EXPECT_EQ(j[k], want[k]) << k;
+  // The queues of hdrf queues --json, each with what the page explains
+  // Share with: its child count and a non-blocked child with share 0.
+  json queues = j["queues"];
+  ASSERT_EQ(queues.size(), want["queues"].size());
+  std::map<std::string, json> extra;
+  for (json& q : queues) {
+    extra[q["path"]] = {q["children"], q["zero_child"], q["zero_child_empty"]};
+    for (const char* k : {"children", "zero_child", "zero_child_empty"}) q.erase(k);
+  }
+  EXPECT_EQ(queues, want["queues"]);
+  // root's share is 0: training is not blocked and its share is 0, because
+  // language's is (llama-finetune waits holding nothing); training holds GPUs.
+  EXPECT_EQ(extra["root"], json({3, "root/training", false}));
+  EXPECT_EQ(extra["root/training"], json({2, "root/training/language", false}));
+  EXPECT_EQ(extra["root/analytics"], json({2, nullptr, false}));
+  EXPECT_EQ(extra["root/serving"], json({0, nullptr, false}));
   EXPECT_EQ(j["last_seq"], eng->last_seq());
   EXPECT_EQ(j["job_count"], 6);
   EXPECT_EQ(j["queue_count"], 8);
   EXPECT_EQ(j["db"], db_);
   EXPECT_TRUE(j["refresh_error"].is_null());
   EXPECT_EQ(j["queues"][0]["allocated_human"]["memory"], "5.72Ti");
+}
+
+TEST_F(ServeTest, QueuesUnderAPathToADepth) {
+  auto paths = [&](const std::string& query) {
+    auto r = Get("/api/queues" + query);
+    std::vector<std::string> out;
+    if (!r || r->status != 200) return std::vector<std::string>{"HTTP " + std::to_string(r ? r->status : 0)};
+    const json j = json::parse(r->body);
+    EXPECT_EQ(j["queue_count"], 8) << query;  // the counts are the whole tree's
+    for (const json& q : j["queues"]) out.push_back(q["path"]);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(paths("?under=root&depth=0"), V({"root"}));
+  EXPECT_EQ(paths("?under=root&depth=1"), V({"root", "root/analytics", "root/serving", "root/training"}));
+  EXPECT_EQ(paths("?under=root/training"), V({"root/training", "root/training/language", "root/training/vision"}));
+  EXPECT_EQ(paths("?under=root/analytics&under=root/training&depth=1"),
+            V({"root/analytics", "root/analytics/adhoc", "root/analytics/reports", "root/training",
+               "root/training/language", "root/training/vision"}));
+  EXPECT_EQ(paths("?depth=1"), V({"root", "root/analytics", "root/serving", "root/training"}));
+  // At most `limit` children of each parent, the first by path; the
+  // queues under the others go too.
+  EXPECT_EQ(paths("?under=root&depth=2&limit=1"), V({"root", "root/analytics", "root/analytics/adhoc"}));
+  EXPECT_EQ(paths("?under=root%2Fserving&depth=5"), V({"root/serving"}));
+  // The same entries as the whole tree's.
+  const json whole = json::parse(Get("/api/queues")->body);
+  const json part = json::parse(Get("/api/queues?under=root/training&depth=0")->body);
+  for (const json& q : whole["queues"])
+    if (q["path"] == "root/training") EXPECT_EQ(part["queues"][0], q);
+
+  struct Case {
+    std::string query;
+    int status;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"?under=root/nope", 404, "no queue root/nope"},
+           {"?under=root&under=train", 404, "no queue train"},
+           {"?under=", 404, "no queue "},
+           {"?under=root&depth=-1", 400, "depth '-1' is not a whole number in 0..1000"},
+           {"?under=root&depth=x", 400, "depth 'x' is not a whole number in 0..1000"},
+           {"?under=root&depth=1001", 400, "depth '1001' is not a whole number in 0..1000"},
+           {"?depth=", 400, "depth '' is not a whole number in 0..1000"},
+           {"?limit=0", 400, "limit '0' is not a whole number in 1..1000000"},
+           {"?limit=1.5", 400, "limit '1.5' is not a whole number in 1..1000000"},
+       }) {
+    auto r = Get("/api/queues" + c.query);
+    ASSERT_TRUE(r) << c.query;
+    EXPECT_EQ(r->status, c.status) << c.query;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json") << c.query;
+    EXPECT_EQ(json::parse(r->body)["error"], c.error) << c.query;
+  }
+}
+
+TEST_F(ServeTest, HistorySinceATimeHasOnlyTheNewerSamples) {
+  json all;
+  ASSERT_TRUE(WaitFor([&] {
+    all = json::parse(Get("/api/history")->body);
+    return all["samples"].size() >= 3;
+  }));
+  const int64_t t = all["samples"][1]["time_ms"];
+  const json newer = json::parse(Get("/api/history?since=" + std::to_string(t))->body);
+  ASSERT_FALSE(newer["samples"].empty());
+  for (const json& s : newer["samples"]) EXPECT_GT(s["time_ms"].get<int64_t>(), t);
+  EXPECT_EQ(newer["capacity"], 5);
+  for (const char* bad : {"x", "-5", "1.5", ""}) {
+    auto r = Get(std::string("/api/history?since=") + bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad;
+    EXPECT_EQ(json::parse(r->body)["error"],
+              std::string("since '") + bad + "' is not a time in milliseconds since the epoch");
+  }
 }
 
 TEST_F(ServeTest, ExplainAnswersForKnownJobsAndRefusesBadNames) {
