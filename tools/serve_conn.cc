@@ -133,6 +133,26 @@ void Refuse(int fd, const std::string& why) {
   (void)::send(fd, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+// httplib prefers brotli when a client accepts it (browsers do) and
+// compresses at quality 11: 1 s of CPU for 150 KB of JSON, 40 s for a tree
+// of 10^4 queues. The answers are gzip or plain instead.
+void DropBrotli(httplib::Request& req) {
+  auto it = req.headers.find("Accept-Encoding");
+  if (it == req.headers.end()) return;
+  std::string kept;
+  size_t start = 0;
+  const std::string& v = it->second;
+  while (start <= v.size()) {
+    size_t end = v.find(',', start);
+    if (end == std::string::npos) end = v.size();
+    std::string token = v.substr(start, end - start);
+    token.erase(0, token.find_first_not_of(' '));
+    if (!token.empty() && token.rfind("br", 0) != 0) kept += (kept.empty() ? "" : ", ") + token;
+    start = end + 1;
+  }
+  it->second = kept;
+}
+
 }  // namespace
 
 // Every connection being served: its client, what it is doing and since
@@ -308,6 +328,9 @@ GuardedServer::GuardedServer(const ConnectionLimits& limits)
   ConnectionTable* table = table_.get();
   new_task_queue = [threads, table] { return new ConnectionThreads(threads, table); };
   set_payload_max_length(limits_.max_request_bytes);
+  // Only for the Keep-Alive header httplib writes: the loop is ours.
+  set_keep_alive_max_count(limits_.requests_per_connection);
+  set_keep_alive_timeout(static_cast<time_t>(limits_.idle_seconds));
 }
 
 GuardedServer::~GuardedServer() = default;
@@ -340,6 +363,7 @@ bool GuardedServer::process_and_close_socket(int sock) {
       // Range is not served (serve_conn.h): the whole body, status 200.
       req.ranges.clear();
       req.headers.erase("Range");
+      DropBrotli(req);
     });
     if (!ok || closed || strm.cut()) break;
   }

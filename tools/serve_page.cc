@@ -99,7 +99,7 @@ const COLORS = ["#4fb8ff", "#47c97a", "#f0a030", "#c38bff", "#ff7a90", "#3fd0c9"
 const WHOLE_TREE_MAX = 100, LEVEL_LIMIT = 200, CARDS_MAX = 24, URL_MAX = 4000;
 const expanded = new Set(["root"]);
 let rows = new Map(), kids = new Map(), whole = null, firstDraw = true, last = null;
-let samples = [], lastSampleMs = -1, timer = null, busy = false, again = false;
+let samples = [], lastSampleMs = -1, timer = null, busy = false, again = false, chased = 0, firstViewLogged = false;
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -248,8 +248,21 @@ function drawCards() {
   $("cardnote").textContent = all.length > tops.length ? "the " + tops.length + " largest of " + all.length : "";
 }
 
+// #open=PATH,PATH (each percent-encoded) opens those queues: a link to a
+// view, kept up to date as queues are opened and closed.
+function readHash() {
+  const m = location.hash.match(/^#open=(.*)$/);
+  if (m) for (const p of m[1].split(",")) if (p) expanded.add(decodeURIComponent(p));
+}
+function writeHash() {
+  if (whole) return;
+  const open = [...expanded].filter((p) => p !== "root").map(encodeURIComponent);
+  history.replaceState(null, "", open.length ? "#open=" + open.join(",") : location.pathname);
+}
+
 function toggle(q) {
   if (expanded.has(q.path)) expanded.delete(q.path); else expanded.add(q.path);
+  writeHash();
   drawTree(last);
   if (!whole && expanded.has(q.path)) refresh();  // fetch the level just opened
 }
@@ -357,7 +370,8 @@ function treeUrls() {
   const urls = [];
   let url = base + "&under=root";
   for (const p of expanded) {
-    if (p === "root" || !onScreen(p) || rows.get(p).leaf) continue;
+    // Before the first answer, every queue the link opens.
+    if (p === "root" || (rows.size && (!onScreen(p) || rows.get(p).leaf))) continue;
     const part = "&under=" + encodeURIComponent(p);
     if (url.length + part.length > URL_MAX) { urls.push(url); url = base; }
     url += part;
@@ -401,6 +415,11 @@ async function refresh() {
     }
     if (firstDraw && whole) for (const q of rows.values()) if (!q.leaf) expanded.add(q.path);
     firstDraw = false;
+    // An open queue that came on screen with this answer (a link opening a
+    // path deep down): fetch its level now rather than a refresh later.
+    const chase = !whole && chased < 16 && [...expanded].some((p) => onScreen(p) && rows.get(p).children > 0 && !kids.has(p));
+    chased = chase ? chased + 1 : 0;
+    if (chase) again = true;
     for (const s of h.samples) samples.push(s);
     if (samples.length > h.capacity) samples.splice(0, samples.length - h.capacity);
     if (samples.length) lastSampleMs = samples[samples.length - 1].time_ms;
@@ -408,6 +427,12 @@ async function refresh() {
     drawHeader(d);
     drawCards();
     drawTree(d);
+    // When the first full view was drawn (its console line carries the
+    // browser's wall-clock time in Chromium's log; the tests read it).
+    if (!firstViewLogged && !again) {
+      firstViewLogged = true;
+      console.log("hdrf serve: first view of " + rows.size + " queues drawn");
+    }
   } catch (e) {
     $("status").className = "down";
     $("status").textContent = "no answer from hdrf serve \u00b7 retrying";
@@ -417,6 +442,8 @@ async function refresh() {
   timer = setTimeout(refresh, 1000);
 }
 
+console.log("hdrf serve: page started");
+readHash();
 $("exform").onsubmit = async (ev) => {
   ev.preventDefault();
   const name = $("job").value.trim();

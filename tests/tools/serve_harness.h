@@ -146,6 +146,31 @@ bool WaitFor(F done, double seconds = 15) {
   return done();
 }
 
+inline std::string FindChromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    std::string path = testing::RunShell(std::string("command -v ") + name + " 2>/dev/null").out;
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+    if (!path.empty()) return path;
+  }
+  return "";
+}
+
+// Runs headless Chromium on `url` with `what` (--dump-dom or
+// --screenshot=FILE), letting the page run `budget` (e.g.
+// "--virtual-time-budget=3000", or "--timeout=2000" for real time); returns
+// its stdout. Its log (with the page's console lines) goes to
+// PROFILE/chromium.log.
+inline std::string Chromium(const std::string& chromium, const std::string& profile, const std::string& url,
+                            const std::string& what, const std::string& budget = "--virtual-time-budget=3000") {
+  return testing::RunShell("mkdir -p '" + profile + "' && timeout 90 '" + chromium +
+                           "' --headless --no-sandbox --disable-gpu " +
+                           "--disable-dev-shm-usage --disable-quic --no-first-run --disable-background-networking " +
+                           "--disable-component-update --disable-sync --enable-logging=stderr --v=0 --user-data-dir='" + profile +
+                           "' --window-size=1280,900 " + budget + " " +
+                           what + " '" + url + "' 2>'" + profile + "/chromium.log'")
+      .out;
+}
+
 }  // namespace hdrf::tools::serve_test
 
 #endif  // HDRF_TESTS_TOOLS_SERVE_HARNESS_H_

@@ -39,7 +39,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
+using serve_test::Chromium;
 using serve_test::ClientFor;
+using serve_test::FindChromium;
 using serve_test::Clock;
 using serve_test::MakeStore;
 using serve_test::Recover;
@@ -307,26 +309,6 @@ TEST_F(ServeTest, HistoryKeepsTheLastSamplesOfEachTopLevelQueue) {
 }
 
 // ---- the page, in headless Chromium ----
-
-std::string FindChromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    std::string path = testing::RunShell(std::string("command -v ") + name + " 2>/dev/null").out;
-    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-    if (!path.empty()) return path;
-  }
-  return "";
-}
-
-// Runs headless Chromium on `url` with `what` (--dump-dom or
-// --screenshot=FILE); returns its stdout.
-std::string Chromium(const std::string& chromium, const std::string& profile, const std::string& url,
-                     const std::string& what) {
-  return testing::RunShell("timeout 90 '" + chromium + "' --headless --no-sandbox --disable-gpu " +
-                           "--disable-dev-shm-usage --no-first-run --user-data-dir='" + profile +
-                           "' --window-size=1280,900 --virtual-time-budget=3000 " + what + " '" + url +
-                           "' 2>/dev/null")
-      .out;
-}
 
 TEST_F(ServeTest, PageInHeadlessChromiumShowsTheQueueTree) {
   const std::string chromium = FindChromium();
