@@ -130,6 +130,22 @@ TEST_F(ServeHostile, RangeIsIgnoredAndTheWholeBodySentOnce) {
   }
 }
 
+TEST_F(ServeHostile, ARangeThatDoesNotParseIs416) {
+  const std::string r = Raw(port(), Get("/api/queues", "Range: bytes=x-y\r\n"));
+  EXPECT_EQ(StatusLine(r), "HTTP/1.1 416 Range Not Satisfiable");
+  EXPECT_EQ(json::parse(Body(r))["status"], 416);
+}
+
+TEST_F(ServeHostile, BrotliIsNotOfferedGzipIs) {
+  // httplib's brotli (quality 11) took seconds of CPU per answer.
+  for (const std::string& accept : {std::string("br"), std::string("gzip, deflate, br"), std::string("br;q=1, gzip")}) {
+    const std::string r = Raw(port(), Get("/api/queues", "Accept-Encoding: " + accept + "\r\n"));
+    EXPECT_EQ(StatusLine(r), "HTTP/1.1 200 OK") << accept;
+    EXPECT_THAT(r, Not(HasSubstr("Content-Encoding: br"))) << accept;
+    if (accept != "br") EXPECT_THAT(r, HasSubstr("Content-Encoding: gzip")) << accept;
+  }
+}
+
 TEST_F(ServeHostile, ForeignHostsAreRefusedOnLoopback) {
   const std::string p = std::to_string(port());
   for (const std::string& host : std::vector<std::string>{"evil.example.com", "evil.example.com:" + p, "127.0.0.2", "localhost.evil.com",
