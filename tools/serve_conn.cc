@@ -167,7 +167,8 @@ class ConnectionTable {
   std::string Admit(int fd, const std::string& client) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return "the server is stopping";
-    if (clients_[client] >= limits_.per_client && !EvictOldest(&client))
+    auto mine = clients_.find(client);
+    if (mine != clients_.end() && mine->second >= limits_.per_client && !EvictOldest(&client))
       return "too many connections from " + client + " (" + std::to_string(limits_.per_client) + ")";
     if (live_ >= limits_.max_connections && !EvictOldest(nullptr))
       return "too many connections (" + std::to_string(limits_.max_connections) + ")";
@@ -176,14 +177,14 @@ class ConnectionTable {
     ++live_;
     return "";
   }
-  // False once the server stops (then the connection ends): a connection
-  // that starts waiting after Stop() is not left waiting.
+  // False once the server stops or the connection was evicted (then it
+  // ends): a connection that starts waiting after Stop() is not left waiting.
   bool Set(int fd, State s) {
     std::lock_guard<std::mutex> lock(mu_);
     Entry& e = conns_.at(fd);
     e.state = s;
     e.since = Clock::now();
-    return !stopping_;
+    return !stopping_ && !e.evicted;
   }
   // Forgets `fd`; the caller closes it after this.
   void Remove(int fd) {
@@ -204,18 +205,6 @@ class ConnectionTable {
     std::lock_guard<std::mutex> lock(mu_);
     return stopping_;
   }
-  void CountRefused() {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++refused_;
-  }
-  size_t evicted() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return evicted_;
-  }
-  size_t refused() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return refused_;
-  }
 
  private:
   struct Entry {
@@ -235,7 +224,6 @@ class ConnectionTable {
     ::shutdown(fd, SHUT_RDWR);
     e.evicted = true;
     Forget(e);
-    ++evicted_;
   }
   // Evicts the connection waiting longest (of `client` when not null).
   bool EvictOldest(const std::string* client) {
@@ -256,7 +244,6 @@ class ConnectionTable {
   std::unordered_map<std::string, size_t> clients_;    // guarded by mu_; live connections per client
   size_t live_ = 0;                                     // guarded by mu_
   bool stopping_ = false;                               // guarded by mu_
-  size_t evicted_ = 0, refused_ = 0;                    // guarded by mu_
 };
 
 namespace {
@@ -337,8 +324,6 @@ GuardedServer::~GuardedServer() = default;
 
 bool GuardedServer::WidenBacklog() { return ::listen(svr_sock_, SOMAXCONN) == 0; }
 
-size_t GuardedServer::evicted() const { return table_->evicted(); }
-size_t GuardedServer::refused() const { return table_->refused(); }
 
 bool GuardedServer::process_and_close_socket(int sock) {
   std::string client;
@@ -346,7 +331,6 @@ bool GuardedServer::process_and_close_socket(int sock) {
   AddressOf(sock, true, client, port);
   const std::string refused = t_no_thread ? "too many connections" : table_->Admit(sock, client);
   if (!refused.empty()) {
-    table_->CountRefused();
     Refuse(sock, refused);
     ::close(sock);
     return false;

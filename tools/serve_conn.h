@@ -58,11 +58,6 @@ class GuardedServer : public httplib::Server {
   // connections loses SYNs and each lost one waits a second to retry.
   bool WidenBacklog();
 
-  // Connections closed to make room for newer ones, and connections refused
-  // with 503, since the start.
-  size_t evicted() const;
-  size_t refused() const;
-
  private:
   // httplib calls this (a private virtual of httplib::Server) for each
   // accepted socket, on the thread the task queue gives it.
