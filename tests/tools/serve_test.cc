@@ -332,6 +332,13 @@ TEST_F(ServeTest, PageInHeadlessChromiumShowsTheQueueTree) {
   EXPECT_THAT(dom, HasSubstr("5.72Ti"));
   EXPECT_THAT(dom, HasSubstr("<div id=\"status\" class=\"live\">"));
   EXPECT_THAT(dom, HasSubstr("<polyline"));  // the sparklines
+  // The Share and Key cells say why: root's share is 0 because training's
+  // is, whose is 0 because language has a waiting job that holds nothing.
+  EXPECT_THAT(dom, HasSubstr("<p class=\"legend\">"));
+  EXPECT_THAT(dom, HasSubstr("title=\"0 because root/training has share 0 and is not blocked: under Dynamic H-DRF"));
+  EXPECT_THAT(dom, HasSubstr("title=\"0 because a job of root/training/language that holds nothing is not blocked "
+                             "(1 waiting)"));
+  EXPECT_THAT(dom, HasSubstr("title=\"key = share / weight = 0.5 / 2 = 0.25; among the children of root/training"));
   // A screenshot of the same page (HDRF_SERVE_SCREENSHOT keeps a copy).
   const char* keep = std::getenv("HDRF_SERVE_SCREENSHOT");
   const std::string png = keep ? keep : dir_ + "/page.png";
