@@ -156,6 +156,43 @@ TEST(PlanTest, GangStartsWithAllItsTasksInOneStep) {
   EXPECT_EQ(e->GetJob("g")->allocated, 4);
 }
 
+// WaitingOrder is the order of successive FirstWaiting calls (each passing
+// over the ones before), on states with ties, blocked jobs and gangs.
+TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+    auto rnd = [&](int n) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      return static_cast<int>(x % static_cast<uint64_t>(n));
+    };
+    std::vector<QueueSpec> qs;
+    for (const char* p : {"root/a/x", "root/a/y", "root/b", "root/c/z"}) {
+      QueueSpec q = Q(p);
+      q.weight = 1 + rnd(3);
+      qs.push_back(q);
+    }
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}}, qs);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z"};
+    for (int i = 0; i < 16; ++i) {
+      const int64_t tasks = 1 + rnd(5);
+      ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(3))}};
+      if (rnd(2)) shape["memory"] = 1000 * (1 + rnd(3));
+      ASSERT_TRUE(e->Submit(Job("j" + std::to_string(i), leaves[rnd(4)], tasks, shape, 1 + rnd(static_cast<int>(tasks))))
+                      .ok());
+      if (rnd(3) == 0) (void)e->Fill();
+    }
+    std::vector<JobRef> order = e->WaitingOrder();
+    PlacementSkips tried;
+    std::vector<JobRef> one_by_one;
+    while (auto j = e->FirstWaiting(&tried)) {
+      one_by_one.push_back(*j);
+      tried.Add(*j);
+    }
+    ASSERT_EQ(order.size(), one_by_one.size()) << "seed " << seed;
+    for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i].seq, one_by_one[i].seq) << "seed " << seed << " at " << i;
+  }
+}
+
 // The writer runs in a child that exits without closing (no final
 // checkpoint): recovery must replay the plan's log record.
 TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {
