@@ -131,7 +131,7 @@ struct Program {
 
   void Step();
   hdrf_code Follower(uint8_t op, char** e);
-  hdrf_code Plan(char** e);
+  hdrf_code Plan(hdrf_engine_t* eng, char** e);
   void Run() {
     int ops = 0;
     while (!in.empty() && ops++ < 200) {
@@ -190,29 +190,32 @@ hdrf_code Program::Follower(uint8_t op, char** e) {
 
 // Plans (hdrf/c.h "taking back: plans"): made for any ref, with any mode
 // and limit, read through every accessor at any index, applied to any
-// engine (maybe not its own, maybe after the state changed).
-hdrf_code Program::Plan(char** e) {
+// engine (maybe not its own, maybe after the state changed). Bytes: flags
+// f; for a plan, the ref, then (f & 4) the mode, (f & 32) the limit, then
+// the index read back.
+hdrf_code Program::Plan(hdrf_engine_t* eng, char** e) {
   const uint8_t f = in.Byte();
-  if (f & 1) return hdrf_apply_plan(Engine(), f & 2 ? nullptr : plan, e);
+  if (f & 1) return hdrf_apply_plan(eng, f & 2 ? nullptr : plan, e);
   hdrf_plan_t* p = reinterpret_cast<hdrf_plan_t*>(fake);
+  const hdrf_job_ref_t r = Ref();
   const int mode = f & 4 ? static_cast<int>(Int()) : (f >> 3) % 3;
   const int64_t max_victims = f & 32 ? Int() : static_cast<int64_t>(f >> 6) - 1;
-  const hdrf_code c = hdrf_plan(Engine(), Ref(), mode, max_victims, f & 2 ? nullptr : &p, e);
+  const hdrf_code c = hdrf_plan(eng, r, mode, max_victims, f & 2 ? nullptr : &p, e);
   if (c != HDRF_OK) {
     if (!(f & 2) && p != nullptr) hdrf::fuzz::Fail("plan set on failure");
     return c;
   }
-  const size_t i = in.Byte();
+  const size_t i = in.Byte() % 4;
   const char* s = nullptr;
   int64_t n = 0;
-  hdrf_job_ref_t r{};
+  hdrf_job_ref_t v{};
   (void)hdrf_plan_fits(p);
   (void)hdrf_plan_tasks(p);
   (void)hdrf_plan_mode(p);
-  if (hdrf_plan_job(p, &r, &s, nullptr) != HDRF_OK || !s) hdrf::fuzz::Fail("plan_job");
-  const bool victim = hdrf_plan_victim(p, i, &r, &s, &n, nullptr) == HDRF_OK;
+  if (hdrf_plan_job(p, &v, &s, nullptr) != HDRF_OK || !s) hdrf::fuzz::Fail("plan_job");
+  const bool victim = hdrf_plan_victim(p, i, &v, &s, &n, nullptr) == HDRF_OK;
   if (victim != (i < hdrf_plan_victim_count(p))) hdrf::fuzz::Fail("victim index");
-  if (victim) Keep(HDRF_OK, r);
+  if (victim) Keep(HDRF_OK, v);
   const bool short_ok = hdrf_plan_short(p, i, &s, &n, nullptr) == HDRF_OK;
   if (short_ok != (i < hdrf_plan_short_count(p))) hdrf::fuzz::Fail("short index");
   hdrf_plan_free(plan);
@@ -495,7 +498,7 @@ void Program::Step() {
       hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
       const uint8_t f = in.Byte();
       if (f % 3 == 2) {
-        c = Plan(e);
+        c = Plan(eng, e);
       } else if (f % 3 == 1) {
         c = hdrf_job_get_ref(eng, Ref(), in.Byte() % 16 ? &info : nullptr, e);
       } else {
