@@ -2,6 +2,7 @@ package hdrf
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 )
 
@@ -142,7 +143,17 @@ func TestPlanForAGang(t *testing.T) {
 	if taken != 2 {
 		t.Errorf("victims %+v", p.Victims)
 	}
-	if err := e.ApplyPlan(p); err != nil {
+	// Plans dropped are freed by the collector; a copy keeps its C plan.
+	for i := 0; i < 100; i++ {
+		if _, err := e.Plan(gang, Both, NoLimit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := *p
+	p = nil
+	runtime.GC()
+	runtime.GC()
+	if err := e.ApplyPlan(&kept); err != nil {
 		t.Fatal(err)
 	}
 	if allocated(t, e, gang) != 2 || allocated(t, e, hog) != 2 {

@@ -23,7 +23,8 @@
    Strings passed in are only read during the call (the engine copies what
    it keeps). Strings handed out (*errptr, job names, queue paths, metrics
    text) come from malloc and belong to the caller: free them with
-   hdrf_free (which is free()). Out-parameters are written only on success,
+   hdrf_free (which is free()); the one exception, the const char* names
+   that a plan's accessors hand out, belong to the plan (hdrf_plan_free). Out-parameters are written only on success,
    except that pointer outputs (char**, hdrf_engine_t**) are set to NULL on
    failure.
 
