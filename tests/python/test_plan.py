@@ -84,6 +84,20 @@ def test_refused_plans():
         e.apply_plan(p)
 
 
+def test_a_plan_never_initialised_raises():
+    p = hdrf.Plan.__new__(hdrf.Plan)  # no constructor ran: zero-filled, no plan
+    assert repr(p) == "<hdrf.Plan, not initialised>"
+    for attr in ("fits", "tasks", "victims", "victim_jobs", "short", "job", "name"):
+        with pytest.raises(hdrf.FailedPreconditionError, match="not initialised"):
+            getattr(p, attr)
+    e, _, want = reclaim_example()
+    with e:
+        before = e.digest()
+        with pytest.raises(hdrf.FailedPreconditionError, match="not initialised"):
+            e.apply_plan(p)
+        assert e.digest() == before and e.job(want)["allocated"] == 0
+
+
 def test_a_gang_starts_with_its_m_tasks_and_plans_for_them():
     e, hog, _ = reclaim_example()
     with e:
