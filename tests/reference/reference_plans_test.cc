@@ -1,0 +1,180 @@
+// The worked examples of §14 and §15 (tests/data/plans/NAME.yaml, each with
+// its answer worked by hand in its comment) run through the REFERENCE
+// model: the jobs after the steps and the `plans` list must equal
+// NAME.expected.json, what `hdrf sim NAME.yaml` prints (SPEC §10, §15).
+//
+// The scenario's cluster, queues and jobs are read by hdrf::ParseScenario;
+// its steps (fill, finish, remove, submit, plan, evict) are read here from
+// the YAML, so that this runner does not depend on the engine's scenario
+// runner.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hdrf/config.h"
+#include "tests/reference/reference_model.h"
+
+namespace hdrf::ref {
+namespace {
+
+using nlohmann::json;
+
+std::string PlansDir() {
+  const char* dir = std::getenv("HDRF_TEST_DATA");
+  return std::string(dir == nullptr ? "tests/data" : dir) + "/plans";
+}
+
+std::string ModeName(PlanMode m) {
+  switch (m) {
+    case PlanMode::kReclaim: return "reclaim";
+    case PlanMode::kPreempt: return "preempt";
+    case PlanMode::kBoth: return "both";
+  }
+  return "?";
+}
+
+PlanMode ModeOf(const std::string& s) {
+  if (s == "preempt") return PlanMode::kPreempt;
+  if (s == "both") return PlanMode::kBoth;
+  EXPECT_EQ(s, "reclaim") << "unknown mode";
+  return PlanMode::kReclaim;
+}
+
+// The scenario without its steps, parsed by the project's parser.
+Scenario ParseWithoutSteps(YAML::Node doc, const std::string& name) {
+  doc.remove("steps");
+  YAML::Emitter out;
+  out << doc;
+  auto s = ParseScenario(out.c_str(), name);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : Scenario{};
+}
+
+// A `submit` step's job, parsed as the only job of a scenario on the same
+// cluster.
+JobSpec ParseSubmit(const YAML::Node& cluster, const YAML::Node& job, const std::string& name) {
+  YAML::Node doc;
+  doc["cluster"] = cluster;
+  doc["jobs"].push_back(job);
+  Scenario s = ParseWithoutSteps(doc, name);
+  EXPECT_EQ(s.jobs.size(), 1u);
+  return s.jobs.empty() ? JobSpec{} : s.jobs[0];
+}
+
+// Runs the plan or evict step `args` on `m`; returns its object of `plans`.
+json PlanStep(ReferenceModel& m, const YAML::Node& args, bool evict) {
+  const std::string job = args["job"].as<std::string>();
+  const PlanMode mode = args["mode"] ? ModeOf(args["mode"].as<std::string>()) : PlanMode::kReclaim;
+  std::optional<int64_t> max_victims;
+  if (args["maxVictims"]) max_victims = args["maxVictims"].as<int64_t>();
+  auto plan = m.Plan(job, mode, max_victims);
+  EXPECT_TRUE(plan.ok()) << job << ": " << plan.status().ToString();
+  if (!plan.ok()) return json{{"job", job}, {"error", plan.status().ToString()}};
+  json victims = json::array();
+  for (const auto& v : plan->victims) victims.push_back({{"job", v.job}, {"tasks", v.tasks}});
+  json shortj = json::object();
+  for (const auto& [r, v] : plan->short_by) shortj[r] = v;
+  bool applied = false;
+  if (evict && plan->fits) {
+    const Status st = m.ApplyPlan(*plan);
+    EXPECT_TRUE(st.ok()) << job << ": " << st.ToString();
+    applied = st.ok();
+  }
+  return {{"job", job},          {"mode", ModeName(mode)}, {"fits", plan->fits}, {"tasks", plan->tasks},
+          {"victims", victims}, {"short", shortj},        {"applied", applied}};
+}
+
+// Runs one step on `m`; plan and evict steps append to `plans`.
+void RunStep(ReferenceModel& m, const YAML::Node& cluster, const YAML::Node& step, const std::string& name,
+             json& plans) {
+  if (step.IsScalar()) {
+    ASSERT_EQ(step.as<std::string>(), "fill");
+    m.Fill();
+    return;
+  }
+  ASSERT_TRUE(step.IsMap() && step.size() == 1) << name << ": a step is `fill` or a one-key map";
+  const std::string kind = step.begin()->first.as<std::string>();
+  const YAML::Node args = step.begin()->second;
+  if (kind == "finish") {
+    const int64_t n = args["tasks"] ? args["tasks"].as<int64_t>() : 1;
+    ASSERT_TRUE(m.Finish(args["job"].as<std::string>(), n).ok()) << name;
+  } else if (kind == "remove") {
+    ASSERT_TRUE(m.Remove(args["job"].as<std::string>()).ok()) << name;
+  } else if (kind == "submit") {
+    auto r = m.Submit(ParseSubmit(cluster, args, name));
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().ToString();
+  } else if (kind == "plan" || kind == "evict") {
+    plans.push_back(PlanStep(m, args, kind == "evict"));
+  } else {
+    FAIL() << name << ": unknown step " << kind;
+  }
+}
+
+// What `hdrf sim` prints for the scenario file `path`, run on the reference.
+json RunOnReference(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const YAML::Node doc = YAML::LoadFile(path);
+  const Scenario sc = ParseWithoutSteps(YAML::Clone(doc), name);
+  auto made = ReferenceModel::Create(sc.cluster, sc.queues, sc.overcommit_factor);
+  EXPECT_TRUE(made.ok()) << name << ": " << made.status().ToString();
+  if (!made.ok()) return {};
+  ReferenceModel& m = **made;
+  for (const auto& j : sc.jobs) {
+    auto r = m.Submit(j);
+    EXPECT_TRUE(r.ok()) << name << ": " << r.status().ToString();
+  }
+  json plans = json::array();
+  if (!doc["steps"]) {
+    m.Fill();
+  } else {
+    for (const auto& step : doc["steps"]) RunStep(m, doc["cluster"], step, name, plans);
+  }
+  json jobs = json::array();
+  for (const auto& j : m.Jobs()) jobs.push_back({{"name", j.name}, {"queue", j.queue}, {"tasks_allocated", j.allocated}});
+  return {{"jobs", jobs}, {"plans", plans}};
+}
+
+std::vector<std::string> ScenarioFiles() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(PlansDir()))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+json LoadJson(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+TEST(ReferencePlans, WorkedExamplesMatchTheirExpectedOutput) {
+  const std::vector<std::string> files = ScenarioFiles();
+  ASSERT_GE(files.size(), 11u) << "tests/data/plans holds the worked examples";
+  for (const auto& path : files) {
+    SCOPED_TRACE(path);
+    const std::string stem = path.substr(0, path.size() - std::string(".yaml").size());
+    const json want = LoadJson(stem + ".expected.json");
+    const json got = RunOnReference(path);
+    EXPECT_EQ(got["plans"], want["plans"]) << "got " << got["plans"].dump() << "\nwant " << want["plans"].dump();
+    // Jobs: the fields the expected output names (name, queue, tasks_allocated).
+    ASSERT_EQ(got["jobs"].size(), want["jobs"].size()) << got["jobs"].dump();
+    for (size_t i = 0; i < want["jobs"].size(); ++i)
+      for (const auto& [key, value] : want["jobs"][i].items())
+        EXPECT_EQ(got["jobs"][i][key], value) << "job " << i << " " << key;
+  }
+}
+
+}  // namespace
+}  // namespace hdrf::ref
