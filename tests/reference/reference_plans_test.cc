@@ -22,6 +22,7 @@
 
 #include "hdrf/config.h"
 #include "tests/reference/reference_model.h"
+#include "tests/reference/reference_test_util.h"
 
 namespace hdrf::ref {
 namespace {
@@ -174,6 +175,95 @@ TEST(ReferencePlans, WorkedExamplesMatchTheirExpectedOutput) {
       for (const auto& [key, value] : want["jobs"][i].items())
         EXPECT_EQ(got["jobs"][i][key], value) << "job " << i << " " << key;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Plan and ApplyPlan: errors and stale plans
+// ---------------------------------------------------------------------------
+
+using namespace testutil;  // NOLINT: the helpers of reference_test_util.h
+
+// 4 CPUs, root/a and root/b; hb (root/b) runs 4 of 4; w (root/a) waits.
+std::unique_ptr<ReferenceModel> FullCluster() {
+  auto m = Make({{"cpu", 4 * kCpu}}, {Q("root/a"), Q("root/b")});
+  if (m == nullptr) return nullptr;
+  MustSubmit(*m, J("hb", "root/b", 4, {{"cpu", kCpu}}));
+  MustSubmit(*m, J("w", "root/a", 3, {{"cpu", kCpu}}));
+  EXPECT_TRUE(m->Allocate("hb", 4).ok());
+  return m;
+}
+
+TEST(ReferencePlanApi, Errors) {
+  auto m = FullCluster();
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->Plan("nope", PlanMode::kReclaim).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(m->Plan("hb", PlanMode::kReclaim).status().code(), StatusCode::kFailedPrecondition);  // all running
+  EXPECT_EQ(m->Plan("w", PlanMode::kReclaim, -1).status().code(), StatusCode::kInvalidArgument);
+  auto failed = m->Plan("w", PlanMode::kPreempt);  // nothing in root/a
+  ASSERT_TRUE(failed.ok());
+  EXPECT_FALSE(failed->fits);
+  EXPECT_EQ(failed->short_by, (ResourceAmounts{{"cpu", kCpu}}));
+  const std::string before = Dump(*m);
+  EXPECT_EQ(m->ApplyPlan(*failed).code(), StatusCode::kFailedPrecondition);
+  RefPlan ghost = *m->Plan("w", PlanMode::kReclaim);
+  ghost.victims[0].job = "gone";
+  EXPECT_EQ(m->ApplyPlan(ghost).code(), StatusCode::kNotFound);
+  EXPECT_EQ(Dump(*m), before);
+  // A Pending job (gate on) cannot plan.
+  auto g = Make({{"cpu", kCpu}}, {Q("root/a")}, 0.0);
+  ASSERT_NE(g, nullptr);
+  MustSubmit(*g, J("p", "root/a", 1, {{"cpu", kCpu}}));
+  EXPECT_EQ(g->Plan("p", PlanMode::kBoth).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// A plan is checked again on the state it meets; a stale one is Aborted and
+// changes nothing.
+TEST(ReferencePlanApi, StalePlansAreAborted) {
+  auto m = FullCluster();
+  ASSERT_NE(m, nullptr);
+  const RefPlan plan = *m->Plan("w", PlanMode::kReclaim);
+  ASSERT_TRUE(plan.fits);
+  ASSERT_EQ(plan.victims, (std::vector<RefPlanVictim>{{"hb", 1}}));
+  // hb drops to 2 of 4 (w 2): the entry is still hb's unit, but no longer
+  // permitted (a is no longer below b).
+  ASSERT_TRUE(m->Release("hb", 2).ok());
+  ASSERT_TRUE(m->Allocate("w", 2).ok());
+  std::string before = Dump(*m);
+  EXPECT_EQ(m->ApplyPlan(plan).code(), StatusCode::kAborted);
+  EXPECT_EQ(Dump(*m), before);
+  // The job started meanwhile with a different demand: also stale.
+  auto gang = Make({{"cpu", 4 * kCpu}}, {Q("root/a"), Q("root/b")});
+  ASSERT_NE(gang, nullptr);
+  MustSubmit(*gang, J("hb", "root/b", 4, {{"cpu", kCpu}}));
+  MustSubmit(*gang, WithMin(J("g", "root/a", 3, {{"cpu", kCpu}}), 2));
+  ASSERT_TRUE(gang->Allocate("hb", 4).ok());
+  const RefPlan gp = *gang->Plan("g", PlanMode::kReclaim);
+  ASSERT_TRUE(gp.fits);
+  EXPECT_EQ(gp.tasks, 2);
+  EXPECT_EQ(gp.victims, (std::vector<RefPlanVictim>{{"hb", 1}, {"hb", 1}}));
+  ASSERT_TRUE(gang->Release("hb", 1).ok());
+  ASSERT_TRUE(gang->Allocate("g", 1).ok());  // the host started one task
+  before = Dump(*gang);
+  EXPECT_EQ(gang->ApplyPlan(gp).code(), StatusCode::kAborted);
+  EXPECT_EQ(Dump(*gang), before);
+}
+
+// A plan that fits at once is empty and applying it allocates the demand;
+// a fresh plan applies; victims keep their task count.
+TEST(ReferencePlanApi, ApplyStopsVictimsThenAllocates) {
+  auto m = FullCluster();
+  ASSERT_NE(m, nullptr);
+  const RefPlan plan = *m->Plan("w", PlanMode::kBoth);
+  ASSERT_TRUE(m->ApplyPlan(plan).ok());
+  EXPECT_EQ(Allocated(*m, "hb"), 3);
+  EXPECT_EQ(JobView(*m, "hb").tasks, 4);
+  EXPECT_EQ(Allocated(*m, "w"), 1);
+  ASSERT_TRUE(m->Release("hb", 1).ok());
+  const RefPlan empty = *m->Plan("w", PlanMode::kReclaim);
+  EXPECT_TRUE(empty.fits);
+  EXPECT_TRUE(empty.victims.empty());
+  ASSERT_TRUE(m->ApplyPlan(empty).ok());
+  EXPECT_EQ(Allocated(*m, "w"), 2);
 }
 
 }  // namespace
