@@ -141,8 +141,8 @@ class ReferenceModel {
   // fits; the job still waits with the same demand), else Aborted and
   // nothing changes. Then each victim's tasks stop (allocation down, task
   // count unchanged) and the job's `tasks` are allocated. A plan with
-  // fits = false is FailedPrecondition; one naming a job that is gone is
-  // NotFound.
+  // fits = false is FailedPrecondition; one whose job is gone is NotFound,
+  // one whose victim is gone Aborted.
   Status ApplyPlan(const RefPlan& plan);
 
   // Real capability (§6) of a queue, per resource in name order.

@@ -194,17 +194,19 @@ StatusOr<RefPlan> ReferenceModel::Plan(const std::string& job, PlanMode mode,
   return detail::MakePlan(m, dm, max_victims);
 }
 
-// Choice: a plan whose job no longer waits with the same demand k (it is
-// Pending, started meanwhile with k != 1, or has fewer than k unallocated
-// tasks) is stale: Aborted, like an entry that no longer replays. Pending
-// jobs are re-examined (§12) once, after the whole change.
+// Choices (as the engine): a plan whose job is gone is NotFound; one whose
+// victim is gone, or whose job no longer waits with the same demand k (it
+// is Pending, started meanwhile with k != 1, or has fewer than k
+// unallocated tasks), is stale: Aborted, like an entry that no longer
+// replays. Pending jobs are re-examined (§12) once, after the whole change.
 Status ReferenceModel::ApplyPlan(const RefPlan& plan) {
   detail::Model& m = s_->m;
   if (!plan.fits) return Status::FailedPrecondition("plan for job " + plan.job + ": it does not fit");
   const detail::Job* j = m.FindJob(plan.job);
   if (j == nullptr) return Status::NotFound("job " + plan.job + ": does not exist");
   for (const auto& e : plan.victims)
-    if (m.FindJob(e.job) == nullptr) return Status::NotFound("job " + e.job + ": does not exist");
+    if (m.FindJob(e.job) == nullptr)
+      return Status::Aborted("stale plan for job " + plan.job + ": victim " + e.job + " is gone");
   if (j->state == JobState::kPending || detail::View::StepTasks(*j) != plan.tasks ||
       j->allocated + plan.tasks > j->tasks)
     return Status::Aborted("stale plan: job " + plan.job + " no longer waits for " +

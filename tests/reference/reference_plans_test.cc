@@ -207,6 +207,9 @@ TEST(ReferencePlanApi, Errors) {
   EXPECT_EQ(m->ApplyPlan(*failed).code(), StatusCode::kFailedPrecondition);
   RefPlan ghost = *m->Plan("w", PlanMode::kReclaim);
   ghost.victims[0].job = "gone";
+  EXPECT_EQ(m->ApplyPlan(ghost).code(), StatusCode::kAborted);  // a victim is gone: stale
+  ghost = *m->Plan("w", PlanMode::kReclaim);
+  ghost.job = "gone";
   EXPECT_EQ(m->ApplyPlan(ghost).code(), StatusCode::kNotFound);
   EXPECT_EQ(Dump(*m), before);
   // A Pending job (gate on) cannot plan.
