@@ -132,4 +132,33 @@ std::vector<std::string> WaitingJobs(const ref::ReferenceModel& m) {
   return out;
 }
 
+const char* ModeText(PlanMode m) {
+  return m == PlanMode::kReclaim ? "reclaim" : m == PlanMode::kPreempt ? "preempt" : "both";
+}
+
+std::string ShowPlan(const ref::RefPlan& p) {
+  std::string s = p.job + " " + ModeText(p.mode) + (p.fits ? " fits k=" : " fails k=") + std::to_string(p.tasks) + " [";
+  for (const auto& v : p.victims) s += v.job + ":" + std::to_string(v.tasks) + " ";
+  s += "] short{";
+  for (const auto& [r, v] : p.short_by) s += r + ":" + std::to_string(v) + " ";
+  return s + "}";
+}
+
+TakeBack ClassifyTakeBack(const ref::RefPlan& applied, const ref::RefPlanVictim& entry, const ref::RefPlan& back) {
+  if (!back.fits) return TakeBack::kNone;
+  bool takes = false;
+  for (const auto& v : back.victims) takes = takes || v.job == applied.job;
+  if (!takes) return TakeBack::kNone;
+  const bool reversed = applied.victims.size() == 1 && back.victims.size() == 1 && back.tasks == entry.tasks &&
+                        back.victims[0].tasks == applied.tasks;
+  return reversed ? TakeBack::kFailure : TakeBack::kCounted;
+}
+
+std::string PlanCounts::Summary() const {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return n(worlds) + " worlds, " + n(plans) + " plans (" + n(fits) + " fit, " + n(failed) + " failed, " +
+         n(entries) + " entries), " + n(applied) + " applied, " + n(take_backs) +
+         " take-backs (gangs or several entries)";
+}
+
 }  // namespace hdrf::testing

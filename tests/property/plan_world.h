@@ -47,6 +47,25 @@ Status ApplyPlanWorldOp(ref::ReferenceModel& m, const PlanWorldOp& op);
 // The jobs of `m` that wait: Inqueue or Running with an unallocated task.
 std::vector<std::string> WaitingJobs(const ref::ReferenceModel& m);
 
+// "reclaim" | "preempt" | "both"
+const char* ModeText(PlanMode m);
+// A plan in one line, for failure messages.
+std::string ShowPlan(const ref::RefPlan& p);
+
+// Issue 28 item 6: right after `applied` took `entry` from its job V, V's
+// own plan `back` (made at once) is a take-back when it takes from
+// applied.job; a failure when it is exactly the transfer reversed (one
+// entry each way, V asks for what it lost, and takes the unit J asked
+// for), which §15 rules out.
+enum class TakeBack { kNone, kCounted, kFailure };
+TakeBack ClassifyTakeBack(const ref::RefPlan& applied, const ref::RefPlanVictim& entry, const ref::RefPlan& back);
+
+// What a plan property test saw, printed at its end.
+struct PlanCounts {
+  int64_t worlds = 0, plans = 0, fits = 0, failed = 0, entries = 0, applied = 0, take_backs = 0;
+  std::string Summary() const;
+};
+
 }  // namespace hdrf::testing
 
 #endif  // HDRF_TESTS_PROPERTY_PLAN_WORLD_H_

@@ -22,6 +22,7 @@
 // HDRF_PROPERTY_SEED runs one world.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -38,19 +39,9 @@ namespace {
 using ref::RefPlan;
 using ref::ReferenceModel;
 
-struct Counts {
-  int64_t worlds = 0, plans = 0, fits = 0, failed = 0, victims = 0, applied = 0, take_backs = 0;
-};
+using Counts = PlanCounts;
 
-const char* Mode(PlanMode m) { return m == PlanMode::kReclaim ? "reclaim" : m == PlanMode::kPreempt ? "preempt" : "both"; }
 
-std::string Show(const RefPlan& p) {
-  std::string s = p.job + " " + Mode(p.mode) + (p.fits ? " fits k=" : " fails k=") + std::to_string(p.tasks) + " [";
-  for (const auto& v : p.victims) s += v.job + ":" + std::to_string(v.tasks) + " ";
-  s += "] short{";
-  for (const auto& [r, v] : p.short_by) s += r + ":" + std::to_string(v) + " ";
-  return s + "}";
-}
 
 std::map<std::string, int64_t> Allocations(const ReferenceModel& m) {
   std::map<std::string, int64_t> out;
@@ -95,7 +86,7 @@ std::string CheckPlan(const PlanWorld& w, const RefPlan& p, std::optional<int64_
     return "";
   }
   ++c.fits;
-  c.victims += static_cast<int64_t>(p.victims.size());
+  c.entries += static_cast<int64_t>(p.victims.size());
   if (!p.short_by.empty()) return "a plan that fits names something short";
   if (max.has_value() && static_cast<int64_t>(p.victims.size()) > *max) return "more entries than maxVictims";
   if (std::string d = CheckApplies(w, p); !d.empty()) return d;
@@ -110,14 +101,12 @@ std::string CheckNoTakeBack(ReferenceModel& m, const RefPlan& applied, Counts& c
     if (std::find(seen.begin(), seen.end(), e.job) != seen.end()) continue;
     seen.push_back(e.job);
     auto back = m.Plan(e.job, PlanMode::kBoth);
-    if (!back.ok() || !back->fits) continue;  // not waiting (a gang may ask more), or no plan
-    bool takes = false;
-    for (const auto& v : back->victims) takes = takes || v.job == applied.job;
-    if (!takes) continue;
+    if (!back.ok()) continue;  // not waiting
+    const TakeBack tb = ClassifyTakeBack(applied, e, *back);
+    if (tb == TakeBack::kNone) continue;
     ++c.take_backs;
-    const bool equal_units = applied.victims.size() == 1 && back->victims.size() == 1 &&
-                             back->tasks == e.tasks && back->victims[0].tasks == applied.tasks;
-    if (equal_units) return "victim " + e.job + " takes back at once: " + Show(*back) + " after " + Show(applied);
+    if (tb == TakeBack::kFailure)
+      return "victim " + e.job + " takes back at once: " + ShowPlan(*back) + " after " + ShowPlan(applied);
   }
   return "";
 }
@@ -129,7 +118,7 @@ std::string CheckAllPlans(Rng& rng, const PlanWorld& w, const ReferenceModel& m,
       for (std::optional<int64_t> max : {std::optional<int64_t>(), std::optional<int64_t>(rng.Uniform(0, 2))}) {
         auto p = m.Plan(job, mode, max);
         if (!p.ok()) return "Plan(" + job + ") refused: " + p.status().ToString();
-        if (std::string d = CheckPlan(w, *p, max, c); !d.empty()) return Show(*p) + ": " + d;
+        if (std::string d = CheckPlan(w, *p, max, c); !d.empty()) return ShowPlan(*p) + ": " + d;
       }
     }
   }
@@ -147,7 +136,7 @@ std::string Churn(Rng& rng, ReferenceModel& m, Counts& c) {
     if (!p.ok()) return "Plan(" + job + ") refused: " + p.status().ToString();
     if (!p->fits || p->victims.empty()) continue;
     const Status st = m.ApplyPlan(*p);
-    if (!st.ok()) return "ApplyPlan " + Show(*p) + ": " + st.ToString();
+    if (!st.ok()) return "ApplyPlan " + ShowPlan(*p) + ": " + st.ToString();
     ++c.applied;
     if (std::string d = CheckNoTakeBack(m, *p, c); !d.empty()) return d;
   }
@@ -190,11 +179,7 @@ TEST(PlansReference, ValidMinimalAndNoImmediateTakeBack) {
     }
     ASSERT_EQ(d, "") << "reproduce with HDRF_PROPERTY_SEED=" << plan.Seed(static_cast<uint64_t>(k));
   }
-  std::printf("%lld worlds, %lld plans (%lld fit, %lld failed, %lld entries), %lld applied, %lld take-backs "
-              "(gangs or several entries)\n",
-              static_cast<long long>(c.worlds), static_cast<long long>(c.plans), static_cast<long long>(c.fits),
-              static_cast<long long>(c.failed), static_cast<long long>(c.victims), static_cast<long long>(c.applied),
-              static_cast<long long>(c.take_backs));
+  std::printf("%s\n", c.Summary().c_str());
   if (plan.one) return;
   // The test must see both outcomes and real victims.
   EXPECT_GT(c.fits, 0);

@@ -50,19 +50,9 @@ namespace {
 using ref::RefPlan;
 using ref::ReferenceModel;
 
-struct Counts {
-  int64_t worlds = 0, plans = 0, fits = 0, entries = 0, applied = 0, take_backs = 0;
-};
+using Counts = PlanCounts;
 
-const char* Mode(PlanMode m) { return m == PlanMode::kReclaim ? "reclaim" : m == PlanMode::kPreempt ? "preempt" : "both"; }
 
-std::string Show(const RefPlan& p) {
-  std::string s = p.job + " " + Mode(p.mode) + (p.fits ? " fits k=" : " fails k=") + std::to_string(p.tasks) + " [";
-  for (const auto& v : p.victims) s += v.job + ":" + std::to_string(v.tasks) + " ";
-  s += "] short{";
-  for (const auto& [r, v] : p.short_by) s += r + ":" + std::to_string(v) + " ";
-  return s + "}";
-}
 
 // The engine's plan in the reference's terms.
 RefPlan AsRef(const hdrf::Plan& p) {
@@ -78,7 +68,7 @@ RefPlan AsRef(const hdrf::Plan& p) {
 
 std::string Compare(const RefPlan& e, const RefPlan& r) {
   if (e.fits != r.fits || e.tasks != r.tasks || e.victims != r.victims || e.short_by != r.short_by)
-    return "engine " + Show(e) + " vs ref " + Show(r);
+    return "engine " + ShowPlan(e) + " vs ref " + ShowPlan(r);
   return "";
 }
 
@@ -115,7 +105,7 @@ std::string PlanBoth(const Engine& e, const ReferenceModel& m, const std::string
   o.max_victims = max;
   auto ep = e.Plan(*jr, o);
   auto rp = m.Plan(job, mode, max);
-  const std::string what = std::string("Plan(") + job + ", " + Mode(mode) + ", max " +
+  const std::string what = std::string("Plan(") + job + ", " + ModeText(mode) + ", max " +
                            (max ? std::to_string(*max) : std::string("none")) + "): ";
   if (ep.ok() != rp.ok() || (!ep.ok() && ep.status().code() != rp.status().code()))
     return what + "acceptance differs: engine " + ep.status().ToString() + " vs ref " + rp.status().ToString();
@@ -135,7 +125,7 @@ std::string CompareAllPlans(const Engine& e, const ReferenceModel& m, Counts& c)
         RefPlan p;
         if (std::string d = PlanBoth(e, m, job, mode, max, &p, nullptr); !d.empty()) return d;
         ++c.plans;
-        if (p.fits) ++c.fits;
+        ++(p.fits ? c.fits : c.failed);
         c.entries += static_cast<int64_t>(p.victims.size());
       }
     }
@@ -151,15 +141,12 @@ std::string CheckNoTakeBack(const Engine& e, const ReferenceModel& m, const RefP
     seen.push_back(entry.job);
     RefPlan back;
     if (std::string d = PlanBoth(e, m, entry.job, PlanMode::kBoth, std::nullopt, &back, nullptr); !d.empty())
-      return "after " + Show(applied) + ": " + d;
-    if (!back.fits) continue;
-    bool takes = false;
-    for (const auto& v : back.victims) takes = takes || v.job == applied.job;
-    if (!takes) continue;
+      return "after " + ShowPlan(applied) + ": " + d;
+    const TakeBack tb = ClassifyTakeBack(applied, entry, back);
+    if (tb == TakeBack::kNone) continue;
     ++c.take_backs;
-    if (applied.victims.size() == 1 && back.victims.size() == 1 && back.tasks == entry.tasks &&
-        back.victims[0].tasks == applied.tasks)
-      return "victim " + entry.job + " takes back at once: " + Show(back) + " after " + Show(applied);
+    if (tb == TakeBack::kFailure)
+      return "victim " + entry.job + " takes back at once: " + ShowPlan(back) + " after " + ShowPlan(applied);
   }
   return "";
 }
@@ -178,9 +165,9 @@ std::string Churn(Rng& rng, Engine& e, ReferenceModel& m, Counts& c) {
       const Status es = e.ApplyPlan(*ep);
       const Status rs = m.ApplyPlan(rp);
       if (es.code() != rs.code())
-        return "ApplyPlan " + Show(rp) + (twice ? " again" : "") + ": engine " + es.ToString() + " vs ref " +
+        return "ApplyPlan " + ShowPlan(rp) + (twice ? " again" : "") + ": engine " + es.ToString() + " vs ref " +
                rs.ToString();
-      if (std::string d = CompareAllocations(e, m); !d.empty()) return "after ApplyPlan " + Show(rp) + ": " + d;
+      if (std::string d = CompareAllocations(e, m); !d.empty()) return "after ApplyPlan " + ShowPlan(rp) + ": " + d;
       if (twice == 0) {
         if (!rs.ok()) return "a fresh plan does not apply: " + rs.ToString();
         ++c.applied;
@@ -219,11 +206,7 @@ TEST(PlansVsReference, RandomStates) {
     const uint64_t seed = plan.Seed(static_cast<uint64_t>(k));
     ASSERT_EQ(RunWorld(seed, c), "") << "reproduce with HDRF_PROPERTY_SEED=" << seed;
   }
-  std::printf("%lld worlds, %lld plans compared (%lld fit, %lld entries), %lld applied on both, %lld take-backs "
-              "(gangs or several entries)\n",
-              static_cast<long long>(c.worlds), static_cast<long long>(c.plans), static_cast<long long>(c.fits),
-              static_cast<long long>(c.entries), static_cast<long long>(c.applied),
-              static_cast<long long>(c.take_backs));
+  std::printf("%s\n", c.Summary().c_str());
   if (plan.one) return;
   EXPECT_GT(c.fits, 0);
   EXPECT_GT(c.entries, 0);
