@@ -269,5 +269,37 @@ TEST(ReferencePlanApi, ApplyStopsVictimsThenAllocates) {
   EXPECT_EQ(Allocated(*m, "w"), 2);
 }
 
+// room[r] under a user limit is the largest whole amount within it, so
+// short rounds up. root/a: minUserLimitPercent 33, three users (n = 3),
+// B = 10 CPUs: alice may hold max(3.3, 3.333...) CPUs, 3333m as a whole
+// amount. al runs 6 tasks of 500m (3000m); al2 asks 1 CPU: room =
+// 3333 - 3000 = 333m, short 667m (1000m - 333.33m rounded up).
+// preempt: al's unit (500m) raises the room to 833m, then 1333m: two
+// entries (before 0 < .3, after .1 <= .25; then .1 <= .2). With
+// maxVictims 1: short 1000 - 833 = 167m.
+TEST(ReferencePlanApi, UserLimitRoomIsAWholeAmount) {
+  QueueSpec a = Q("root/a");
+  a.min_user_limit_percent = 33;
+  auto m = Make({{"cpu", 10 * kCpu}}, {a});
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, J("al", "root/a", 8, {{"cpu", kCpu / 2}}, "alice"));
+  MustSubmit(*m, J("bo", "root/a", 1, {{"cpu", kCpu}}, "bob"));
+  MustSubmit(*m, J("ca", "root/a", 1, {{"cpu", kCpu}}, "carol"));
+  MustSubmit(*m, J("al2", "root/a", 1, {{"cpu", kCpu}}, "alice"));
+  ASSERT_TRUE(m->Allocate("al", 6).ok());
+  auto reclaim = m->Plan("al2", PlanMode::kReclaim);
+  ASSERT_TRUE(reclaim.ok());
+  EXPECT_FALSE(reclaim->fits);
+  EXPECT_EQ(reclaim->short_by, (ResourceAmounts{{"cpu", 667}}));
+  auto preempt = m->Plan("al2", PlanMode::kPreempt);
+  ASSERT_TRUE(preempt.ok());
+  EXPECT_TRUE(preempt->fits);
+  EXPECT_EQ(preempt->victims, (std::vector<RefPlanVictim>{{"al", 1}, {"al", 1}}));
+  auto one = m->Plan("al2", PlanMode::kPreempt, 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_FALSE(one->fits);
+  EXPECT_EQ(one->short_by, (ResourceAmounts{{"cpu", 167}}));
+}
+
 }  // namespace
 }  // namespace hdrf::ref
