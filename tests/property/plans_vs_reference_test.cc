@@ -3,16 +3,6 @@
 // (plan_world.h: random trees, jobs with gangs, a fill, host events, late
 // jobs that wait).
 //
-// NOT REGISTERED in tests/property/meson.build yet: it needs the engine's
-// Engine::Plan and Engine::ApplyPlan (declared in hdrf/engine.h, being
-// implemented). To register it, add to tests/property/meson.build:
-//
-//   plans_vs_reference_exe = executable('plans_vs_reference_test',
-//     files('plans_vs_reference_test.cc'),
-//     dependencies : [property_dep, api_dep, gtest_dep])
-//   test('plans_vs_reference_test', plans_vs_reference_exe, env : test_env,
-//        suite : 'property', timeout : 600)
-//
 // Per world:
 //   1. the world's ops go to both (same acceptance), then the same
 //      allocation for every job;

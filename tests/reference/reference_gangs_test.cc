@@ -175,6 +175,17 @@ TEST(ReferenceGang, GangSizeCappedByFinishAndZeroCountsAsOne) {
   EXPECT_EQ(Allocated(*m, "z"), 1);
 }
 
+// m is capped at the task count: a job of 0 tasks has m = 0, and as an
+// Inqueue job its minimum in the gate is nothing (not one task).
+TEST(ReferenceGang, GateCountsAJobOfNoTaskAsNothing) {
+  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a")}, 1.0);
+  ASSERT_NE(m, nullptr);
+  MustSubmit(*m, WithMin(J("empty", "root/a", 0, {{"cpu", kCpu}}), 1));
+  EXPECT_EQ(JobView(*m, "empty").state, JobState::kInqueue);  // 0 + 0 + 0 <= 10
+  MustSubmit(*m, WithMin(J("j1", "root/a", 10, {{"cpu", kCpu}}), 10));
+  EXPECT_EQ(JobView(*m, "j1").state, JobState::kInqueue);  // 0 + 0 (empty's m = 0) + 10 <= 10
+}
+
 // The enqueue gate uses the same m: minAvailable 0 asks for one task.
 TEST(ReferenceGang, GateCountsZeroAsOne) {
   auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a")}, 1.0);
