@@ -10,17 +10,14 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "hdrf/config.h"
+#include "tests/plan_examples.h"
 #include "tests/reference/reference_model.h"
 #include "tests/reference/reference_test_util.h"
 
@@ -28,11 +25,6 @@ namespace hdrf::ref {
 namespace {
 
 using nlohmann::json;
-
-std::string PlansDir() {
-  const char* dir = std::getenv("HDRF_TEST_DATA");
-  return std::string(dir == nullptr ? "tests/data" : dir) + "/plans";
-}
 
 std::string ModeName(PlanMode m) {
   switch (m) {
@@ -144,36 +136,12 @@ json RunOnReference(const std::string& path) {
   return {{"jobs", jobs}, {"plans", plans}};
 }
 
-std::vector<std::string> ScenarioFiles() {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(PlansDir()))
-    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-json LoadJson(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
-}
-
 TEST(ReferencePlans, WorkedExamplesMatchTheirExpectedOutput) {
-  const std::vector<std::string> files = ScenarioFiles();
-  ASSERT_GE(files.size(), 11u) << "tests/data/plans holds the worked examples";
+  const std::vector<std::string> files = testing::PlanExampleFiles();
+  ASSERT_GE(files.size(), 15u) << "tests/data/plans holds the worked examples";
   for (const auto& path : files) {
     SCOPED_TRACE(path);
-    const std::string stem = path.substr(0, path.size() - std::string(".yaml").size());
-    const json want = LoadJson(stem + ".expected.json");
-    const json got = RunOnReference(path);
-    EXPECT_EQ(got["plans"], want["plans"]) << "got " << got["plans"].dump() << "\nwant " << want["plans"].dump();
-    // Jobs: the fields the expected output names (name, queue, tasks_allocated).
-    ASSERT_EQ(got["jobs"].size(), want["jobs"].size()) << got["jobs"].dump();
-    for (size_t i = 0; i < want["jobs"].size(); ++i)
-      for (const auto& [key, value] : want["jobs"][i].items())
-        EXPECT_EQ(got["jobs"][i][key], value) << "job " << i << " " << key;
+    testing::ExpectSameSimOutput(RunOnReference(path), testing::ExpectedOutput(path));
   }
 }
 
