@@ -130,11 +130,14 @@ TEST(ReferenceGang, StartsWithMTasksAtOnceOrNotAtAll) {
   ASSERT_TRUE(m->Allocate("h", 2).ok());
   MustSubmit(*m, WithMin(J("g", "root/a", 4, {{"cpu", kCpu}}), 3));
   EXPECT_FALSE(JobView(*m, "g").schedulable);
+  EXPECT_EQ(JobView(*m, "g").step_tasks, 3);
+  EXPECT_EQ(JobView(*m, "h").step_tasks, 1);
   EXPECT_EQ(m->PickNext(), "h");
   ASSERT_TRUE(m->Release("h", 1).ok());  // 3 free
   EXPECT_TRUE(JobView(*m, "g").schedulable);
   EXPECT_EQ(m->Step(), "g");
   EXPECT_EQ(Allocated(*m, "g"), 3);
+  EXPECT_EQ(JobView(*m, "g").step_tasks, 1);
   EXPECT_EQ(m->Step(), std::nullopt);  // full
   ASSERT_TRUE(m->Remove("h").ok());
   EXPECT_EQ(m->Step(), "g");  // g holds tasks: one more

@@ -416,6 +416,7 @@ std::vector<RefJobView> ReferenceModel::Jobs() const {
     jv.key = v.JobValue(j).key;
     jv.drf_share = detail::DrfShareAll(m.Allocation(j), m.total);
     jv.schedulable = v.JobSchedulable(j);
+    jv.step_tasks = View::StepTasks(j);
     out.push_back(std::move(jv));
   }
   return out;

@@ -46,7 +46,8 @@ struct RefJobView {
   bool blocked = false;
   double key = 0;              // §4 key
   double drf_share = 0;        // max_r alloc[r]/T[r] over all r with T[r] > 0
-  bool schedulable = false;    // §5: unallocated tasks and one more task fits (§6)
+  bool schedulable = false;    // §5: unallocated tasks and step_tasks more fit (§6)
+  int64_t step_tasks = 1;      // §14: the tasks a step gives it: m while it holds none, else 1
 };
 
 // One entry of a plan (§15): `tasks` running tasks of job `job` (its unit).
