@@ -87,6 +87,9 @@ RandomOp MakeOp(Rng& rng, const RandomWorld& world, const std::vector<std::strin
     op.job.tasks = rng.Uniform(0, 6);
     op.job.weight = static_cast<double>(rng.Uniform(1, 3));
     op.job.min_available = rng.Uniform(1, 2);
+    // Engine::Submit refuses a gang larger than a job of at least one task
+    // (docs/spec.md §14); the tree and the reference cap it.
+    if (op.job.tasks >= 1 && op.job.min_available > op.job.tasks) op.job.min_available = op.job.tasks;
     for (auto& [r, total] : world.cluster)
       if (rng.Chance(60)) op.job.task[r] = rng.Uniform(0, 3) * 500;
     if (rng.Chance(3)) op.job.task["cpu"] = 1000000;  // too large: refused
