@@ -281,8 +281,13 @@ TEST(ServeStart, ADamagedStoreIsRefusedAsRecoverRefusesIt) {
     ASSERT_THAT(recover.err, HasSubstr(names)) << d.name;
     const Refusal r = StartOn({"--db", db, "--listen", "127.0.0.1:0"}, dir);
     EXPECT_EQ(r.code, 1) << d.name;
-    // The same message after the command's name.
-    EXPECT_EQ(r.err.substr(r.err.find(':')), recover.err.substr(recover.err.find(':'))) << d.name;
+    // The same message after the command's name (up to RocksDB's own
+    // detail, which names whichever damaged block it read first).
+    auto ours = [](const std::string& e) {
+      const std::string m = e.substr(e.find(':'));
+      return m.substr(0, m.find(" (RocksDB:"));
+    };
+    EXPECT_EQ(ours(r.err), ours(recover.err)) << d.name;
   }
   (void)std::system(("rm -rf '" + dir + "'").c_str());
 }
