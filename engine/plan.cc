@@ -374,7 +374,8 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
       JobId v;
       int64_t ut;
     };
-    std::vector<Cand> cands;
+    thread_local std::vector<Cand> cands;
+    cands.clear();
     for (JobId v : Q.jobs) {
       if (v == c.j) continue;
       const int64_t ut = UnitOf(v, s);
@@ -416,6 +417,12 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
       if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
     return PlanEntry{cands[first].v, cands[first].ut};
   }
+  if (any) {  // any child's unit will do: no order needed
+    for (QueueId ch : Q.children)
+      if (SubtreeMayGive(c, s, ch, room))
+        if (std::optional<PlanEntry> e = FindVictim(c, s, ch, room, true)) return e;
+    return std::nullopt;
+  }
   std::vector<std::pair<double, QueueId>> order;
   for (QueueId ch : Q.children) {
     if (!SubtreeMayGive(c, s, ch, room)) continue;
@@ -431,7 +438,6 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
   for (; first < order.size(); ++first)
     if ((found = FindVictim(c, s, order[first].second, room, true))) break;
   if (!found) return std::nullopt;
-  if (any) return found;
   // Ties: within 1e-9 of the largest share holding a unit, the name that
   // sorts last (children are in name order).
   const double m = order[first].first;
