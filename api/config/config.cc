@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "api/config/yaml_fields.h"
+#include "hdrf/input_file.h"
 
 namespace hdrf {
 using namespace config;  // the forms and their shared readers (yaml_fields.h)
@@ -129,7 +130,14 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
   return out;
 }
 
-// Records the mark of the first event of a document.
+// Thrown by FirstMark where a map or list opens inside kMaxYamlDepth others.
+struct TooDeep {
+  YAML::Mark mark;
+};
+
+// Records the mark of the first event of a document; throws TooDeep at the
+// first map or list nested deeper than kMaxYamlDepth (before yaml-cpp's own
+// recursion limit, whose message names no line).
 class FirstMark : public YAML::EventHandler {
  public:
   std::optional<YAML::Mark> mark;
@@ -145,15 +153,21 @@ class FirstMark : public YAML::EventHandler {
   void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
                        YAML::EmitterStyle::value) override {
     Note(m);
+    Enter(m);
   }
-  void OnSequenceEnd() override {}
+  void OnSequenceEnd() override { --depth_; }
   void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
                   YAML::EmitterStyle::value) override {
     Note(m);
+    Enter(m);
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { --depth_; }
 
  private:
+  void Enter(const YAML::Mark& m) {
+    if (++depth_ > kMaxYamlDepth) throw TooDeep{m};
+  }
+  int depth_ = 0;
   void Note(const YAML::Mark& m) {
     if (!mark && !m.is_null()) mark = m;
   }
@@ -170,8 +184,29 @@ struct LoadedDoc {
   Reporter rep;  // knows the document's line offset
 };
 
+// YAML text holds no control character but tab, CR and LF (YAML 1.2
+// §5.1); yaml-cpp would read a NUL as something else.
+Status CheckControlBytes(const Reporter& rep, std::string_view text) {
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "0x%02x", c);
+      return rep.Error(line, "", std::string("a control character (byte ") + buf + ") at column " +
+                                     std::to_string(i - line_start + 1) + "; YAML text cannot hold one");
+    }
+  }
+  return Status::Ok();
+}
+
 // The non-empty documents of `text`, each a map.
 StatusOr<std::vector<LoadedDoc>> LoadDocs(const Reporter& rep, std::string_view text) {
+  HDRF_RETURN_IF_ERROR(CheckControlBytes(rep, text));
   std::vector<LoadedDoc> out;
   for (const Chunk& c : SplitDocuments(text)) {
     const Reporter doc_rep = rep.ForDocument(c.first_line);
@@ -190,6 +225,10 @@ StatusOr<std::vector<LoadedDoc>> LoadDocs(const Reporter& rep, std::string_view 
       node = YAML::Load(c.text);
     } catch (const YAML::Exception& e) {
       return MalformedYaml(rep, e, c.first_line);
+    } catch (const TooDeep& e) {
+      return rep.Error(e.mark.line + 1 + c.first_line, "",
+                       "YAML nested too deeply: a map or list inside " + std::to_string(kMaxYamlDepth) +
+                           " others (at most " + std::to_string(kMaxYamlDepth) + " levels)");
     }
     if (node.IsNull()) continue;
     if (!node.IsMap()) {
@@ -332,25 +371,6 @@ StatusOr<T> Guard(const Reporter& rep, Fn fn) {
   }
 }
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
-  }
-  std::string out;
-  char buf[1 << 16];
-  while (true) {
-    size_t n = std::fread(buf, 1, sizeof(buf), f);
-    out.append(buf, n);
-    if (n < sizeof(buf)) break;
-  }
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) return Status::IoError("cannot read " + path + ": " + std::strerror(err));
-  return out;
-}
-
 }  // namespace
 
 StatusOr<QueueConfig> ParseQueueConfig(std::string_view yaml_text,
@@ -360,7 +380,7 @@ StatusOr<QueueConfig> ParseQueueConfig(std::string_view yaml_text,
 }
 
 StatusOr<QueueConfig> LoadQueueConfigFile(const std::string& path) {
-  HDRF_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  HDRF_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path));
   return ParseQueueConfig(text, path);
 }
 
@@ -370,7 +390,7 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml_text, const std::string& 
 }
 
 StatusOr<Scenario> LoadScenarioFile(const std::string& path) {
-  HDRF_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  HDRF_ASSIGN_OR_RETURN(std::string text, ReadInputFile(path));
   return ParseScenario(text, path);
 }
 
