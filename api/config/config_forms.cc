@@ -52,6 +52,7 @@ Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const Resource
   if (name.empty() && !hierarchy) {
     return rep.Error(obj.line(), "", "Queue has neither metadata.name nor a volcano.sh/hierarchy annotation");
   }
+  if (!name.empty()) HDRF_RETURN_IF_ERROR(NameAt(rep, name_line, CheckName(NameKind::kQueue, name)));
   const std::string ctx0 = name.empty() ? "Queue" : "Queue " + name;
 
   std::string path;
@@ -81,7 +82,6 @@ Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const Resource
       }
     }
   } else {
-    HDRF_RETURN_IF_ERROR(NameAt(rep, name_line, CheckName(NameKind::kQueue, name)));
     path = name == "root" ? "root" : "root/" + name;
   }
   const std::string ctx = QueueCtx(path);
@@ -351,6 +351,7 @@ Status ParseHierarchicalQueue(const Reporter& rep, const MapView& obj, const Res
         HDRF_RETURN_IF_ERROR(NameAt(rep, q.parent_line, CheckQueuePath(p).WithContext(ctx + ": parent")));
         paths[i] = p + "/" + q.name;
       } else {
+        HDRF_RETURN_IF_ERROR(NameAt(rep, q.parent_line, CheckName(NameKind::kQueue, p).WithContext(ctx + ": parent")));
         auto it = by_name.find(p);
         if (it == by_name.end()) {
           return rep.Error(q.parent_line, ctx, "unknown parent '" + p + "'");
