@@ -157,7 +157,6 @@ StatusOr<QueueSpec> Tree::Normalize(const QueueSpec& in) const {
   return q;
 }
 
-
 // Checks every rule of SPEC §3 that involves `q` as it would be with `self`
 // (kNone when being created under `parent`) replaced by q.
 Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const {
@@ -213,7 +212,7 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
       return QueueError(q.path, "guarantee " + rn + " " + FormatQuantity(rn, guar[r]) +
                                     " exceeds capability " + FormatQuantity(rn, eff));
     // siblings' guarantees within the parent's guarantee (or the cluster);
-    // in bulk (Create) checked once for all queues by CheckSiblingSums.
+    // in bulk (Create) checked once for all queues at the end of Create.
     if (parent != kNone && !bulk_) {
       int64_t sum = guar[r];
       for (QueueId s : queues_[parent].children)
