@@ -568,8 +568,10 @@ TEST(LoadTest, UnreadableFile) {
 // elsewhere with "malformed YAML: bad file"); item 9: raw control bytes.
 TEST(ScenarioTest, NestingCapAndControlBytes) {
   std::string deep = "cluster: {cpu: 1}\njobs:\n  - {name: a, task: ";
-  for (int i = 0; i < 200; ++i) deep += "[";
-  ExpectInlineScenarioError(deep + "\n", 3, "YAML nested too deeply: a map or list inside 128 others");
+  deep += std::string(200, '[') + std::string(200, ']') + "}\n";
+  ExpectInlineScenarioError(deep, 3, "YAML nested too deeply: a map or list inside 128 others");
+  // The same behind a '---' and a comment (the event pass of LoadDocs).
+  ExpectInlineScenarioError("--- [\n# x\n" + std::string(200, '[') + "\n", 3, "YAML nested too deeply");
   std::string block = "kind: Queue\nmetadata: {name: root}\nspec:\n  hierarchy:\n";
   std::string indent = "    ";
   for (int i = 0; i < 70; ++i) {
