@@ -576,8 +576,9 @@ TEST_F(Cli, QueuesWatchRefreshesAndStopsOnCtrlC) {
   };
   for (const Case& c : std::vector<Case>{
            {"--db " + db + " --count 2", 2, "--count needs --watch"},
-           {"--db " + db + " --watch abc", 2, "flag --watch: 'abc' is not a number of seconds"},
-           {"--db " + db + " --watch 0", 2, "flag --watch: '0' is not a number of seconds"},
+           {"--db " + db + " --watch abc", 2, "flag --watch: 'abc' is not a number in 0.05..86400 (seconds)"},
+           {"--db " + db + " --watch 0", 2, "flag --watch: '0' is not a number in 0.05..86400 (seconds)"},
+           {"--db " + db + " --watch nan", 2, "flag --watch: 'nan' is not a number in 0.05..86400 (seconds)"},
            {"--db " + db + " --watch --count 0", 2, "flag --count: must be >= 1"},
            {"--db " + db + " --watch --count x", 2, "flag --count: 'x' is not an integer"},
            {"--config " + dir_ + "/cluster.yaml --watch", 2, "--watch needs --db DIR"},
