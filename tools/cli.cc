@@ -82,8 +82,8 @@ StatusOr<int64_t> Cli::GetInt(const std::string& flag, int64_t def) const {
   return Has(flag) ? ParseIntFlag(flag, values_.at(flag)) : StatusOr<int64_t>(def);
 }
 
-StatusOr<double> Cli::GetDouble(const std::string& flag, double def) const {
-  return Has(flag) ? ParseDoubleFlag(flag, values_.at(flag)) : StatusOr<double>(def);
+StatusOr<double> Cli::GetDouble(const std::string& flag, double def, double lo, double hi) const {
+  return Has(flag) ? ParseDoubleFlag(flag, values_.at(flag), lo, hi) : StatusOr<double>(def);
 }
 
 int Cli::Usage(const std::string& msg) const {
@@ -100,12 +100,40 @@ StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text)
   return static_cast<int64_t>(v);
 }
 
-StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text) {
+namespace {
+
+std::string Bound(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// "" when `text` is a finite number within [lo, hi], else why not.
+std::string OutOfRange(const std::string& text, double lo, double hi, double* out) {
   char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v))
-    return Status::InvalidArgument("flag --" + flag + ": '" + text + "' is not a number");
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+    return "'" + text + "' is not a number in " + Bound(lo) + ".." + Bound(hi);
+  *out = v;
+  return "";
+}
+
+}  // namespace
+
+StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text, double lo, double hi) {
+  double v = 0;
+  if (std::string why = OutOfRange(text, lo, hi, &v); !why.empty())
+    return Status::InvalidArgument("flag --" + flag + ": " + why);
   return v;
+}
+
+CLI::Validator FiniteNumber(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) {
+        double v = 0;
+        return OutOfRange(text, lo, hi, &v);
+      },
+      "NUMBER in " + Bound(lo) + ".." + Bound(hi));
 }
 
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {

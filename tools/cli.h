@@ -26,6 +26,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace hdrf::tools {
@@ -51,7 +52,8 @@ class Cli {
   bool Has(const std::string& flag) const;
   std::string Get(const std::string& flag, const std::string& def = "") const;
   StatusOr<int64_t> GetInt(const std::string& flag, int64_t def) const;
-  StatusOr<double> GetDouble(const std::string& flag, double def) const;
+  // A float flag: a finite number within [lo, hi] (ParseDoubleFlag below).
+  StatusOr<double> GetDouble(const std::string& flag, double def, double lo, double hi) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
   // Prints "NAME: msg" on stderr; returns 2.
@@ -70,9 +72,16 @@ class Cli {
 };
 
 // Flag value conversions with the tools' messages ("flag --NAME: 'TEXT' is
-// not an integer" / "is not a number").
+// not an integer").
 StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text);
-StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text);
+
+// Every float flag of the tools goes through one of these two: a finite
+// number within [lo, hi] — never NaN or an infinity, and bounded so that
+// what the command computes from it (milliseconds, nanoseconds as integers)
+// cannot overflow. "flag --NAME: 'nan' is not a number in LO..HI".
+StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text, double lo, double hi);
+// The same check as a CLI11 validator, for commands that use CLI11 directly.
+CLI::Validator FiniteNumber(double lo, double hi);
 
 // A --cluster value: "cpu=10,memory=64Gi" -> amounts (docs/spec.md §2 quantities,
 // known resource names only; hdrf::ParseResourceList), errors prefixed

@@ -118,7 +118,7 @@ std::optional<int> ParseFlags(int argc, char** argv, DemoOptions* o) {
   auto events = flags.GetInt("events", 10000000);
   auto seed = flags.GetInt("seed", 1);
   auto batch = flags.GetInt("batch", 4096);
-  auto kill_at = flags.GetDouble("kill-at", 0.5);
+  auto kill_at = flags.GetDouble("kill-at", 0.5, 1e-3, 0.999);
   auto nodes = flags.GetInt("nodes", 2000);
   for (const Status& s : {jobs.status(), depth.status(), fanout.status(), events.status(), seed.status(),
                           batch.status(), kill_at.status(), nodes.status()})

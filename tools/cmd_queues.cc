@@ -8,8 +8,8 @@
 #include "hdrf/config.h"
 #include "hdrf/engine.h"
 #include "hdrf/metrics.h"
-#include "tools/commands.h"
 #include "tools/cli.h"
+#include "tools/commands.h"
 #include "tools/open_store.h"
 #include "tools/queues_watch.h"
 #include "tools/tree_json.h"
@@ -58,12 +58,12 @@ bool TakeWatch(int argc, char** argv, std::vector<char*>* rest, bool* watch, dou
     if (a.size() > 7) v = a.substr(8);
     else if (i + 1 < argc && argv[i + 1][0] != '-') v = argv[++i];
     else continue;
-    char* end = nullptr;
-    *seconds = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(*seconds >= 0.05) || !(*seconds <= 86400)) {
-      *error = "flag --watch: '" + v + "' is not a number of seconds in 0.05..86400";
+    auto s = ParseDoubleFlag("watch", v, 0.05, 86400);
+    if (!s.ok()) {
+      *error = s.status().message() + " (seconds)";
       return false;
     }
+    *seconds = *s;
   }
   return true;
 }

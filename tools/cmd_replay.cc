@@ -597,11 +597,11 @@ std::optional<int> IntFlag(const Cli& flags, const char* name, int64_t def, int6
   return std::nullopt;
 }
 
-// A flag > 0 when given (0 = not given).
-std::optional<int> PositiveFlag(const Cli& flags, const char* name, const char* unit, double* out) {
-  auto v = flags.GetDouble(name, 0);
-  if (!v.ok()) return flags.Usage(v.status().message());
-  if (flags.Has(name) && !(*v > 0)) return flags.Usage("flag --" + std::string(name) + ": must be > 0 " + unit);
+// A flag within [lo, hi] (lo > 0) when given (0 = not given).
+std::optional<int> PositiveFlag(const Cli& flags, const char* name, const char* unit, double lo, double hi,
+                                double* out) {
+  auto v = flags.GetDouble(name, 0, lo, hi);
+  if (!v.ok()) return flags.Usage(v.status().message() + " (" + unit + ")");
   *out = *v;
   return std::nullopt;
 }
@@ -649,11 +649,11 @@ std::optional<int> ParseFlags(int argc, char** argv, Config* cfg) {
   if (auto e = IntFlag(flags, "threads", 1, 1, 1024, "must be in 1..1024", &threads)) return e;
   if (auto e = IntFlag(flags, "until", INT64_MAX, 0, INT64_MAX, "must be >= 0", &until)) return e;
   if (auto e = IntFlag(flags, "warmup", 0, 0, INT64_MAX, "must be >= 0", &warmup)) return e;
-  if (auto e = PositiveFlag(flags, "rate", "events per second", &cfg->rate)) return e;
+  if (auto e = PositiveFlag(flags, "rate", "events per second", 1e-3, 1e12, &cfg->rate)) return e;
   // Batched unless paced: --rate paces single events.
   const int64_t default_batch = flags.Has("rate") ? 1 : kDefaultBatch;
   if (auto e = IntFlag(flags, "batch", default_batch, 1, 1000000, "must be within 1..1000000", &batch)) return e;
-  if (auto e = PositiveFlag(flags, "duration", "seconds", &cfg->duration)) return e;
+  if (auto e = PositiveFlag(flags, "duration", "seconds", 1e-3, 1e9, &cfg->duration)) return e;
   cfg->threads = static_cast<int>(threads);
   cfg->until = flags.Has("until") ? static_cast<uint64_t>(until) : UINT64_MAX;
   cfg->warmup = static_cast<uint64_t>(warmup);

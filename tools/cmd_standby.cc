@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "hdrf/engine.h"
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 namespace hdrf::tools {
@@ -91,9 +92,11 @@ int CmdStandby(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 60000u));
   app.add_option("--status-seconds", f.status_seconds, "print the lag this often (0 = never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(FiniteNumber(0, 86400));
   app.add_option("--wait-seconds", f.wait_seconds,
-                 "give up (exit 1) if the writer is still alive after this long (default: wait)");
+                 "give up (exit 1) if the writer is still alive after this long (default: wait)")
+      ->check(FiniteNumber(0, 1e9));
   app.add_flag("--exit-after-takeover", f.exit_after_takeover,
                "close the store and exit 0 right after taking over");
   app.add_flag("--json", f.json, "one JSON object per line");

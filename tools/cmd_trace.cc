@@ -113,10 +113,8 @@ int Gen(int argc, char** argv) {
     if (!v.ok()) return Usage("gen: " + v.status().message());
     seed_signed = *v;
   }
-  auto load = flags.GetDouble("load", 0);
+  auto load = flags.GetDouble("load", 0, 1e-3, 100);
   if (!load.ok()) return Usage("gen: " + load.status().message());
-  if (flags.Has("load") && !(*load > 0 && *load <= 100))
-    return Usage("gen: flag --load: must be in (0, 100]");
   o.depth = static_cast<int>(depth);
   o.fanout = static_cast<int>(fanout);
   o.users = static_cast<int>(users);

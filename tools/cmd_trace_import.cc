@@ -1,7 +1,5 @@
 // hdrf trace import: a CSV or JSONL event file to a binary trace
 // (api/trace_import.h, docs/trace.md "Importing events").
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -70,11 +68,6 @@ int CmdTraceImport(int argc, char** argv) {
     }
     o.cluster = cfg->cluster;
     o.queues = cfg->queues;
-  }
-  struct stat st;
-  if (::stat(from.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    std::fprintf(stderr, "hdrf trace import: %s: not a regular file\n", from.c_str());
-    return 1;
   }
   TraceImportStats stats;
   auto trace = ImportTraceFile(from, o, &stats);

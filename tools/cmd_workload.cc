@@ -8,8 +8,10 @@
 #include <string>
 
 #include "hdrf/config.h"
+#include "hdrf/input_file.h"
 #include "hdrf/workload_gen.h"
 #include "hdrf/workload_import.h"
+#include "tools/cli.h"
 #include "tools/commands.h"
 
 namespace hdrf::tools {
@@ -116,12 +118,10 @@ int RunImport(const std::string& from, const std::string& file, const std::strin
     if (!cfg.ok()) return Fail("import", cfg.status());
     for (const auto& q : cfg->queues) o.queue_paths.push_back(q.path);
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Fail("import", Status::IoError("cannot read " + file));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  auto text = ReadInputFile(file);
+  if (!text.ok()) return Fail("import", text.status());
   std::string csv;
-  auto sum = ImportVolcanoEvents(ss.str(), file, o, [&](std::string_view c) {
+  auto sum = ImportVolcanoEvents(*text, file, o, [&](std::string_view c) {
     csv += c;
     return Status::Ok();
   });
@@ -162,24 +162,24 @@ int CmdWorkload(int argc, char** argv) {
   gen->add_option("--jobs", o.jobs, "number of jobs")->capture_default_str()->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   gen->add_option("--seed", o.seed, "random seed: same flags and seed, same file")->capture_default_str();
   gen->add_option("--arrivals", arrivals, "poisson | bursts")->capture_default_str()->check(CLI::IsMember({"poisson", "bursts"}));
-  gen->add_option("--rate", o.rate, "poisson: jobs per second")->capture_default_str()->check(CLI::PositiveNumber);
-  gen->add_option("--burst-gap", o.burst_gap, "bursts: mean seconds between bursts")->capture_default_str()->check(CLI::PositiveNumber);
+  gen->add_option("--rate", o.rate, "poisson: jobs per second")->capture_default_str()->check(FiniteNumber(1e-6, 1e9));
+  gen->add_option("--burst-gap", o.burst_gap, "bursts: mean seconds between bursts")->capture_default_str()->check(FiniteNumber(1e-3, 1e9));
   gen->add_option("--burst-size", burst_size, "bursts: jobs per burst (a distribution)")->capture_default_str()->check(DistCheck());
-  gen->add_option("--burst-spread", o.burst_spread, "bursts: mean seconds from a burst's start to a job's arrival")->capture_default_str()->check(CLI::NonNegativeNumber);
+  gen->add_option("--burst-spread", o.burst_spread, "bursts: mean seconds from a burst's start to a job's arrival")->capture_default_str()->check(FiniteNumber(0, 1e9));
   gen->add_option("--tasks", tasks, "tasks per job: fixed:V|exp:MEAN|uniform:LO,HI|lognormal:MU,SIGMA|pareto:ALPHA,XMIN")->capture_default_str()->check(DistCheck());
   gen->add_option("--max-tasks", o.max_tasks, "cap on tasks per job")->capture_default_str()->check(CLI::PositiveNumber);
   gen->add_option("--duration", duration, "task run time in seconds (a distribution)")->capture_default_str()->check(DistCheck());
-  gen->add_option("--max-duration", o.max_duration, "cap on a task's run time, seconds")->capture_default_str()->check(CLI::Range(0.001, 1e9));
+  gen->add_option("--max-duration", o.max_duration, "cap on a task's run time, seconds")->capture_default_str()->check(FiniteNumber(1e-3, 1e9));
   gen->add_option("--shape", shapes, "a task shape 'cpu=1,memory=4Gi[@WEIGHT]' (repeat for a mix; default: a CPU/GPU mix)")->check(ShapeCheck());
   gen->add_option("--queues", o.queues, "number of leaf queues")->capture_default_str()->check(CLI::Range(1, 1000000));
   gen->add_option("--fanout", o.fanout, "children per parent queue")->capture_default_str()->check(CLI::Range(2, 1000000));
-  gen->add_option("--queue-skew", o.queue_skew, "Zipf exponent of the jobs over the leaves (0 = uniform)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  gen->add_option("--queue-skew", o.queue_skew, "Zipf exponent of the jobs over the leaves (0 = uniform)")->capture_default_str()->check(FiniteNumber(0, 100));
   gen->add_option("--max-weight", o.max_weight, "queue weights drawn in [1, W] (in --config-out)")->capture_default_str()->check(CLI::Range(1, 1000000));
   gen->add_option("--users", o.users, "users u0..u<N-1>")->capture_default_str()->check(CLI::Range(1, 100000000));
   gen->add_option("--out", out, "the CSV file ('-' = stdout)")->capture_default_str();
   gen->add_option("--config-out", config_out, "also write the queue tree and a cluster (docs/spec.md §10 form)");
   gen->add_option("--cluster", cluster, "the cluster for --config-out, 'cpu=100,memory=1Ti' (default: sized by --load)")->check(ShapeCheck());
-  gen->add_option("--load", load, "default cluster: offered load / cluster = this")->capture_default_str()->check(CLI::PositiveNumber);
+  gen->add_option("--load", load, "default cluster: offered load / cluster = this")->capture_default_str()->check(FiniteNumber(1e-3, 100));
 
   std::string from, file, import_out, import_config;
   double open_duration = 0;
@@ -188,7 +188,7 @@ int CmdWorkload(int argc, char** argv) {
   imp->add_option("FILE", file, "the input file")->required();
   imp->add_option("--out", import_out, "the CSV file ('-' = stdout)")->required();
   imp->add_option("--config", import_config, "map Volcano queue names to the paths of this queue config");
-  imp->add_option("--open-duration", open_duration, "seconds a never-deleted group runs (default: until the file's last event)")->check(CLI::NonNegativeNumber);
+  imp->add_option("--open-duration", open_duration, "seconds a never-deleted group runs (default: until the file's last event)")->check(FiniteNumber(0, 1e9));
 
   try {
     app.parse(argc - 1, argv + 1);

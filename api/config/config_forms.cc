@@ -52,6 +52,7 @@ Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const Resource
   if (name.empty() && !hierarchy) {
     return rep.Error(obj.line(), "", "Queue has neither metadata.name nor a volcano.sh/hierarchy annotation");
   }
+  if (!name.empty()) HDRF_RETURN_IF_ERROR(NameAt(rep, name_line, CheckName(NameKind::kQueue, name)));
   const std::string ctx0 = name.empty() ? "Queue" : "Queue " + name;
 
   std::string path;
@@ -59,11 +60,7 @@ Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const Resource
   std::vector<double> level_weights;
   if (hierarchy) {
     HDRF_ASSIGN_OR_RETURN(path, GetString(rep, *hierarchy, ctx0, false));
-    if (!ValidPath(path)) {
-      return rep.Error(hierarchy->line, ctx0,
-                       "volcano.sh/hierarchy '" + path +
-                           "' must be 'root' or start with 'root/' and have non-empty names");
-    }
+    HDRF_RETURN_IF_ERROR(NameAt(rep, hierarchy->line, CheckQueuePath(path).WithContext("volcano.sh/hierarchy")));
     levels = SplitSlash(path);
     if (weights) {
       HDRF_ASSIGN_OR_RETURN(std::string ws, GetString(rep, *weights, ctx0, false));
@@ -85,9 +82,6 @@ Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const Resource
       }
     }
   } else {
-    if (!ValidName(name)) {
-      return rep.Error(name_line, ctx0, "queue name '" + name + "' must not contain '/' or blanks");
-    }
     path = name == "root" ? "root" : "root/" + name;
   }
   const std::string ctx = QueueCtx(path);
@@ -128,7 +122,7 @@ Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const Resource
 // Form 2: a root Queue with spec.hierarchy.
 
 Status ParseHierarchyList(const Reporter& rep, const Field& list, const std::string& parent,
-                          const ResourceScope& scope, QueueTable* table, int depth);
+                          const ResourceScope& scope, QueueTable* table);
 
 // Applies a `parameters` list ([{name: weight, value: 5}, ...]) or map
 // ({weight: 5, ...}) to `q`.
@@ -181,8 +175,7 @@ Status ApplyParameters(const Reporter& rep, const Field& params, const std::stri
 // `parent` is empty for a node that describes root itself.
 Status ParseHierarchyNode(const Reporter& rep, const YAML::Node& node, int fallback_line,
                           const std::string& parent, const ResourceScope& scope,
-                          QueueTable* table, int depth) {
-  if (depth > 64) return rep.Error(fallback_line, "", "queue hierarchy nested too deeply");
+                          QueueTable* table) {
   HDRF_ASSIGN_OR_RETURN(MapView m, MapView::Make(rep, node, fallback_line, "", "a hierarchy entry"));
   HDRF_RETURN_IF_ERROR(m.CheckKeys(rep, "", "a hierarchy entry",
                                    {"name", "parameters", "children", "hierarchy"}));
@@ -199,10 +192,7 @@ Status ParseHierarchyNode(const Reporter& rep, const YAML::Node& node, int fallb
   } else {
     if (n == nullptr) return rep.Error(m.line(), "", "hierarchy entry under " + parent + " has no name");
     HDRF_ASSIGN_OR_RETURN(std::string name, GetString(rep, *n, "", false));
-    if (!ValidName(name)) {
-      return rep.Error(n->line, "", "queue name '" + name + "' under " + parent +
-                                        " must not contain '/' or blanks");
-    }
+    HDRF_RETURN_IF_ERROR(NameAt(rep, n->line, CheckName(NameKind::kQueue, name).WithContext("under " + parent)));
     path = parent + "/" + name;
   }
   const std::string ctx = QueueCtx(path);
@@ -222,20 +212,20 @@ Status ParseHierarchyNode(const Reporter& rep, const YAML::Node& node, int fallb
   }
   if (children == nullptr) children = nested;
   if (children != nullptr) {
-    HDRF_RETURN_IF_ERROR(ParseHierarchyList(rep, *children, path, scope, table, depth + 1));
+    HDRF_RETURN_IF_ERROR(ParseHierarchyList(rep, *children, path, scope, table));
   }
   return Status::Ok();
 }
 
 Status ParseHierarchyList(const Reporter& rep, const Field& list, const std::string& parent,
-                          const ResourceScope& scope, QueueTable* table, int depth) {
+                          const ResourceScope& scope, QueueTable* table) {
   if (list.value.IsNull()) return Status::Ok();
   if (!list.value.IsSequence()) {
     return rep.Error(list.ValueLine(), QueueCtx(parent),
                      list.key + " must be a list of queues, got " + Describe(list.value));
   }
   for (const YAML::Node& child : list.value) {
-    HDRF_RETURN_IF_ERROR(ParseHierarchyNode(rep, child, list.line, parent, scope, table, depth));
+    HDRF_RETURN_IF_ERROR(ParseHierarchyNode(rep, child, list.line, parent, scope, table));
   }
   return Status::Ok();
 }
@@ -277,10 +267,10 @@ Status ParseNestedRoot(const Reporter& rep, const MapView& obj, const ResourceSc
                        "set root's " + own->key +
                            " in the parameters of spec.hierarchy, not beside it");
     }
-    return ParseHierarchyNode(rep, hierarchy->value, hierarchy->line, "", scope, table, 0);
+    return ParseHierarchyNode(rep, hierarchy->value, hierarchy->line, "", scope, table);
   }
   HDRF_RETURN_IF_ERROR(table->AddExplicit(std::move(root), weight, weight_line));
-  return ParseHierarchyList(rep, *hierarchy, "root", scope, table, 1);
+  return ParseHierarchyList(rep, *hierarchy, "root", scope, table);
 }
 
 // ---------------------------------------------------------------------------
@@ -317,9 +307,7 @@ Status ParseHierarchicalQueue(const Reporter& rep, const MapView& obj, const Res
     const Field* n = m.Get("name");
     if (n == nullptr) return rep.Error(m.line(), "", "queue entry has no name");
     HDRF_ASSIGN_OR_RETURN(fq.name, GetString(rep, *n, "", false));
-    if (!ValidName(fq.name)) {
-      return rep.Error(n->line, "", "queue name '" + fq.name + "' must not contain '/' or blanks");
-    }
+    HDRF_RETURN_IF_ERROR(NameAt(rep, n->line, CheckName(NameKind::kQueue, fq.name)));
     const std::string ctx = "queue " + fq.name;
     if (const Field* p = m.Get("parent")) {
       HDRF_ASSIGN_OR_RETURN(fq.parent, GetString(rep, *p, ctx, true));
@@ -360,12 +348,10 @@ Status ParseHierarchicalQueue(const Reporter& rep, const MapView& obj, const Res
       } else if (p.empty() || p == "root") {
         paths[i] = "root/" + q.name;
       } else if (p.find('/') != std::string::npos) {
-        if (!ValidPath(p)) {
-          return rep.Error(q.parent_line, ctx,
-                           "parent '" + p + "' must be 'root', a path starting with 'root/' or the name of a listed queue");
-        }
+        HDRF_RETURN_IF_ERROR(NameAt(rep, q.parent_line, CheckQueuePath(p).WithContext(ctx + ": parent")));
         paths[i] = p + "/" + q.name;
       } else {
+        HDRF_RETURN_IF_ERROR(NameAt(rep, q.parent_line, CheckName(NameKind::kQueue, p).WithContext(ctx + ": parent")));
         auto it = by_name.find(p);
         if (it == by_name.end()) {
           return rep.Error(q.parent_line, ctx, "unknown parent '" + p + "'");

@@ -33,6 +33,7 @@ StatusOr<JobSpec> ParseJob(const Reporter& rep, const YAML::Node& node, int fall
   const Field* n = m.Get("name");
   if (n == nullptr) return rep.Error(m.line(), "", what + " has no name");
   HDRF_ASSIGN_OR_RETURN(j.name, GetString(rep, *n, "job", false));
+  HDRF_RETURN_IF_ERROR(NameAt(rep, n->ValueLine(), CheckName(NameKind::kJob, j.name)));
   const std::string ctx = "job " + j.name;
   HDRF_RETURN_IF_ERROR(m.CheckKeys(rep, ctx, what,
                                    {"name", "queue", "user", "tasks", "task", "weight",
@@ -40,12 +41,10 @@ StatusOr<JobSpec> ParseJob(const Reporter& rep, const YAML::Node& node, int fall
   for (const Field& f : m.fields()) {
     if (f.key == "queue") {
       HDRF_ASSIGN_OR_RETURN(j.queue, GetString(rep, f, ctx, true));
-      if (!j.queue.empty() && !ValidPath(j.queue)) {
-        return rep.Error(f.ValueLine(), ctx,
-                         "queue '" + j.queue + "' must be a path starting with 'root'");
-      }
+      if (!j.queue.empty()) HDRF_RETURN_IF_ERROR(NameAt(rep, f.ValueLine(), CheckQueuePath(j.queue)));
     } else if (f.key == "user") {
       HDRF_ASSIGN_OR_RETURN(j.user, GetString(rep, f, ctx, false));
+      HDRF_RETURN_IF_ERROR(NameAt(rep, f.ValueLine(), CheckName(NameKind::kUser, j.user)));
     } else if (f.key == "tasks") {
       HDRF_ASSIGN_OR_RETURN(j.tasks, GetInt(rep, f, ctx, 0, std::numeric_limits<int64_t>::max(),
                                             "a non-negative integer"));

@@ -135,6 +135,7 @@ StatusOr<ResourceAmounts> GetResources(const Reporter& rep, const Field& f,
     return GetResources(rep, inner, ctx, scope, /*volcano_wrap=*/false);
   }
   for (const Field& r : m.fields()) {
+    HDRF_RETURN_IF_ERROR(NameAt(rep, r.line, CheckName(NameKind::kResource, r.key)));
     if (!scope.Allows(r.key)) {
       return rep.Error(r.line, ctx, "unknown resource '" + r.key + "' in " + f.key);
     }
@@ -159,35 +160,13 @@ StatusOr<ResourceAmounts> GetCluster(const Reporter& rep, const Field& f) {
 // ---------------------------------------------------------------------------
 // Queue paths and fields.
 
-bool ValidName(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (c == '/' || c == ' ' || c == '\t') return false;
-  }
-  return true;
-}
-
-// "root" or "root/a/b" with non-empty components and no blanks.
-bool ValidPath(std::string_view path) {
-  if (path.substr(0, 4) != "root") return false;
-  if (path.size() == 4) return true;
-  if (path[4] != '/') return false;
-  std::string_view rest = path.substr(5);
-  while (true) {
-    size_t slash = rest.find('/');
-    if (!ValidName(rest.substr(0, slash))) return false;
-    if (slash == std::string_view::npos) return true;
-    rest.remove_prefix(slash + 1);
-  }
+Status NameAt(const Reporter& rep, int line, const Status& checked) {
+  return checked.ok() ? checked : rep.Error(line, "", checked.message());
 }
 
 StatusOr<std::string> GetPath(const Reporter& rep, const Field& f, const std::string& ctx) {
   HDRF_ASSIGN_OR_RETURN(std::string p, GetString(rep, f, ctx, false));
-  if (!ValidPath(p)) {
-    return rep.Error(f.ValueLine(), ctx,
-                     f.key + " '" + p +
-                         "' must be 'root' or start with 'root/' and have non-empty names");
-  }
+  HDRF_RETURN_IF_ERROR(NameAt(rep, f.ValueLine(), CheckQueuePath(p)));
   return p;
 }
 

@@ -168,10 +168,14 @@ StatusOr<ResourceAmounts> GetResources(const Reporter& rep, const Field& f, cons
 // A cluster capacity: names must satisfy IsKnownResourceName; at least one.
 StatusOr<ResourceAmounts> GetCluster(const Reporter& rep, const Field& f);
 
+// The deepest YAML nesting any configuration form or scenario may use: maps
+// and lists inside at most this many others (config.cc, LoadDocs).
+inline constexpr int kMaxYamlDepth = 128;
+
 // ---- queue paths and fields ----
-bool ValidName(std::string_view name);
-// "root" or "root/a/b" with non-empty components and no blanks.
-bool ValidPath(std::string_view path);
+// `checked` (CheckName or CheckQueuePath of hdrf/spec.h) as an error at
+// `line`; Ok when it is. The message shows the name escaped, not raw.
+Status NameAt(const Reporter& rep, int line, const Status& checked);
 StatusOr<std::string> GetPath(const Reporter& rep, const Field& f, const std::string& ctx);
 std::string QueueCtx(const std::string& path);  // "queue PATH"
 // Applies one of the common queue fields (weight, capability, guarantee,

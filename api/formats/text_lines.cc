@@ -1,9 +1,5 @@
 #include "api/formats/text_lines.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace hdrf::text {
 
@@ -48,13 +44,17 @@ std::optional<std::string> SplitCsv(std::string_view line, std::vector<std::stri
   }
 }
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(path + ": cannot read: " + std::strerror(errno));
-  return std::move(ss).str();
+std::string CsvField(std::string_view cell) {
+  const bool quote = cell.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!cell.empty() && (cell.front() == '#' || cell.front() == ' ' || cell.front() == '\t' ||
+                                        cell.back() == ' ' || cell.back() == '\t'));
+  if (!quote) return std::string(cell);
+  std::string out = "\"";
+  for (char c : cell) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace hdrf::text

@@ -22,13 +22,21 @@ namespace hdrf::text {
 // cells dropped). On error returns what is wrong (with its column).
 std::optional<std::string> SplitCsv(std::string_view line, std::vector<std::string>* cells);
 
+// `cell` as one CSV field that SplitCsv and ForEachLine read back as it is:
+// quoted (RFC 4180, '"' doubled) when it holds a comma, a quote, CR or LF,
+// starts or ends with a blank, or starts with '#' (which would make a
+// comment of the line); as it is otherwise.
+std::string CsvField(std::string_view cell);
+
 // Calls fn(line_number, text) for each line that is not blank or a comment
-// (a trailing '\r' is dropped); stops at the first error fn returns.
+// (a trailing '\r' is dropped; a UTF-8 byte-order mark at the start of
+// `text` is skipped, as every reader of hdrf skips it); stops at the first
+// error fn returns.
 // `*lines` receives the number of lines read.
 template <typename Fn>
 Status ForEachLine(std::string_view text, size_t* lines, Fn&& fn) {
   uint32_t number = 0;
-  size_t pos = 0;
+  size_t pos = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
@@ -42,9 +50,6 @@ Status ForEachLine(std::string_view text, size_t* lines, Fn&& fn) {
   *lines = number;
   return Status::Ok();
 }
-
-// The whole file at `path`; an IoError naming it when it cannot be read.
-StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace hdrf::text
 

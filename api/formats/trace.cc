@@ -1,6 +1,8 @@
 // The binary trace format (docs/trace.md) and the trace generator.
 #include "hdrf/trace.h"
 
+#include "hdrf/input_file.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -416,6 +418,7 @@ Status DecodeHeader(const unsigned char* base, const Sections& l, const std::str
   Reader r(base, kPrefixBytes, l.hsum_at, name);
   uint32_t R;
   HDRF_RETURN_IF_ERROR(r.U32(&R, "resource count"));
+  HDRF_RETURN_IF_ERROR(r.Need(size_t{R} * 5, "resource table"));  // 5: the shortest name
   std::vector<std::string> names(R);
   for (uint32_t i = 0; i < R; ++i) {
     size_t at = r.pos();
@@ -540,19 +543,11 @@ Status WriteTrace(const Trace& trace, const std::string& path) {
 
 StatusOr<Trace> ReadTrace(const std::string& path) {
   const std::string name = "trace " + path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(name + ": cannot open: " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::IoError(name + ": cannot stat: " + std::strerror(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::IoError(name + ": not a regular file");
-  }
-  size_t size = static_cast<size_t>(st.st_size);
+  uint64_t file_size = 0;
+  auto opened = OpenInputFile(path, &file_size);
+  if (!opened.ok()) return Status(opened.status().code(), "trace " + opened.status().message());
+  const int fd = *opened;
+  const size_t size = static_cast<size_t>(file_size);
   if (size == 0) {
     ::close(fd);
     return DecodeTrace("", 0, name);

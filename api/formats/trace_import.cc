@@ -22,6 +22,7 @@
 
 #include "hdrf/engine.h"
 #include "api/formats/text_lines.h"
+#include "hdrf/input_file.h"
 
 namespace hdrf {
 namespace {
@@ -216,6 +217,8 @@ class Importer {
       return Err(r.line, what + ": expected resources like cpu=500m;memory=1Gi, found " + v.text);
     }
     if (out.empty()) return Err(r.line, what + ": no resources given");
+    for (const auto& [name, amount] : out)
+      if (Status s = CheckName(NameKind::kResource, name); !s.ok()) return Err(r.line, what + ": " + s.message());
     return out;
   }
 
@@ -224,6 +227,7 @@ class Importer {
     QueueSpec q;
     HDRF_ASSIGN_OR_RETURN(q.path, Str(r, kQueue));
     if (q.path.empty()) return Err(r.line, "queue: empty queue path");
+    if (Status s = CheckQueuePath(q.path); !s.ok()) return Err(r.line, "queue: " + s.message());
     if (auto it = queue_lines_.find(q.path); it != queue_lines_.end())
       return Err(r.line, "queue " + q.path + " is defined twice (first at line " + std::to_string(it->second) + ")");
     queue_lines_.emplace(q.path, r.line);
@@ -279,15 +283,18 @@ class Importer {
     JobSpec j;
     HDRF_ASSIGN_OR_RETURN(j.name, Str(r, kJob));
     if (j.name.empty()) return Err(r.line, "job: empty job name");
+    if (Status s = CheckName(NameKind::kJob, j.name); !s.ok()) return Err(r.line, "job: " + s.message());
     if (auto it = alive_.find(j.name); it != alive_.end())
       return Err(r.line, "job '" + j.name + "' is already submitted (line " +
                              std::to_string(lines_[it->second.submit_event]) + ") and not removed");
     if (r.f[kQueue]) {
       HDRF_ASSIGN_OR_RETURN(j.queue, Str(r, kQueue));
+      if (Status s = CheckQueuePath(j.queue); !j.queue.empty() && !s.ok()) return Err(r.line, "queue: " + s.message());
     }
     if (r.f[kUser]) {
       HDRF_ASSIGN_OR_RETURN(j.user, Str(r, kUser));
       if (j.user.empty()) return Err(r.line, "user: empty user name");
+      if (Status s = CheckName(NameKind::kUser, j.user); !s.ok()) return Err(r.line, "user: " + s.message());
     }
     if (r.f[kTasks]) {
       HDRF_ASSIGN_OR_RETURN(j.tasks, Int(r, kTasks, 1, int64_t{1} << 40));
@@ -708,7 +715,7 @@ StatusOr<Trace> ImportTrace(std::string_view text, TraceImportFormat format, con
 StatusOr<Trace> ImportTraceFile(const std::string& path, const TraceImportOptions& options,
                                 TraceImportStats* stats) {
   HDRF_ASSIGN_OR_RETURN(TraceImportFormat format, TraceImportFormatOf(path));
-  HDRF_ASSIGN_OR_RETURN(const std::string contents, text::ReadFile(path));
+  HDRF_ASSIGN_OR_RETURN(const std::string contents, ReadInputFile(path));
   return ImportTrace(contents, format, path, options, stats);
 }
 

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hdrf/quantity.h"
+#include "hdrf/status.h"
 
 namespace hdrf {
 
@@ -24,6 +26,28 @@ const char* QueueStateName(QueueState s);  // "open" | "closing" | "closed"
 // Values are stored on disk: never renumber.
 enum class JobState : uint8_t { kPending = 0, kInqueue = 1, kRunning = 2, kUnknown = 3 };
 const char* JobStateName(JobState s);  // "Pending" | "Inqueue" | ...
+
+// Names (docs/config.md "Names"): every name that comes from input (a config,
+// a scenario, a workload, an import, a trace, the C and Python interfaces)
+// is checked by CheckName when it enters the engine, and readers check it
+// again to name the file line. A name is 1..kMaxNameBytes bytes of
+// A-Z a-z 0-9 . _ - and, by kind, also
+//   queue (one segment of a path): nothing more ('/' separates segments);
+//   job: / # : @        user: : @        resource: /
+// so no name holds a NUL, a control character, a blank, a comma, a quote or
+// a byte of 0x80 and above.
+enum class NameKind : uint8_t { kQueue, kJob, kUser, kResource };
+inline constexpr size_t kMaxNameBytes = 253;
+const char* NameKindName(NameKind kind);  // "queue" | "job" | "user" | "resource"
+// InvalidArgument naming the kind, the name (escaped: EscapeName) and the
+// first offending byte, e.g. "job name 'a,b': ',' at byte 2 is not allowed
+// (job names use A-Z a-z 0-9 . _ - / # : @)".
+Status CheckName(NameKind kind, std::string_view name);
+// "root" or "root/" followed by queue names joined by '/'.
+Status CheckQueuePath(std::string_view path);
+// `text` with every byte outside 0x20..0x7e (and '\\') written as \xNN, for
+// messages that show untrusted text.
+std::string EscapeName(std::string_view text);
 
 struct QueueSpec {
   std::string path;            // "root/eng/prod"; "root" itself is allowed

@@ -30,7 +30,8 @@ struct VolcanoImportOptions {
   // name. Empty (default): name -> "root/<name>".
   std::vector<std::string> queue_paths;
   // A group that is never deleted runs until the file's last event
-  // (default, 0), or for this many seconds when > 0.
+  // (default, 0), or for this many seconds when > 0 (at most 1e9; NaN and
+  // infinities are refused).
   double open_duration = 0;
 };
 

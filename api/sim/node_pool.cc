@@ -1,8 +1,9 @@
 #include "api/sim/node_pool.h"
 
-#include <fstream>
 #include <limits>
 #include <sstream>
+
+#include "hdrf/input_file.h"
 
 namespace hdrf::sim {
 namespace {
@@ -37,6 +38,7 @@ StatusOr<NodePool> NodePool::Parse(std::string_view text, const std::string& sou
   std::set<std::string> names;
   bool header = false;
   int line_no = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark: skipped
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view line = Trim(text.substr(0, nl));
@@ -85,11 +87,8 @@ StatusOr<NodePool> NodePool::Parse(std::string_view text, const std::string& sou
 }
 
 StatusOr<NodePool> NodePool::Load(const std::string& path, const std::vector<std::string>& resources) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Parse(ss.str(), path, resources);
+  HDRF_ASSIGN_OR_RETURN(const std::string text, ReadInputFile(path));
+  return Parse(text, path, resources);
 }
 
 std::vector<int64_t> NodePool::Totals() const {

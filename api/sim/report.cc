@@ -7,26 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/formats/text_lines.h"
 #include "hdrf/simulate.h"
 
 namespace hdrf {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// RFC 4180: quoted when the cell holds a comma, a quote, a line break or
-// spaces at either end (which a reader drops).
-std::string CsvCell(const std::string& s) {
-  const bool quote = s.find_first_of(",\"\r\n") != std::string::npos ||
-                     (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t'));
-  if (!quote) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
@@ -158,9 +145,9 @@ std::string JobsCsv(const Workload& w, const SimulateResult& r) {
   out.reserve(out.size() + w.jobs.size() * 48);
   for (size_t i = 0; i < w.jobs.size() && i < r.jobs.size(); ++i) {
     const JobOutcome& o = r.jobs[i];
-    out += CsvCell(w.jobs[i].spec.name);
+    out += text::CsvField(w.jobs[i].spec.name);
     out += ',';
-    out += CsvCell(o.queue);
+    out += text::CsvField(o.queue);
     for (int64_t ms : {w.jobs[i].arrival_ms, o.first_start_ms, o.last_start_ms, o.end_ms}) {
       out += ',';
       out += FormatMs(ms);

@@ -3,8 +3,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "hdrf/workload_import.h"
+#include "api/formats/text_lines.h"
 #include "hdrf/quantity.h"
+#include "hdrf/spec.h"
+#include "hdrf/workload_import.h"
 
 namespace hdrf {
 namespace {
@@ -52,6 +54,12 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
+int64_t DaysInMonth(int64_t y, int64_t m) {
+  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
 // RFC 3339 ("2025-08-26T09:00:00Z", "...00.250+08:00") to Unix ms (the
 // fraction cut to whole milliseconds).
 StatusOr<int64_t> ParseTimestamp(const std::string& s) {
@@ -70,7 +78,7 @@ StatusOr<int64_t> ParseTimestamp(const std::string& s) {
       !digits(8, 2, &D) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' ||
       !digits(14, 2, &m) || s[16] != ':' || !digits(17, 2, &sec))
     return bad;
-  if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return bad;
+  if (M < 1 || M > 12 || D < 1 || D > DaysInMonth(Y, M) || h > 23 || m > 59 || sec > 60) return bad;
   size_t pos = 19;
   int64_t ms = 0;
   if (s[pos] == '.') {
@@ -87,7 +95,7 @@ StatusOr<int64_t> ParseTimestamp(const std::string& s) {
   if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z') && pos + 1 == s.size()) {
   } else if (pos + 6 == s.size() && (s[pos] == '+' || s[pos] == '-') && s[pos + 3] == ':') {
     int64_t oh, om;
-    if (!digits(pos + 1, 2, &oh) || !digits(pos + 4, 2, &om)) return bad;
+    if (!digits(pos + 1, 2, &oh) || !digits(pos + 4, 2, &om) || oh > 23 || om > 59) return bad;
     offset = (s[pos] == '+' ? 1 : -1) * (oh * 60 + om) * 60;
   } else {
     return bad;
@@ -131,9 +139,15 @@ StatusOr<Event> ReadEvent(const json& e, int line) {
   if (ev.group.empty()) return Status::InvalidArgument("groupName: empty");
   HDRF_ASSIGN_OR_RETURN(ev.ns, StringField(e, "namespace", "default"));
   if (ev.ns.empty()) ev.ns = "default";
+  // Names as the workload will carry them (docs/config.md "Names"): checked
+  // here, so no message below shows a name that is not printable.
+  if (Status s = CheckName(NameKind::kJob, ev.group); !s.ok()) return Status::InvalidArgument("groupName: " + s.message());
+  if (Status s = CheckName(NameKind::kUser, ev.ns); !s.ok()) return Status::InvalidArgument("namespace: " + s.message());
   if (!ev.create) return ev;
   HDRF_ASSIGN_OR_RETURN(ev.queue, StringField(e, "queue", "default"));
   if (ev.queue.empty()) ev.queue = "default";
+  if (ev.queue != "root" && ev.queue.rfind("root/", 0) != 0)
+    if (Status s = CheckName(NameKind::kQueue, ev.queue); !s.ok()) return Status::InvalidArgument("queue: " + s.message());
   if (auto r = e.find("replicas"); r != e.end() && !r->is_null()) {
     if (!r->is_number_integer()) return Status::InvalidArgument("replicas: not an integer");
     ev.replicas = r->get<int64_t>();
@@ -193,6 +207,9 @@ StatusOr<VolcanoImportSummary> ImportVolcanoEvents(std::string_view text, const 
   auto at = [&](int line, const std::string& what) {
     return source + ":" + std::to_string(line) + ": " + what;
   };
+  if (!(options.open_duration >= 0 && options.open_duration <= 1e9))
+    return Status::InvalidArgument("open_duration: " + std::to_string(options.open_duration) +
+                                   " is not a number of seconds in 0..1e9");
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
@@ -254,6 +271,10 @@ StatusOr<VolcanoImportSummary> ImportVolcanoEvents(std::string_view text, const 
     if (!path.ok()) return Status::InvalidArgument(at(ev.line, path.status().message()));
     std::string name = ev.ns == "default" ? ev.group : ev.ns + "/" + ev.group;
     if (const int g = ++generation[key]; g > 1) name += "#" + std::to_string(g);
+    // The names the workload will carry (docs/config.md "Names").
+    if (Status s = CheckName(NameKind::kJob, name); !s.ok())
+      return Status::InvalidArgument(at(ev.line, "groupName/namespace: " + s.message()));
+    if (Status s = CheckQueuePath(*path); !s.ok()) return Status::InvalidArgument(at(ev.line, "queue: " + s.message()));
     live[key] = jobs.size();
     jobs.push_back({&ev, name, *path});
     for (const auto& [r, v] : ev.requests) columns[r] = 1;
@@ -271,11 +292,11 @@ StatusOr<VolcanoImportSummary> ImportVolcanoEvents(std::string_view text, const 
       sum.warnings.push_back(at(j.created->line, j.name + " lives 0 s (deleted or the file ends at its creation); skipped"));
       continue;
     }
-    out += j.name + "," + j.path + ",";
+    out += text::CsvField(j.name) + "," + text::CsvField(j.path) + ",";
     AppendSeconds(out, j.created->t_ms - base);
     out += ",";
     AppendSeconds(out, end - j.created->t_ms);
-    out += "," + j.created->ns + "," + std::to_string(j.created->replicas) + ",1";
+    out += "," + text::CsvField(j.created->ns) + "," + std::to_string(j.created->replicas) + ",1";
     for (const auto& [r, one] : columns) {
       out += ",";
       if (auto it = j.created->requests.find(r); it != j.created->requests.end()) out += FormatQuantity(r, it->second);

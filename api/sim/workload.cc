@@ -13,6 +13,7 @@
 
 #include "hdrf/simulate.h"
 #include "api/formats/text_lines.h"
+#include "hdrf/input_file.h"
 
 namespace hdrf {
 namespace {
@@ -122,6 +123,11 @@ class Builder {
     job.spec.name = std::move(*slots[kName]);
     if (slots[kQueue]) job.spec.queue = std::move(*slots[kQueue]);
     if (slots[kUser] && !slots[kUser]->empty()) job.spec.user = std::move(*slots[kUser]);
+    // Names as the engine checks them (docs/config.md "Names"), with the line.
+    if (Status s = CheckName(NameKind::kJob, job.spec.name); !s.ok()) return Error(line, "name", s.message());
+    if (Status s = CheckName(NameKind::kUser, job.spec.user); !s.ok()) return Error(line, "user", s.message());
+    if (!job.spec.queue.empty())
+      if (Status s = CheckQueuePath(job.spec.queue); !s.ok()) return Error(line, "queue", s.message());
     auto arrival = DecimalToMs(*slots[kArrival]);
     if (!arrival.ok()) return Error(line, "arrival", arrival.status().message() + " (arrival >= 0 in seconds)");
     job.arrival_ms = *arrival;
@@ -319,7 +325,6 @@ StatusOr<WorkloadFormat> WorkloadFormatOf(const std::string& path) {
 
 StatusOr<Workload> ParseWorkload(std::string_view text, WorkloadFormat format, const std::string& source_name,
                                  const std::vector<std::string>& resource_names) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
   Workload w;
   w.source = source_name;
   const Fields fields(resource_names);
@@ -334,7 +339,7 @@ StatusOr<Workload> ParseWorkload(std::string_view text, WorkloadFormat format, c
 
 StatusOr<Workload> LoadWorkloadFile(const std::string& path, const std::vector<std::string>& resource_names) {
   HDRF_ASSIGN_OR_RETURN(WorkloadFormat format, WorkloadFormatOf(path));
-  HDRF_ASSIGN_OR_RETURN(const std::string contents, text::ReadFile(path));
+  HDRF_ASSIGN_OR_RETURN(const std::string contents, ReadInputFile(path));
   return ParseWorkload(contents, format, path, resource_names);
 }
 

@@ -2,8 +2,10 @@
 // example event file in Volcano's simulator format
 // (tests/data/simulate/volcano_events.json) gives the jobs the mapping of
 // docs/simulate_import.md says; bad files name FILE:LINE and the field.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -86,6 +88,24 @@ TEST(VolcanoImport, ErrorsNameFileLineAndField) {
       {"[\n {\"type\": \"PodCreated\",\n  \"timestamp\": 5 }\n]", "ev.json:2: event 1: timestamp: not a string"},
       {"[\n {\"type\": \"PodCreated\", \"timestamp\": \"yesterday\", \"groupName\": \"a\"}]",
        "ev.json:2: event 1: timestamp: 'yesterday' is not an RFC 3339 time"},
+      // Issue 26 item 15: days past the month's end, offsets past 23:59.
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-02-30T00:00:00Z\", \"groupName\": \"a\"}]",
+       "ev.json:1: event 1: timestamp: '2025-02-30T00:00:00Z' is not an RFC 3339 time"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2023-02-29T00:00:00Z\", \"groupName\": \"a\"}]",
+       "ev.json:1: event 1: timestamp: '2023-02-29T00:00:00Z' is not an RFC 3339 time"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-04-31T00:00:00Z\", \"groupName\": \"a\"}]",
+       "ev.json:1: event 1: timestamp: '2025-04-31T00:00:00Z' is not an RFC 3339 time"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00+99:99\", \"groupName\": \"a\"}]",
+       "ev.json:1: event 1: timestamp: '2025-01-01T00:00:00+99:99' is not an RFC 3339 time"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00-00:60\", \"groupName\": \"a\"}]",
+       "ev.json:1: event 1: timestamp: '2025-01-01T00:00:00-00:60' is not an RFC 3339 time"},
+      // Issue 26 items 7 and 9: names outside docs/config.md "Names".
+      {"[{\"type\": \"PodDeleted\", \"timestamp\": \"2025-01-01T00:00:00Z\", \"groupName\": \"a\\u001b[2J\"}]",
+       "ev.json:1: event 1: groupName: job name 'a\\x1b[2J': byte 0x1b at byte 2 is not allowed"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00Z\", \"groupName\": \"a\", \"namespace\": \"n s\"}]",
+       "ev.json:1: event 1: namespace: user name 'n s': a blank at byte 2 is not allowed"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00Z\", \"groupName\": \"a\", \"queue\": \"q,1\"}]",
+       "ev.json:1: event 1: queue: queue name 'q,1': ',' at byte 2 is not allowed"},
       {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00Z\"}]", "ev.json:1: event 1: groupName: missing"},
       {"[{}, \n{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00Z\", \"groupName\": \"a\", \"replicas\": -1}]",
        "ev.json:1: event 1: type: missing"},
@@ -118,6 +138,17 @@ TEST(VolcanoImport, ErrorsNameFileLineAndField) {
                   &csv, o);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().message(), "ev.json:1: queue: 'dev' names both root/a/dev and root/b/dev");
+  // Leap days exist in leap years; the library refuses a NaN open duration
+  // as the flag does.
+  ASSERT_TRUE(Import("[{\"type\": \"PodCreated\", \"timestamp\": \"2024-02-29T23:00:00-01:00\", \"groupName\": \"g\", "
+                     "\"replicas\": 1}]",
+                     &csv)
+                  .ok());
+  o = {};
+  o.open_duration = std::nan("");
+  s = Import("[]", &csv, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), ::testing::HasSubstr("open_duration"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api/formats/text_lines.h"
 #include "hdrf/simulate.h"
 
 namespace hdrf {
@@ -51,7 +52,7 @@ TEST(ParseWorkload, CsvFields) {
       "name,queue,arrival,duration,user,tasks,weight,cpu,memory,nvidia.com/gpu\n"
       "a,root/x,0,1.5,alice,4,2,500m,1Gi,\n"
       "\n"
-      "\"b,1\",,2.25,0.001,,,,2,,1\n");
+      "\"b#1\",,2.25,0.001,,,,2,,1\n");
   ASSERT_TRUE(w.ok()) << w.status().message();
   ASSERT_EQ(w->jobs.size(), 2u);
   const WorkloadJob& a = w->jobs[0];
@@ -65,7 +66,7 @@ TEST(ParseWorkload, CsvFields) {
   EXPECT_EQ(a.spec.task, (ResourceAmounts{{"cpu", 500}, {"memory", 1073741824}}));
   EXPECT_EQ(a.spec.line, 3);
   const WorkloadJob& b = w->jobs[1];
-  EXPECT_EQ(b.spec.name, "b,1");
+  EXPECT_EQ(b.spec.name, "b#1");
   EXPECT_EQ(b.spec.queue, "");  // root: admission
   EXPECT_EQ(b.spec.user, "default");
   EXPECT_EQ(b.spec.tasks, 1);
@@ -119,6 +120,11 @@ TEST(ParseWorkload, BadCsvNamesLineAndField) {
       {"name,queue,arrival\n", "w.csv:1: header: ", "no 'duration' column"},
       {"name,queue,arrival,duration,cpu,cpu\n", "w.csv:1: header: ", "appears twice"},
       {h + "\"a,root/x,1,1,1,1,1\n", "w.csv:2: ", "no closing quote"},
+      // Names outside docs/config.md "Names" (issue 26 item 9).
+      {h + "\"a b\",root/x,1,1,1,1,1\n", "w.csv:2: name: ", "job name 'a b': a blank at byte 2"},
+      {h + "a\x1b[0m,root/x,1,1,1,1,1\n", "w.csv:2: name: ", "job name 'a\\x1b[0m': byte 0x1b at byte 2"},
+      {h + "a,root/x y,1,1,1,1,1\n", "w.csv:2: queue: ", "queue name 'x y': a blank"},
+      {"name,queue,arrival,duration,user\na,root,1,1,b\xc3\xa9\n", "w.csv:2: user: ", "user name 'b\\xc3\\xa9'"},
       {"# only a comment\n", "w.csv: ", "no header"},
   };
   for (const Case& c : cases) {
@@ -143,6 +149,8 @@ TEST(ParseWorkload, BadJsonlNamesLineAndField) {
       {ok + "{\"name\": \"b\", \"name\": \"c\", \"arrival\": 0, \"duration\": 1}\n", "w.jsonl:2: ", "given twice"},
       {ok + "{\"name\": \"b\", \"arrival\": 0}\n", "w.jsonl:2: duration: ", "missing"},
       {ok + ok, "w.jsonl:2: name: ", "already used at line 1"},
+      {ok + "{\"name\": \"b\\u0000c\", \"arrival\": 0, \"duration\": 1}\n", "w.jsonl:2: name: ",
+       "job name 'b\\x00c': byte 0x00 at byte 2 is not allowed"},
   };
   for (const Case& c : cases) {
     auto w = Jsonl(c.text);
@@ -150,6 +158,26 @@ TEST(ParseWorkload, BadJsonlNamesLineAndField) {
     EXPECT_THAT(w.status().message(), StartsWith(c.prefix)) << c.text;
     EXPECT_THAT(w.status().message(), HasSubstr(c.what)) << c.text;
   }
+}
+
+// What a writer quotes with text::CsvField (the Volcano importer) the reader
+// gives back as it was: commas, quotes, a leading '#' (issue 26 item 7),
+// blanks at the ends; and a byte-order mark is skipped (item 15).
+TEST(ParseWorkload, QuotedFieldsAndByteOrderMark) {
+  for (const std::string name : {"#a", "a#2", "ns/g", "x@y:z"}) {
+    const std::string line = text::CsvField(name) + ",root,1,1\n";
+    auto w = Csv("\xEF\xBB\xBFname,queue,arrival,duration\n" + line);
+    ASSERT_TRUE(w.ok()) << line << ": " << w.status().message();
+    ASSERT_EQ(w->jobs.size(), 1u) << line;
+    EXPECT_EQ(w->jobs[0].spec.name, name);
+  }
+  for (const std::string cell : {"a,b", "say \"hi\"", " pad ", "#c", "\tt", "plain"}) {
+    std::vector<std::string> cells;
+    ASSERT_FALSE(text::SplitCsv(text::CsvField(cell) + ",x", &cells).has_value()) << cell;
+    EXPECT_EQ(cells, (std::vector<std::string>{cell, "x"}));
+  }
+  EXPECT_EQ(text::CsvField("#c"), "\"#c\"");
+  EXPECT_EQ(text::CsvField("plain"), "plain");
 }
 
 TEST(WorkloadFormatOf, ByExtension) {

@@ -116,21 +116,23 @@ TEST(PinnedDigests, ImportedJsonl) {
   const char text[] =
       "{\"event\": \"cluster\", \"capacity\": {\"cpu\": \"40\", \"memory\": \"64Gi\", \"nvidia.com/gpu\": 4}}\n"
       "{\"event\": \"queue\", \"queue\": \"root/sci\", \"weight\": 4.5, \"capability\": {\"cpu\": \"8\"}}\n"
-      "{\"event\": \"submit\", \"job\": \"t\\u00e9-1\", \"queue\": \"root/eng\", \"user\": \"al\\\"ice\","
+      "{\"event\": \"submit\", \"job\": \"t\\u0065-1\", \"queue\": \"root/eng\", \"user\": \"al\\u0069ce\","
       " \"tasks\": 4, \"task\": {\"cpu\": 2, \"memory\": \"4Gi\", \"nvidia.com/gpu\": 1}}\n"
       "{\"event\": \"submit\", \"job\": \"b\", \"queue\": \"root/sci\", \"tasks\": 6, \"task\": \"cpu=500m;memory=1Gi\"}\n"
-      "{\"event\": \"allocate\", \"job\": \"t\\u00e9-1\", \"n\": 3}\n"
+      "{\"event\": \"allocate\", \"job\": \"t\\u0065-1\", \"n\": 3}\n"
       "{\"event\": \"allocate\", \"job\": \"b\", \"n\": 5}\n"
       "{\"event\": \"release\", \"job\": \"b\", \"n\": 2}\n"
-      "{\"event\": \"finish\", \"job\": \"t\\u00e9-1\", \"n\": 1}\n";
+      "{\"event\": \"finish\", \"job\": \"t\\u0065-1\", \"n\": 1}\n";
   TraceImportStats st;
   auto t = ImportTrace(text, TraceImportFormat::kJsonl, "p.jsonl", o, &st);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_EQ(st.digest, "3caced2084474d95");
+  // Pinned again when names lost "é" and '"' (issue 26: docs/config.md
+  // "Names"); the \u escapes still decode to the names "te-1" and "alice".
+  EXPECT_EQ(st.digest, "fd8ff0c55397b090");
   EXPECT_EQ(ReplayDigest(*t), st.digest);
   auto img = EncodeTrace(*t);
   ASSERT_TRUE(img.ok());
-  EXPECT_EQ(TraceChecksum(img->data(), img->size(), 0), 11689845628839539115ULL);
+  EXPECT_EQ(TraceChecksum(img->data(), img->size(), 0), 380299308399349674ULL);
 }
 
 }  // namespace

@@ -332,6 +332,23 @@ TEST(TraceFormat, ResealedBadEventsAreRejectedWithTheirOffset) {
   }
 }
 
+// Issue 26 item 6: a count read from a checksummed header is bounded by the
+// bytes left before anything is allocated (here 2^28 resources in a header
+// of a few hundred bytes; before, std::bad_alloc).
+TEST(TraceFormat, ResealedHugeResourceCountIsRejected) {
+  auto img = EncodeTrace(SmallTrace());
+  ASSERT_TRUE(img.ok());
+  const Layout l = LayoutOf(*img);
+  std::string bad = *img;
+  const uint32_t huge = uint32_t{1} << 28;
+  for (int i = 0; i < 4; ++i) bad[32 + i] = static_cast<char>(huge >> (8 * i));  // the resource count
+  Put64(bad, 32 + l.H, TraceChecksum(bad.data(), 32 + l.H, 0));                  // the header checksum
+  auto r = DecodeTrace(bad.data(), bad.size(), "t");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("t: corrupt header at offset 36: resource table runs past the "
+                                               "end of the header (needs 1342177280 bytes"));
+}
+
 TEST(TraceGen, SameOptionsSameBytes) {
   TraceGenOptions o;
   o.jobs = 300;

@@ -8,8 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -253,6 +257,67 @@ TEST(QueuesCommand, JsonExactAndWideOnAStore) {
     EXPECT_THAT(r.out, HasSubstr("--json does not go with")) << bad;
   }
   (void)std::system(("rm -rf '" + std::string(tmpl) + "'").c_str());
+}
+
+// Issue 26 item 14: 10^4 siblings (the check of their guarantees was a sum
+// over the siblings for every queue: quadratic, 87 s at 10^5). The output is
+// every queue once, in name order, and the guarantee rule still names the
+// queue that breaks it, in file order. The time is printed, not asserted.
+TEST(QueuesCommand, ManySiblings) {
+  ASSERT_NE(std::getenv("HDRF_BIN"), nullptr) << "HDRF_BIN must name the hdrf binary";
+  char tmpl[] = "/tmp/hdrf_siblings_test_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  constexpr int kSiblings = 10000;
+  auto write = [&](const std::string& name, int guaranteed) {
+    std::string yaml = "kind: HierarchicalQueue\ncluster: {cpu: " + std::to_string(kSiblings) + "}\nspec:\n  queues:\n";
+    for (int i = 0; i < kSiblings; ++i)
+      yaml += "    - {name: q" + std::to_string(i) + (i < guaranteed ? ", guarantee: {cpu: 1}}\n" : "}\n");
+    const std::string path = std::string(tmpl) + "/" + name;
+    std::ofstream(path) << yaml;
+    return path;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  CmdResult r = RunHdrf("queues --exact --config " + write("fits.yaml", kSiblings));
+  std::printf("hdrf queues on %d siblings: %.2f s\n", kSiblings,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  ASSERT_EQ(r.code, 0) << r.out.substr(0, 500);
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), kSiblings + 2u);  // the header, root, the siblings
+  std::vector<std::string> names;
+  for (size_t i = 2; i < lines.size(); ++i) names.push_back(lines[i].substr(2, lines[i].find(' ', 2) - 2));
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), size_t{kSiblings});
+  EXPECT_EQ(names.front(), "q0");
+  EXPECT_EQ(names.back(), "q9999");
+
+  // One more guaranteed core than the cluster: the last queue of the file
+  // is named (q0 .. q9999 fill the cluster; extra brings the sum to 10001).
+  const std::string over = write("over.yaml", kSiblings);
+  {
+    std::ofstream(over, std::ios::app) << "    - {name: extra, guarantee: {cpu: 1}}\n";
+  }
+  r = RunHdrf("queues --config " + over);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("queue root/extra: guarantees of root's children add up to 10001 cpu, more than the "
+                               "cluster's 10000"));
+  (void)std::system(("rm -rf '" + std::string(tmpl) + "'").c_str());
+}
+
+// The same rule under a parent with a guarantee of its own, in one Create.
+TEST(QueuesCommand, SiblingGuaranteesWithinTheParentsInFileOrder) {
+  std::vector<QueueSpec> qs(4);
+  qs[0].path = "root/p";
+  qs[0].guarantee = {{"cpu", 2000}};
+  for (int i = 1; i < 4; ++i) {
+    qs[i].path = "root/p/" + std::string(1, static_cast<char>('d' - i));  // c, b, a: not name order
+    qs[i].guarantee = {{"cpu", 1000}};
+  }
+  auto e = Engine::Create({{"cpu", 8000}}, qs);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().message(),
+            "queue root/p/a: guarantees of root/p's children add up to 3 cpu, more than its guarantee 2");
+  qs.pop_back();
+  EXPECT_TRUE(Engine::Create({{"cpu", 8000}}, qs).ok());
 }
 
 }  // namespace
