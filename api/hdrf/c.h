@@ -429,7 +429,7 @@ typedef struct hdrf_op {
    (optional, nops entries) receives each op's code; *applied (optional)
    the number applied. Returns HDRF_OK when every op was applied, else the
    code of the first refused op, with a message naming it ("op 3 of 1000
-   (2 refused): job #7: unknown job (removed?)"); when the call itself is
+   (2 refused): job ref #7/3: no such job in this engine ..."); when the call itself is
    refused (bad handle, closed engine, NULL ops) every results entry gets
    that code and nothing is applied. */
 HDRF_EXPORT hdrf_code hdrf_apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops,

@@ -25,9 +25,15 @@ const char* QueueStateName(QueueState s);  // "open" | "closing" | "closed"
 enum class JobState : uint8_t { kPending = 0, kInqueue = 1, kRunning = 2, kUnknown = 3 };
 const char* JobStateName(JobState s);  // "Pending" | "Inqueue" | ...
 
+// The largest queue or job weight (docs/semantics.md §3): a weight is a
+// divisor of shares, and a larger one would make a parent's share of its
+// children overflow to infinity. A weight above it, NaN or infinite is
+// InvalidArgument.
+inline constexpr double kMaxWeight = 1e9;
+
 struct QueueSpec {
   std::string path;            // "root/eng/prod"; "root" itself is allowed
-  double weight = 1;           // below 1 is raised to 1 by the engine
+  double weight = 1;           // below 1 is raised to 1; at most kMaxWeight
   ResourceAmounts capability;  // absent resource = unlimited
   ResourceAmounts guarantee;   // absent resource = 0
   bool reclaimable = true;
@@ -43,7 +49,8 @@ struct JobSpec {
   std::string user = "default";
   int64_t tasks = 1;       // number of tasks (running + not yet allocated)
   ResourceAmounts task;    // shape of one task
-  double weight = 1;       // job weight (divisor of its key), >= 1 after clamping
+  double weight = 1;       // job weight (divisor of its key), >= 1 after clamping,
+                           // at most kMaxWeight
   int64_t min_available = 1;  // SPEC §12 enqueue gate minimum, in tasks
   int line = 0;
 };
