@@ -292,6 +292,52 @@ TEST_F(RefusalTest, ApplyEvent) {
   });
 }
 
+// Engine::Create: what it refuses makes no store (issue 26 items 2, 8).
+TEST(RefusedCreate, MakesNoStore) {
+  const ResourceAmounts big{{"example.com/big", kBig}};
+  struct Case {
+    std::string what;
+    ResourceAmounts cluster;
+    std::vector<QueueSpec> queues;
+    std::string message;
+  } cases[] = {
+      // Item 2: Python took these names, C and the tools refused them; an
+      // empty one made a store that recovery refused.
+      {"empty resource name", {{"", 5}, {"cpu", 1000}}, {}, "unknown resource ''"},
+      {"cpus", {{"cpus", 5}}, {}, "unknown resource 'cpus'"},
+      {"a/b/c", {{"a/b/c", 5}, {"cpu", 1000}}, {}, "unknown resource 'a/b/c'"},
+      // Item 8: two guarantees of 6e18m on a 9.22e18m cluster wrapped.
+      {"guarantee sum", big,
+       {{.path = "root/a", .guarantee = {{"example.com/big", kSix}}},
+        {.path = "root/b", .guarantee = {{"example.com/big", kSix}}}},
+       "largest amount"},
+      {"guarantee sum under a parent", big,
+       {{.path = "root/p", .guarantee = {{"example.com/big", kBig}}},
+        {.path = "root/p/a", .guarantee = {{"example.com/big", kSix}}},
+        {.path = "root/p/b", .guarantee = {{"example.com/big", kSix}}}},
+       "largest amount"},
+      {"weight 1e304", big, {{.path = "root/a", .weight = 1e304}}, "largest weight"},
+      {"weight -inf", big, {{.path = "root/a", .weight = -kInf}}, "finite"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    TempDir dir;
+    EngineOptions o;
+    o.db_path = dir.path + "/db";
+    auto e = Engine::Create(c.cluster, c.queues, o);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(e.status().message(), HasSubstr(c.message));
+    EXPECT_NE(::access(o.db_path.c_str(), F_OK), 0) << "a store was made";
+  }
+  // The largest weight itself is fine, and shares stay finite.
+  auto e = Engine::Create(big, {{.path = "root/a", .weight = kMaxWeight}, {.path = "root/b"}});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_TRUE((*e)->Submit({.name = "j", .queue = "root/a", .tasks = 2, .task = {{"example.com/big", 1000}}}).ok());
+  ASSERT_TRUE((*e)->Fill().ok());
+  for (const QueueInfo& q : (*e)->Queues()) EXPECT_TRUE(std::isfinite(q.share)) << q.path;
+}
+
 // Plans (Engine::Plan / ApplyPlan, hdrf/plan.h): add their refusals here
 // once they land — a stale plan (kAborted), a plan that does not fit
 // (FailedPrecondition), a plan of removed jobs (NotFound) — each through
