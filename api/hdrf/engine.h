@@ -255,7 +255,8 @@ class Engine {
   // (events from other threads meanwhile may be undone). A refused truth
   // (bad counts or specs, an unknown queue or resource, an overflow, tasks
   // that do not fit) changes nothing: the events are tried on a copy of the
-  // state first (a cost of O(jobs)), so the state, last_seq and the store
+  // state first (O(jobs) time, and a second copy of the state in memory
+  // while it runs), so the state, last_seq and the store
   // stay as they were. Only a failure of the store midway (or an event of
   // another thread in between that makes one refused) can leave the events
   // applied before it; calling it again goes on from there.

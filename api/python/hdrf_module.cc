@@ -123,7 +123,9 @@ QueueSpec ToQueueSpec(const py::dict& d) {
 // A Job: a JobRef and the serial number of the engine that made it.
 struct Job {
   JobRef ref;
-  uint64_t engine = 0;
+  uint64_t engine = 0;  // 0 for a Job.__new__(Job) (zero-filled): no engine's
+  static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
+  static void operator delete(void* p) { ::operator delete(p); }
 };
 
 // Job.id as Python sees it: the engine's tag (its serial, 32 bits) above

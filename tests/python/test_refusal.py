@@ -88,6 +88,12 @@ def test_an_uninitialised_engine_raises():
     for call in calls:
         with pytest.raises(hdrf.FailedPreconditionError, match="not initialised"):
             call()
+    # A Job never initialised names no engine's job.
+    j = hdrf.Job.__new__(hdrf.Job)
+    with hdrf.Engine(CLUSTER, [{"path": "root/a"}]) as real:
+        real.submit("x", "root/a")
+        with pytest.raises(hdrf.InvalidArgumentError, match="another engine"):
+            real.allocate(j)
 
 
 def test_buffer_refs_are_checked():
