@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "engine/tree_internal.h"
@@ -33,7 +34,11 @@ Status QueueError(std::string_view path, const std::string& rule) {
 // "" when `w` may be a weight (docs/semantics.md §3), else why not.
 std::string WeightError(double w) {
   if (!std::isfinite(w)) return "weight must be a finite number";
-  if (w > kMaxWeight) return "weight " + std::to_string(w) + " is above the largest weight, 1e9";
+  if (w > kMaxWeight) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", w);
+    return "weight " + std::string(buf) + " is above the largest weight, 1e9";
+  }
   return "";
 }
 

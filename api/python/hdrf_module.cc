@@ -128,10 +128,12 @@ struct Job {
   static void operator delete(void* p) { ::operator delete(p); }
 };
 
-// Job.id as Python sees it: the engine's tag (its serial, 32 bits) above
-// the JobId, as the C interface's refs carry it, so that a ref read back
-// from a buffer of ints is checked like a Job object (PyEngine::Decode).
-uint64_t TaggedId(const Job& j) { return (j.engine & 0xffffffffu) << 32 | j.ref.id; }
+// Job.id as Python sees it: the engine's tag (its serial, 31 bits, so that
+// the id fits an int64 array) above the JobId, as the C interface's refs
+// carry it, so that a ref read back from a buffer of ints is checked like
+// a Job object (PyEngine::Decode).
+constexpr uint64_t kTagMask = 0x7fffffff;
+uint64_t TaggedId(const Job& j) { return (j.engine & kTagMask) << 32 | j.ref.id; }
 
 EngineOptions ToOptions(const std::string& db_path, const std::string& durability,
                         double overcommit_factor, int64_t checkpoint_every,
@@ -158,8 +160,8 @@ class PyEngine {
  public:
   explicit PyEngine(std::unique_ptr<Engine> e) : engine_(std::move(e)) {
     static std::atomic<uint64_t> next{1};
-    // Never 0 (uninitialised) nor a multiple of 2^32 (its tag would be 0).
-    do serial_ = next.fetch_add(1); while ((serial_ & 0xffffffffu) == 0);
+    // Never 0 (uninitialised) nor one whose tag would be 0.
+    do serial_ = next.fetch_add(1); while ((serial_ & kTagMask) == 0);
   }
   static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
   static void operator delete(void* p) { ::operator delete(p); }
@@ -196,7 +198,7 @@ class PyEngine {
   JobRef Decode(int64_t id, int64_t seq) const {
     Init();
     const uint64_t tagged = static_cast<uint64_t>(id);
-    if (tagged >> 32 != (serial_ & 0xffffffffu))
+    if (tagged >> 32 != (serial_ & kTagMask))
       Raise(Status::InvalidArgument("job ref #" + std::to_string(seq) +
                                     " belongs to another engine (or is not a Job.id)"));
     return JobRef{static_cast<JobId>(tagged & 0xffffffffu), static_cast<uint64_t>(seq)};
