@@ -9,9 +9,6 @@
 namespace hdrf::engine {
 namespace {
 
-// SPEC §8: "ls < rs or |ls - rs| <= 1e-6".
-constexpr double kPreemptEpsilon = 1e-6;
-
 std::string Amount(const std::string& r, int64_t v) { return FormatQuantity(r, v); }
 
 }  // namespace
@@ -42,87 +39,6 @@ int Tree::CompareJobs(JobId a, JobId b) const {
   if (std::abs(sa - sb) > kKeyEpsilon) return sa < sb ? -1 : 1;
   if (jobs_[a].seq == jobs_[b].seq) return 0;
   return jobs_[a].seq < jobs_[b].seq ? -1 : 1;
-}
-
-StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor,
-                                              const std::vector<JobId>& victims) const {
-  HDRF_RETURN_IF_ERROR(CheckJobId(preemptor));
-  for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
-  // docs/semantics.md item 13: like a reclaimer, a preemptor must have a
-  // task to place (admitted, with an unallocated task).
-  if (jobs_[preemptor].state == JobState::kPending)
-    return Status::FailedPrecondition("job " + job_names_[preemptor] + ": Pending, cannot preempt");
-  if (jobs_[preemptor].allocated >= jobs_[preemptor].tasks)
-    return Status::FailedPrecondition("job " + job_names_[preemptor] + ": has no unallocated task");
-  auto drf = [&](JobId j, int64_t allocated) {
-    double s = 0;
-    const int64_t* t = &task_[size_t{j} * R_];
-    for (int r = 0; r < R_; ++r)
-      if (total_[r] > 0)
-        s = std::max(s, static_cast<double>(allocated * t[r]) / static_cast<double>(total_[r]));
-    return s;
-  };
-  const Job& p = jobs_[preemptor];
-  const double ls = drf(preemptor, p.allocated + 1);
-  std::unordered_map<JobId, int64_t> removed;
-  std::vector<bool> out;
-  for (JobId v : victims) {
-    const Job& vj = jobs_[v];
-    int64_t& k = removed[v];
-    if (vj.queue != p.queue || v == preemptor || k >= vj.allocated) {
-      out.push_back(false);  // other queue, itself, or no running task left
-      continue;
-    }
-    ++k;
-    const double rs = drf(v, vj.allocated - k);
-    out.push_back(ls < rs || std::abs(ls - rs) <= kPreemptEpsilon);
-  }
-  return out;
-}
-
-StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector<JobId>& victims) {
-  HDRF_RETURN_IF_ERROR(CheckJobId(reclaimer));
-  for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
-  const Job& rj = jobs_[reclaimer];
-  if (rj.state == JobState::kPending)
-    return Status::FailedPrecondition("job " + job_names_[reclaimer] + ": Pending, cannot reclaim");
-  if (rj.allocated >= rj.tasks)
-    return Status::FailedPrecondition("job " + job_names_[reclaimer] + ": has no unallocated task");
-  const QueueId rq = rj.queue;
-  // The queues holding the reclaimer: on them the move adds its task.
-  std::vector<QueueId> rpath;
-  for (QueueId a = rq; a != kNone; a = queues_[a].parent) rpath.push_back(a);
-  const int64_t* rt = &task_[size_t{reclaimer} * R_];
-  // What-if on the live tree: only the two jobs' paths change, and every
-  // change is undone (ChangeAllocation is exact and incremental).
-  ChangeAllocation(reclaimer, +1, 0);
-  std::vector<bool> out;
-  for (JobId v : victims) {
-    const Job& vj = jobs_[v];
-    bool ok = v != reclaimer && vj.allocated > 0 && vj.queue != rq;
-    if (ok) {
-      // docs/semantics.md item 13. A.usage already holds the reclaimer's
-      // task where A is a common ancestor.
-      const int64_t* t = &task_[size_t{v} * R_];
-      for (QueueId a = vj.queue; a != kNone && ok; a = queues_[a].parent) {
-        const Queue& A = queues_[a];
-        const bool common = std::find(rpath.begin(), rpath.end(), a) != rpath.end();
-        if (!common && !A.reclaimable) ok = false;  // root is always common
-        for (int r = 0; r < R_ && ok; ++r) {
-          const bool lowered = t[r] > (common ? rt[r] : 0);
-          if (lowered && A.usage[r] - t[r] < A.guar[r]) ok = false;
-        }
-      }
-    }
-    if (ok) {
-      ChangeAllocation(v, -1, 0);
-      ok = CompareQueues(rq, jobs_[v].queue) < 0;
-      ChangeAllocation(v, +1, 0);
-    }
-    out.push_back(ok);
-  }
-  ChangeAllocation(reclaimer, -1, 0);
-  return out;
 }
 
 Explanation Tree::Explain(JobId id) const {
@@ -174,6 +90,7 @@ Explanation Tree::Explain(JobId id) const {
     if (!e.schedulable && e.unfit_because.empty() && leaf.limits_active)
       e.unfit_because.push_back("user limit of user " + user_names_[j.user] + " would be exceeded");
   }
+  ExplainPlan(id, &e);
   // Keys along the path.
   std::vector<QueueId> path;
   for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) path.push_back(a);

@@ -16,6 +16,7 @@ const char* EventTypeName(Event::Type t) {
     case Event::Type::kSetQueueState: return "set-queue-state";
     case Event::Type::kDeleteQueue: return "delete-queue";
     case Event::Type::kSetCapacity: return "set-capacity";
+    case Event::Type::kApplyPlan: return "apply-plan";
   }
   return "unknown";
 }
@@ -39,6 +40,16 @@ Status ApplyEvent(engine::Tree& tree, const Event& e) {
     case T::kSetQueueState: return tree.SetQueueState(e.path, e.state);
     case T::kDeleteQueue: return tree.DeleteQueue(e.path);
     case T::kSetCapacity: return tree.SetCapacity(e.cluster);
+    case T::kApplyPlan: {
+      HDRF_ASSIGN_OR_RETURN(JobId id, tree.FindJobBySeq(e.job_seq));
+      std::vector<engine::Tree::PlanEntry> victims;
+      for (const Event::Victim& v : e.victims) {
+        HDRF_ASSIGN_OR_RETURN(JobId vid, tree.FindJobBySeq(v.job_seq));
+        victims.push_back({vid, v.tasks});
+      }
+      // The entries say where they are: one in the job's leaf is preemption.
+      return tree.ApplyPlan(id, e.n, victims, PlanMode::kBoth);
+    }
   }
   return Status::InvalidArgument("unknown event type " + std::to_string(static_cast<int>(e.type)));
 }

@@ -30,11 +30,19 @@ Status Tree::CheckInvariants(double tol) const {
   for (QueueId q = 0; q < queues_.size(); ++q)
     if (queues_[q].alive && usage[q] != queues_[q].usage)
       return Status::Internal("usage of " + queues_[q].path + " is stale");
+  // Queue::min_task bounds every task shape below it (plans prune with it).
+  for (JobId id = 0; id < jobs_.size(); ++id) {
+    if (!jobs_[id].alive) continue;
+    for (QueueId a = jobs_[id].queue; a != kNone; a = queues_[a].parent)
+      for (int r = 0; r < R_; ++r)
+        if (queues_[a].min_task[r] > task_[size_t{id} * R_ + r])
+          return Status::Internal("min_task of " + queues_[a].path + " is above a task of job " + job_names_[id]);
+  }
   // The enqueue gate's per-leaf sums.
   std::vector<std::vector<int64_t>> inq(queues_.size(), std::vector<int64_t>(R_, 0));
   for (JobId id = 0; id < jobs_.size(); ++id)
     if (jobs_[id].alive && jobs_[id].state == JobState::kInqueue)
-      for (int r = 0; r < R_; ++r) inq[jobs_[id].queue][r] += jobs_[id].min_available * task_[size_t{id} * R_ + r];
+      for (int r = 0; r < R_; ++r) inq[jobs_[id].queue][r] += GangSize(id) * task_[size_t{id} * R_ + r];
   for (QueueId q = 0; q < queues_.size(); ++q)
     if (queues_[q].alive && inq[q] != queues_[q].inqueue_min)
       return Status::Internal("inqueue_min of " + queues_[q].path + " is stale");

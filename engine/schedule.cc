@@ -9,25 +9,27 @@
 
 namespace hdrf::engine {
 
-// SPEC §6. Capability and held-back checks are written as headroom
-// comparisons so that unlimited capabilities cannot overflow.
-bool Tree::Fits(JobId id) const {
+// SPEC §6 with §14's k tasks. Capability and held-back checks are written
+// as headroom comparisons so that unlimited capabilities cannot overflow;
+// k·task is formed in 128 bits.
+bool Tree::Fits(JobId id, int64_t k) const {
   const Job& j = jobs_[id];
   const Queue& q = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];
+  auto need = [&](int r) { return static_cast<__int128>(k) * t[r]; };
   for (int r = 0; r < R_; ++r)
-    if (t[r] > free_[r] - q.held_back[r]) return false;
+    if (need(r) > free_[r] - q.held_back[r]) return false;
   for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
     for (int r = 0; r < R_; ++r)
-      if (t[r] > A.cap[r] - A.usage[r]) return false;
+      if (need(r) > static_cast<__int128>(A.cap[r]) - A.usage[r]) return false;
   }
   if (q.limits_active) {
     auto it = q.users.find(j.user);
     const int64_t n = std::max<int64_t>(1, q.active_users);
     for (int r = 0; r < R_; ++r) {
-      const int64_t after = (it == q.users.end() ? 0 : it->second.usage[r]) + t[r];
+      const __int128 after = (it == q.users.end() ? 0 : it->second.usage[r]) + need(r);
       const bool gset = (q.guar_set >> r) & 1;
       const __int128 B = gset ? q.guar[r] : q.realcap[r];
       if (q.min_user_limit_percent < 100 &&
@@ -41,9 +43,21 @@ bool Tree::Fits(JobId id) const {
   return true;
 }
 
+int64_t Tree::GangSize(JobId id) const {
+  const Job& j = jobs_[id];
+  return std::max<int64_t>(1, std::min(j.min_available, j.tasks));
+}
+
+int64_t Tree::StepDemand(JobId id) const {
+  return jobs_[id].allocated == 0 ? GangSize(id) : 1;
+}
+
+// SPEC §5 with §14: a job holding no task needs room for its gang.
 bool Tree::Schedulable(JobId id) const {
   const Job& j = jobs_[id];
-  return j.state != JobState::kPending && j.allocated < j.tasks && Fits(id);
+  if (j.state == JobState::kPending || j.allocated >= j.tasks) return false;
+  const int64_t k = StepDemand(id);
+  return j.allocated + k <= j.tasks && Fits(id, k);
 }
 
 bool Tree::Pickable(JobId id, const SkipSet* skip) const {
@@ -127,7 +141,7 @@ std::optional<JobId> Tree::PickNext(const SkipSet* skip) const { return PickIn(0
 
 std::optional<JobId> Tree::Step() {
   std::optional<JobId> j = PickNext();
-  if (j) ChangeAllocation(*j, 1, 0);
+  if (j) ChangeAllocation(*j, StepDemand(*j), 0);
   return j;
 }
 
@@ -135,6 +149,109 @@ int64_t Tree::Fill() {
   int64_t steps = 0;
   while (Step()) ++steps;
   return steps;
+}
+
+std::optional<JobId> Tree::PickWaiting(const SkipSet* skip) const { return WaitingIn(0, skip); }
+
+// Children by key (ties within kKeyEpsilon to the name sorting first), then
+// in the leaf jobs by key (ties to the earlier submitted); subtrees without
+// a waiting job are passed over. Not for hot paths: it reads every job of
+// the leaves it enters.
+std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
+  const Queue& q = queues_[qid];
+  if (q.children.empty()) {
+    auto waiting = [&](JobId id) {
+      const Job& j = jobs_[id];
+      if (j.state == JobState::kPending || j.allocated >= j.tasks) return false;
+      if (!skip) return true;
+      auto it = skip->find(id);
+      return it == skip->end() || it->second != j.seq;
+    };
+    double m = 0;
+    bool any = false;
+    for (JobId id : q.jobs)
+      if (waiting(id)) m = any ? std::min(m, JobKey(id)) : JobKey(id), any = true;
+    if (!any) return std::nullopt;
+    JobId best = kNone;
+    for (JobId id : q.jobs)
+      if (waiting(id) && JobKey(id) <= m + kKeyEpsilon && (best == kNone || jobs_[id].seq < jobs_[best].seq))
+        best = id;
+    return best;
+  }
+  std::vector<std::pair<double, QueueId>> order;
+  order.reserve(q.children.size());
+  for (QueueId c : q.children) order.emplace_back(QV(c).key, c);
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::optional<JobId> best;
+  QueueId best_q = kNone;
+  double m = 0;
+  for (const auto& [key, c] : order) {
+    if (best && key > m + kKeyEpsilon) break;
+    if (best && queues_[c].name >= queues_[best_q].name) continue;
+    std::optional<JobId> j = WaitingIn(c, skip);
+    if (!j) continue;
+    if (!best) m = key;
+    best = j;
+    best_q = c;
+  }
+  return best;
+}
+
+std::vector<JobId> Tree::WaitingOrder(const SkipSet* skip) const {
+  std::vector<JobId> out;
+  WaitingOrderIn(0, skip, &out);
+  return out;
+}
+
+// While the state does not change, the descent of PickWaiting keeps taking
+// the same child until its subtree has no untried job left: the order is a
+// traversal that, at each node, takes the children (with a waiting job) by
+// the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
+// name sorting first (to the earlier submitted among jobs).
+void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* out) const {
+  const Queue& q = queues_[qid];
+  struct Item {
+    double key;
+    uint64_t tie;  // job: submission number; queue: rank of its name
+    size_t begin, end;  // its part of `parts` (queues) or the job id (begin)
+  };
+  std::vector<Item> items;
+  std::vector<JobId> parts;
+  if (q.children.empty()) {
+    for (JobId id : q.jobs) {
+      const Job& j = jobs_[id];
+      if (j.state == JobState::kPending || j.allocated >= j.tasks) continue;
+      if (skip) {
+        auto it = skip->find(id);
+        if (it != skip->end() && it->second == j.seq) continue;
+      }
+      items.push_back({JobKey(id), j.seq, id, id});
+    }
+  } else {
+    for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
+      const size_t begin = parts.size();
+      WaitingOrderIn(q.children[i], skip, &parts);
+      if (parts.size() > begin) items.push_back({QV(q.children[i]).key, i, begin, parts.size()});
+    }
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  std::vector<bool> used(items.size(), false);
+  for (size_t first = 0; first < items.size();) {
+    if (used[first]) {
+      ++first;
+      continue;
+    }
+    size_t pick = first;
+    for (size_t k = first + 1; k < items.size() && items[k].key <= items[first].key + kKeyEpsilon; ++k)
+      if (!used[k] && items[k].tie < items[pick].tie) pick = k;
+    used[pick] = true;
+    if (q.children.empty()) {
+      out->push_back(static_cast<JobId>(items[pick].begin));
+    } else {
+      out->insert(out->end(), parts.begin() + static_cast<std::ptrdiff_t>(items[pick].begin),
+                  parts.begin() + static_cast<std::ptrdiff_t>(items[pick].end));
+    }
+  }
 }
 
 // SPEC §5 admission: descend through open children by the plain dominant
@@ -194,7 +311,7 @@ void Tree::CountInqueueMin(JobId id, int sign, int64_t* total) {
   const int64_t* t = &task_[size_t{id} * R_];
   int64_t* leaf = queues_[j.queue].inqueue_min.data();
   for (int r = 0; r < R_; ++r) {
-    const int64_t m = sign * j.min_available * t[r];
+    const int64_t m = sign * GangSize(id) * t[r];
     leaf[r] += m;
     total[r] += m;
   }
@@ -209,11 +326,11 @@ bool Tree::GateAdmits(JobId id) const {
   // The leaf's Inqueue jobs other than this one.
   int64_t leaf_inq[kMaxResources];
   for (int r = 0; r < R_; ++r)
-    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? j.min_available * t[r] : 0);
+    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? GangSize(id) * t[r] : 0);
   bool in_guarantee = true, in_overcommit = true;
   const double f = *options_.overcommit_factor;
   for (int r = 0; r < R_; ++r) {
-    const int64_t m = j.min_available * t[r];
+    const int64_t m = GangSize(id) * t[r];
     if (m > q.guar[r] - q.usage[r] - leaf_inq[r]) in_guarantee = false;
     if (static_cast<double>(usage_total_[r] + inqueue_min_total_[r] + m) >
         f * static_cast<double>(total_[r]))

@@ -455,6 +455,15 @@ void Tree::LinkToLeaf(JobId id) {
   Queue& lq = queues_[j.queue];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
   lq.jobs.push_back(id);
+  // Queue::min_task: a lower bound of the task shapes in each subtree (plans
+  // prune with it; never raised, so removals leave it a valid bound).
+  const int64_t* t = &task_[size_t{id} * R_];
+  for (QueueId a = j.queue; a != kNone; a = queues_[a].parent) {
+    bool lowered = false;
+    for (int r = 0; r < R_; ++r)
+      if (t[r] < queues_[a].min_task[r]) queues_[a].min_task[r] = t[r], lowered = true;
+    if (!lowered) break;
+  }
   for (View& v : views_)
     if (j.queue < v.queues.size()) v.queues[j.queue].nb.reserve(lq.jobs.size());
 }
@@ -664,8 +673,15 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
     // the sums along the path.
     PrefetchHeapSift(QV(leaf).nb, JV(id).heap_pos);
   }
+  // An Inqueue job's enqueue-gate minimum (GangSize × task) follows its
+  // task count (a folded run of task events can change the count of a job
+  // that stays Inqueue).
+  int64_t* const inq_total = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
+  const bool recount = dT != 0 && j.state == JobState::kInqueue;
+  if (recount) CountInqueueMin(id, -1, inq_total);
   j.allocated += dA;
   j.tasks += dT;
+  if (recount) CountInqueueMin(id, +1, inq_total);
   // The first queue not to update here: the root for a local call.
   const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;

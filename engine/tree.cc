@@ -265,6 +265,7 @@ QueueId Tree::AddQueueNode(const QueueSpec& q, QueueId parent) {
   n.realcap.assign(R_, 0);
   n.held_back.assign(R_, 0);
   n.inqueue_min.assign(R_, 0);
+  n.min_task.assign(R_, INT64_MAX);
   n.cap.assign(R_, kUnlimited);
   n.guar.assign(R_, 0);
   n.weight = q.weight;
@@ -427,6 +428,10 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   if (spec.tasks < 0) return Status::InvalidArgument("job " + spec.name + ": tasks must be >= 0");
   if (spec.min_available < 0)
     return Status::InvalidArgument("job " + spec.name + ": minAvailable must be >= 0");
+  if (spec.min_available > 1 && spec.min_available > spec.tasks)
+    return Status::InvalidArgument("job " + spec.name + ": a gang larger than its job (minAvailable " +
+                                   std::to_string(spec.min_available) + " > tasks " +
+                                   std::to_string(spec.tasks) + ")");
   if (std::string why = WeightError(spec.weight); !why.empty())
     return Status::InvalidArgument("job " + spec.name + ": " + why);
   // A job's whole demand and its gate minimum are amounts too.
@@ -737,8 +742,11 @@ void Tree::ApplyTaskDelta(JobId id, int64_t d_allocated, int64_t d_tasks) {
 void Tree::RestoreTasks(JobId id, int64_t allocated, int64_t tasks) {
   Job& j = jobs_[id];
   const int64_t dA = allocated - j.allocated;
+  const bool recount = j.state == JobState::kInqueue && tasks != j.tasks;  // as ChangeAllocation
+  if (recount) CountInqueueMin(id, -1, inqueue_min_total_.data());
   j.allocated = allocated;
   j.tasks = tasks;
+  if (recount) CountInqueueMin(id, +1, inqueue_min_total_.data());
   if (dA != 0) {
     const int64_t* t = &task_[size_t{id} * R_];
     for (int r = 0; r < R_; ++r) {

@@ -53,6 +53,7 @@
 #include "engine/huge_alloc.h"
 #include "engine/job_index.h"
 #include "engine/key_heap.h"
+#include "hdrf/plan.h"
 #include "hdrf/views.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
@@ -105,6 +106,14 @@ class Tree {
   std::optional<JobId> PickNext(const SkipSet* skip) const;
   std::optional<JobId> Step();
   int64_t Fill();
+  // The waiting job (admitted, with an unallocated task, not in `skip`) a
+  // step would serve first if every task fit: the §5 descent by smallest
+  // key, blocked or not, with §5's ties (the reclaim phase of SPEC §13).
+  std::optional<JobId> PickWaiting(const SkipSet* skip) const;
+  // Every such job in the order successive PickWaiting calls would give
+  // them, each passing over the ones before (the state unchanged): one
+  // traversal instead of one descent per job.
+  std::vector<JobId> WaitingOrder(const SkipSet* skip) const;
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
 
@@ -115,15 +124,45 @@ class Tree {
   // Job order of §5 within a queue: DRF share over all resources / weight,
   // ties to the earlier submitted. <0 when a comes first.
   int CompareJobs(JobId a, JobId b) const;
-  // §8 preemption within one queue: victims[i] is one task of a job (a job
-  // listed k times gives k tasks, whose removals add up). result[i] is true
-  // when victim i may be preempted by one task of `preemptor`.
+  // SPEC §8: result[i] is true when the transfer rule of §15 permits one
+  // task of victims[i] to go to one task of the actor: Preemptable for
+  // victims in the actor's leaf, Reclaimable for victims in other leaves
+  // (a victim in the wrong place, the actor itself or a job holding no task
+  // is false). Each victim is judged alone on the current state; nothing
+  // is copied or changed.
   StatusOr<std::vector<bool>> Preemptable(JobId preemptor, const std::vector<JobId>& victims) const;
-  // §8 reclaim across queues: each victim is judged independently by a
-  // path-local what-if on the live tree (applied and undone, no copy).
-  StatusOr<std::vector<bool>> Reclaimable(JobId reclaimer, const std::vector<JobId>& victims);
+  StatusOr<std::vector<bool>> Reclaimable(JobId reclaimer, const std::vector<JobId>& victims) const;
   // Why `j` is or is not next: keys along its path, blocked reasons, fit.
   Explanation Explain(JobId j) const;
+
+  // ---- gangs and plans (SPEC §14, §15; engine/plan.cc) ----
+  // A job's gang size m: minAvailable, 0 counting as 1, capped at its
+  // current task count.
+  int64_t GangSize(JobId j) const;
+  // The tasks a step allocates to j (its demand k): GangSize when j holds
+  // no task, else 1.
+  int64_t StepDemand(JobId j) const;
+  struct PlanEntry {
+    JobId job = kNone;
+    int64_t tasks = 0;
+  };
+  struct PlanOutcome {
+    bool fits = false;
+    int64_t tasks = 0;                // the demand k
+    std::vector<PlanEntry> victims;   // plan order; empty on failure
+    std::vector<int64_t> short_by;    // R amounts; 0 where not short
+  };
+  // SPEC §15: the plan for waiting job j. Changes nothing. Errors: unknown
+  // job (NotFound), j Pending or without an unallocated task
+  // (FailedPrecondition), a negative max_victims (InvalidArgument).
+  StatusOr<PlanOutcome> MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const;
+  // Checks the plan (j's demand `tasks`, `victims` in order) again on the
+  // current state and applies it: each victim's tasks stop (allocation
+  // down, task count unchanged), then j gets `tasks` tasks. Aborted when an
+  // entry is no longer its job's unit or permitted, the demand changed, or
+  // it would not fit; nothing changes then. An entry in j's own leaf counts
+  // as preemption, one elsewhere as reclaim (`mode` must allow it).
+  Status ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& victims, PlanMode mode);
 
   // ---- lookups and views ----
   StatusOr<JobId> FindJob(std::string_view name) const;
@@ -385,12 +424,43 @@ class Tree {
   bool LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const;
   void RecountUsers(QueueId leaf);
 
+  // plan.cc: the state a plan is computed on (the live tree minus the
+  // units taken so far) and the transfer rule of SPEC §15.
+  struct PlanState;
+  struct PlanCtx;
+  StatusOr<PlanCtx> MakePlanCtx(JobId j, int64_t k) const;
+  int64_t UnitOf(JobId v, const PlanState& s) const;
+  bool Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
+  enum class Rule { kOk, kOrder, kNotReclaimable, kGuarantee };
+  struct RuleDetail {
+    QueueId queue = kNone;  // the queue the rule names (B for kOrder)
+    QueueId other = kNone;  // kOrder: A
+    int resource = 0;       // kGuarantee
+  };
+  Rule Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const;
+  std::string Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
+  void ExplainPlan(JobId j, Explanation* e) const;
+  void Room(const PlanCtx& c, const PlanState& s, int64_t* room) const;
+  bool DemandFits(const PlanCtx& c, const PlanState& s) const;
+  bool Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
+  std::optional<PlanEntry> FindVictim(const PlanCtx& c, PlanState& s, QueueId q, const int64_t* room,
+                                      bool any) const;
+  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const;
+  bool PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const;
+  StatusOr<std::vector<bool>> TransferDecisions(JobId actor, const std::vector<JobId>& victims,
+                                                bool same_leaf) const;
+  double PlainShare(const int64_t* y) const;  // d(Y): max_r Y[r]/T[r], every resource
+
   // schedule.cc
-  bool Fits(JobId j) const;
+  // SPEC §6 (with §14): k more tasks of j fit.
+  bool Fits(JobId j, int64_t k) const;
+  bool Fits(JobId j) const { return Fits(j, StepDemand(j)); }
   bool Schedulable(JobId j) const;
   // Schedulable and not in `skip` (null: Schedulable).
   bool Pickable(JobId j, const SkipSet* skip) const;
   std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
+  std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
+  void WaitingOrderIn(QueueId q, const SkipSet* skip, std::vector<JobId>* out) const;
   void AdmitPending();
   bool GateAdmits(JobId j) const;
   void SetJobState(JobId j, JobState s, Scratch& sc);

@@ -59,6 +59,9 @@ struct alignas(64) Tree::Queue {
   // SPEC §12), kept on every state change so the gate costs O(R), not a
   // pass over the leaf's jobs. Guarded like usage: shard-owned below root.
   std::vector<int64_t> inqueue_min;
+  // A lower bound of the task shapes of the jobs in the subtree (every job
+  // ever linked; exclusive sections only): engine/plan.cc prunes with it.
+  std::vector<int64_t> min_task;
   int64_t active_users = 0;       // users with active_jobs > 0
   std::unordered_map<uint32_t, User> users;
 };

@@ -33,6 +33,7 @@ HDRF_SAME(EventType, UpdateQueue, Event::Type::kUpdateQueue);
 HDRF_SAME(EventType, SetQueueState, Event::Type::kSetQueueState);
 HDRF_SAME(EventType, DeleteQueue, Event::Type::kDeleteQueue);
 HDRF_SAME(EventType, SetCapacity, Event::Type::kSetCapacity);
+HDRF_SAME(EventType, ApplyPlan, Event::Type::kApplyPlan);
 HDRF_SAME(QueueState, Open, QueueState::kOpen);
 HDRF_SAME(QueueState, Closing, QueueState::kClosing);
 HDRF_SAME(QueueState, Closed, QueueState::kClosed);
@@ -467,10 +468,9 @@ Status DecodeJobChunk(std::string_view value, const std::vector<std::string>& na
 void EventBatch::Add(const Event& e) {
   LogOp op;
   op.type = e.type;
-  if (IsTaskType(e.type)) {
-    op.job_seq = e.job_seq;
-    op.n = e.n;
-  } else {
+  op.job_seq = e.job_seq;  // also an ApplyPlan's waiting job and its demand
+  op.n = e.n;
+  if (!IsTaskType(e.type)) {
     op.full = static_cast<uint32_t>(full.size());
     full.push_back(e);
   }
@@ -521,6 +521,7 @@ Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std
     Offset<fbs::QueueRec> queue;
     Offset<flatbuffers::String> path;
     Offset<flatbuffers::Vector<const fbs::Amount*>> cluster;
+    Offset<flatbuffers::Vector<const fbs::TaskOp*>> victims;
     QueueState state = QueueState::kOpen;
     if (op.full != kNoFull) {
       const Event& e = batch.full[op.full];
@@ -551,6 +552,17 @@ Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std
           cluster = *c;
           break;
         }
+        case Event::Type::kApplyPlan: {
+          std::vector<fbs::TaskOp> v;
+          for (const Event::Victim& x : e.victims) {
+            if (x.tasks < 1 || x.tasks > std::numeric_limits<int32_t>::max())
+              return Status::OutOfRange("event " + std::to_string(batch.first_seq + i) +
+                                        ": a plan entry of " + std::to_string(x.tasks) + " tasks");
+            v.emplace_back(x.job_seq, static_cast<int32_t>(x.tasks), fbs::EventType::Release);
+          }
+          victims = fbb.CreateVectorOfStructs(v);
+          break;
+        }
         default:
           break;
       }
@@ -565,6 +577,7 @@ Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std
     if (!path.IsNull()) b.add_path(path);
     b.add_state(static_cast<fbs::QueueState>(state));
     if (!cluster.IsNull()) b.add_cluster(cluster);
+    if (!victims.IsNull()) b.add_victims(victims);
     impl_->events.push_back(b.Finish());
   }
   auto events = fbb.CreateVector(impl_->events);
@@ -613,7 +626,7 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
     if (fe && fe->index() == i) {
       ++next_event;
       auto t = static_cast<uint8_t>(fe->type());
-      if (t > static_cast<uint8_t>(Event::Type::kSetCapacity))
+      if (t > static_cast<uint8_t>(Event::Type::kApplyPlan))
         return Bad("event " + std::to_string(seq) + ": unknown event type " + std::to_string(t));
       op.type = static_cast<Event::Type>(t);
       op.job_seq = fe->job_seq();
@@ -650,6 +663,18 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
           HDRF_RETURN_IF_ERROR(
               DecodeAmounts(fe->cluster(), names, (where + ": capacity").c_str(), &e.cluster));
           break;
+        case Event::Type::kApplyPlan: {
+          e.job_seq = op.job_seq;
+          e.n = op.n;
+          const uint32_t nv = fe->victims() ? fe->victims()->size() : 0;
+          for (uint32_t k = 0; k < nv; ++k) {
+            fbs::TaskOp v;  // copied out: see DecodeAmounts on alignment
+            std::memcpy(&v, fe->victims()->Data() + size_t{k} * sizeof(fbs::TaskOp), sizeof v);
+            if (v.n() < 1) return Bad(where + ": plan entry " + std::to_string(k) + " stops " + std::to_string(v.n()) + " tasks");
+            e.victims.push_back({v.job_seq(), v.n()});
+          }
+          break;
+        }
         default:
           break;
       }

@@ -74,7 +74,7 @@ class Cli {
 StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text);
 StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text);
 
-// A --cluster value: "cpu=10,memory=64Gi" -> amounts (SPEC §2 quantities,
+// A --cluster value: "cpu=10,memory=64Gi" -> amounts (docs/spec.md §2 quantities,
 // known resource names only; hdrf::ParseResourceList), errors prefixed
 // "--cluster: ".
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text);

@@ -18,7 +18,7 @@ const char kHelp[] =
     "keys at each level of its path (root first), whether it is blocked and by\n"
     "what (saturated resource, capability, held-back guarantee, user limit,\n"
     "Pending), and whether one more task fits.\n"
-    "  --scenario FILE  run the scenario (SPEC §10) first, then explain\n"
+    "  --scenario FILE  run the scenario (docs/spec.md §10) first, then explain\n"
     "  --db DIR         explain in the state recovered from a store\n";
 
 void PrintText(const Explanation& e) {
@@ -27,6 +27,7 @@ void PrintText(const Explanation& e) {
               e.is_next ? ", NEXT to run" : "");
   for (const std::string& r : e.blocked_by) std::printf("  blocked by: %s\n", r.c_str());
   for (const std::string& r : e.unfit_because) std::printf("  does not fit: %s\n", r.c_str());
+  for (const std::string& r : e.plan) std::printf("  %s\n", r.c_str());
   for (const auto& level : e.levels) {
     std::printf("  among the children of %s:\n", level.parent.c_str());
     for (const auto& s : level.siblings)

@@ -30,7 +30,7 @@ const char kHelp[] =
     "Amounts are rounded to three significant digits in the largest unit (cpu\n"
     "in cores, memory in bytes: 48.9Ti, others in units: gpu 1.32M); lines fit\n"
     "120 columns.\n"
-    "  --config FILE   a queue configuration (SPEC §3 forms 1-4)\n"
+    "  --config FILE   a queue configuration (docs/spec.md §3 forms 1-4)\n"
     "  --db DIR        a store written by hdrf replay --db (recovered read-only)\n"
     "  --cluster LIST  cluster capacity for a config that has none\n"
     "  --exact         exact amounts (Kubernetes form, 5911137500m) and shares\n"

@@ -1,4 +1,4 @@
-// hdrf recover --db DIR [--json]: rebuilds the state from a store (SPEC §11).
+// hdrf recover --db DIR [--json]: rebuilds the state from a store (docs/spec.md §11).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

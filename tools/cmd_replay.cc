@@ -1,5 +1,5 @@
 // hdrf replay: applies a trace to an engine and reports throughput, latency
-// and the state digest (SPEC §11, docs/trace.md).
+// and the state digest (docs/spec.md §11, docs/trace.md).
 //
 // Phases: read the trace; create the engine; setup (the trace's leading
 // submissions, in order, on this thread); warm-up (the next --warmup events,
@@ -50,9 +50,10 @@ const char kReplayUsage[] =
     "                   [--progress | --no-progress] [--plot FILE.svg [--plot-samples N]]\n"
     "\n"
     "Applies a trace (docs/trace.md) to a new engine and reports throughput,\n"
-    "per-event latency and the state digest (SPEC §9). Trace events are numbered\n"
-    "from 1; a generated trace submits its N jobs as events 1..N (the setup,\n"
-    "applied in order before the clock starts) and then has its task events.\n"
+    "per-event latency and the state digest (docs/spec.md §9). Trace events\n"
+    "are numbered from 1; a generated trace submits its N jobs as events 1..N\n"
+    "(the setup, applied in order before the clock starts) and then has its\n"
+    "task events.\n"
     "\n"
     "  --trace FILE        the trace to apply\n"
     "  --from-db DIR       instead of a trace: the event log of the store at DIR\n"

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/commands.h"
+#include "tools/serve_conn.h"
 #include "tools/serve_http.h"
 #include "tools/serve_source.h"
 #include "tools/serve_state.h"
@@ -28,8 +30,9 @@ const char kHelp[] =
     "usage: hdrf serve --db DIR [--listen HOST:PORT] [--refresh SECONDS] [--history N]\n"
     "\n"
     "Serves the store at DIR over HTTP: Prometheus text metrics at /metrics\n"
-    "(docs/metrics.md), the queue tree as JSON at /api/queues, the top-level\n"
-    "queues' shares over time at /api/history, why a job is or is not next at\n"
+    "(docs/metrics.md), the queue tree as JSON at /api/queues (part of it with\n"
+    "?under=PATH&depth=N), the top-level queues' shares over time at\n"
+    "/api/history, why a job is or is not next at\n"
     "/api/jobs/NAME/explain, and at / a page that shows the tree live. Prints\n"
     "\"listening on http://HOST:PORT/\" on stdout once it accepts connections.\n"
     "Ctrl-C or SIGTERM stops it (exit 0).\n"
@@ -104,7 +107,21 @@ int ParseFlags(int argc, char** argv, Flags* f, ListenAddress* listen) {
   app.add_flag("-h,--help", help);
   app.add_option("--db", f->db);
   app.add_option("--listen", f->listen);
-  app.add_option("--refresh", f->refresh)->check(CLI::Range(0.05, 3600.0));
+  // CLI::Range lets NaN through (every comparison with it is false): a
+  // refresh of NaN seconds made the refresher spin.
+  app.add_option("--refresh", f->refresh)->check(CLI::Validator(
+      [](const std::string& text) -> std::string {
+        double v = 0;
+        size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == text.size() && std::isfinite(v) && v >= 0.05 && v <= 3600) return "";
+        return "'" + text + "' is not a number of seconds in 0.05..3600";
+      },
+      "SECONDS in 0.05..3600"));
   app.add_option("--history", f->history)->check(CLI::Range(size_t{2}, size_t{100000}));
   try {
     app.parse(argc - 1, argv + 1);
@@ -128,9 +145,8 @@ int ParseFlags(int argc, char** argv, Flags* f, ListenAddress* listen) {
 
 // Binds, prints the URL, serves until a signal; the exit code.
 int Run(ServeState& state, const Flags& f, const ListenAddress& listen) {
-  httplib::Server server;
-  InstallRoutes(server, state);
-  server.set_keep_alive_timeout(1);  // a stop waits at most this for idle connections
+  GuardedServer server;  // connection limits and timeouts (serve_conn.h)
+  InstallRoutes(server, state, listen.loopback);
   // httplib's default is SO_REUSEPORT, which lets a second server bind a
   // port in use and share its connections: take SO_REUSEADDR only (a port
   // in use is refused; one in TIME_WAIT after a restart is not).
@@ -142,7 +158,7 @@ int Run(ServeState& state, const Flags& f, const ListenAddress& listen) {
   errno = 0;
   const bool bound = port == 0 ? (port = server.bind_to_any_port(listen.host)) > 0
                                : server.bind_to_port(listen.host, port);
-  if (!bound) {
+  if (!bound || !server.WidenBacklog()) {
     std::fprintf(stderr, "hdrf serve: cannot listen on %s: %s\n", f.listen.c_str(),
                  errno ? std::strerror(errno) : "bind failed");
     return 1;

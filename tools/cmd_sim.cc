@@ -11,8 +11,8 @@ namespace hdrf::tools {
 int CmdSim(int argc, char** argv) {
   Cli cli("hdrf sim",
           "usage: hdrf sim FILE\n\n"
-          "Runs the scenario in FILE (SPEC §10): submits its jobs in order, runs its\n"
-          "steps (default: fill) and prints one JSON object on stdout:\n"
+          "Runs the scenario in FILE (docs/spec.md §10): submits its jobs in order,\n"
+          "runs its steps (default: fill) and prints one JSON object on stdout:\n"
           "  {\"jobs\": [{\"name\", \"queue\", \"tasks_allocated\", \"allocated\", \"share\", ...}],\n"
           "   \"queues\": [...], \"steps\": N, \"digest\": \"...\"}\n"
           "Errors name the line and the step; the exit code is then 1.\n");

@@ -1,4 +1,4 @@
-// hdrf simulate: a workload through the engine on a virtual clock (SPEC §13,
+// hdrf simulate: a workload through the engine on a virtual clock (docs/spec.md §13,
 // docs/simulate.md).
 #include <unistd.h>
 
@@ -25,13 +25,15 @@ namespace {
 
 const char kAbout[] =
     "Runs a workload (CSV or JSONL: name, queue, arrival, duration, user, tasks, weight,\n"
-    "one column per resource) through the engine on a virtual clock (SPEC §13) and\n"
-    "reports per-queue wait times, usage shares and utilization. docs/simulate.md.";
+    "one column per resource) through the engine on a virtual clock\n"
+    "(docs/spec.md §13) and reports per-queue wait times, usage shares and\n"
+    "utilization. docs/simulate.md.";
 
 struct Args {
   std::string config, workload, cluster, jobs_out, compare, plot, nodes;
-  bool json = false, no_progress = false;
+  bool json = false, no_progress = false, reclaim = false, preempt = false;
   int why = 0;
+  int64_t reclaim_budget = -1;  // -1: none
 };
 
 // The cluster of a config, or --cluster.
@@ -123,9 +125,9 @@ Status WritePlot(const std::string& path, const Workload& w, const SimulateResul
 int CmdSimulate(int argc, char** argv) {
   CLI::App app(kAbout, "hdrf simulate");
   Args a;
-  app.add_option("--config", a.config, "queue configuration (SPEC §3 forms 1-4; a scenario's jobs/steps ignored)")
+  app.add_option("--config", a.config, "queue configuration (docs/spec.md §3 forms 1-4; a scenario's jobs/steps ignored)")
       ->required();
-  app.add_option("--workload", a.workload, "workload FILE.csv or FILE.jsonl (SPEC §13)")->required();
+  app.add_option("--workload", a.workload, "workload FILE.csv or FILE.jsonl (docs/spec.md §13)")->required();
   app.add_option("--cluster", a.cluster, "cluster capacity LIST, e.g. cpu=100,memory=1Ti (replaces the config's)");
   app.add_option("--jobs-out", a.jobs_out, "write name,queue,arrival,first_start,last_start,end per job");
   app.add_flag("--json", a.json, "print the report as one JSON line (the last stdout line)");
@@ -135,6 +137,13 @@ int CmdSimulate(int argc, char** argv) {
       ->check(CLI::Range(0, 1000));
   app.add_option("--nodes", a.nodes, "node CSV (name + resource columns): tasks placed best-fit on one node");
   app.add_flag("--no-progress", a.no_progress, "no progress bar on stderr");
+  app.add_flag("--reclaim", a.reclaim,
+               "after each instant's fill, try waiting jobs in step order and apply their reclaim plans "
+               "(docs/spec.md §13, §15)");
+  app.add_flag("--preempt", a.preempt, "with --reclaim: plans may also preempt inside a job's own queue (mode both)");
+  app.add_option("--reclaim-budget", a.reclaim_budget,
+                 "with --reclaim: stop an instant's reclaim phase once N tasks were evicted in it")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc - 1, argv + 1);
   } catch (const CLI::ParseError& e) {
@@ -151,8 +160,15 @@ int CmdSimulate(int argc, char** argv) {
       return 2;
     }
   }
+  if ((a.preempt || a.reclaim_budget >= 0) && !a.reclaim) {
+    std::fprintf(stderr, "hdrf simulate: --preempt and --reclaim-budget need --reclaim\n");
+    return 2;
+  }
   SimulateOptions so;
   so.explain_per_leaf = a.why;
+  so.reclaim = a.reclaim;
+  so.preempt = a.preempt;
+  if (a.reclaim_budget >= 0) so.reclaim_budget = a.reclaim_budget;
   so.nodes_file = a.nodes;
   so.timeline_points = a.plot.empty() ? 0 : 600;
   ProgressBar bar(!a.no_progress);

@@ -1,4 +1,4 @@
-// hdrf workload gen | import: SPEC §13 workloads for hdrf simulate
+// hdrf workload gen | import: docs/spec.md §13 workloads for hdrf simulate
 // (api/hdrf/workload_gen.h, api/hdrf/workload_import.h; docs/tools.md).
 #include <CLI/CLI.hpp>
 
@@ -151,7 +151,7 @@ CLI::Validator ShapeCheck() {
 }  // namespace
 
 int CmdWorkload(int argc, char** argv) {
-  CLI::App app("SPEC §13 workloads for hdrf simulate (docs/tools.md)", "hdrf workload");
+  CLI::App app("docs/spec.md §13 workloads for hdrf simulate (docs/tools.md)", "hdrf workload");
   app.require_subcommand(1);
   WorkloadGenOptions o;
   std::string arrivals = "poisson", tasks = o.tasks.ToString(), duration = o.duration.ToString(),
@@ -177,7 +177,7 @@ int CmdWorkload(int argc, char** argv) {
   gen->add_option("--max-weight", o.max_weight, "queue weights drawn in [1, W] (in --config-out)")->capture_default_str()->check(CLI::Range(1, 1000000));
   gen->add_option("--users", o.users, "users u0..u<N-1>")->capture_default_str()->check(CLI::Range(1, 100000000));
   gen->add_option("--out", out, "the CSV file ('-' = stdout)")->capture_default_str();
-  gen->add_option("--config-out", config_out, "also write the queue tree and a cluster (SPEC §10 form)");
+  gen->add_option("--config-out", config_out, "also write the queue tree and a cluster (docs/spec.md §10 form)");
   gen->add_option("--cluster", cluster, "the cluster for --config-out, 'cpu=100,memory=1Ti' (default: sized by --load)")->check(ShapeCheck());
   gen->add_option("--load", load, "default cluster: offered load / cluster = this")->capture_default_str()->check(CLI::PositiveNumber);
 

@@ -17,6 +17,7 @@ int CmdSimulate(int argc, char** argv); // hdrf simulate --config FILE --workloa
 int CmdStandby(int argc, char** argv);  // hdrf standby --db DIR (cmd_standby.cc)
 int CmdWorkload(int argc, char** argv); // hdrf workload gen|import ... (cmd_workload.cc)
 int CmdServe(int argc, char** argv);    // hdrf serve --db DIR (cmd_serve.cc)
+int CmdVersion(int argc, char** argv);  // hdrf version | hdrf --version (cmd_version.cc)
 
 }  // namespace hdrf::tools
 

@@ -14,7 +14,7 @@ std::string ExplanationJson(const Explanation& e) {
   }
   return JsonLine({{"job", e.job}, {"queue", e.queue}, {"key", e.key}, {"blocked", e.blocked},
                    {"schedulable", e.schedulable}, {"next", e.is_next}, {"blocked_by", e.blocked_by},
-                   {"unfit_because", e.unfit_because}, {"levels", std::move(levels)}});
+                   {"unfit_because", e.unfit_because}, {"plan", e.plan}, {"levels", std::move(levels)}});
 }
 
 }  // namespace hdrf::tools

@@ -8,7 +8,7 @@
 //   HumanQuantity("memory", 48.9 * 2^40)         -> "48.9Ti"
 //   HumanQuantity("nvidia.com/gpu", 1'320'000'000) -> "1.32M"  (units)
 //
-// Units: cpu in cores, memory (and every byte resource, SPEC §2) in bytes
+// Units: cpu in cores, memory (and every byte resource, docs/spec.md §2) in bytes
 // with the binary suffixes Ki Mi Gi Ti Pi Ei, every other resource in units
 // with the SI suffixes k M G T P; amounts below one core or unit print in
 // milli-units ("250m"), bytes below 1Ki as a plain number. Each result is a
@@ -24,7 +24,7 @@
 
 namespace hdrf::tools {
 
-// `amount` is in the canonical unit of `resource` (SPEC §2: millicores,
+// `amount` is in the canonical unit of `resource` (docs/spec.md §2: millicores,
 // bytes or milli-units).
 std::string HumanQuantity(std::string_view resource, int64_t amount);
 

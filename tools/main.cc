@@ -11,7 +11,7 @@ const char kUsage[] =
     "usage: hdrf COMMAND [FLAGS]\n"
     "\n"
     "commands:\n"
-    "  sim FILE                 run a scenario (SPEC §10), print JSON\n"
+    "  sim FILE                 run a scenario (spec §10), print JSON\n"
     "  queues --config FILE     print a queue tree like vqueues\n"
     "  queues --db DIR          print the tree of a store\n"
     "  trace gen ...            write a synthetic event trace\n"
@@ -22,14 +22,17 @@ const char kUsage[] =
     "  recover --db DIR         rebuild the state from a store\n"
     "  explain --job NAME ...   why a job is or is not the next to run\n"
     "  simulate --config FILE --workload FILE\n"
-    "                           run a workload on a virtual clock (SPEC §13)\n"
+    "                           run a workload on a virtual clock (spec §13)\n"
     "  standby --db DIR         follow a store, take over when its writer dies\n"
     "  serve --db DIR           /metrics, JSON and a live web page of a store\n"
     "  demo                     generate, replay, crash and recover (README)\n"
-    "  workload gen ...         write a synthetic workload for simulate (SPEC §13)\n"
+    "  workload gen ...         write a synthetic workload for simulate (spec §13)\n"
     "  workload import ...      convert a Volcano simulator event file to a workload\n"
+    "  version, --version       library, C interface and store format versions,\n"
+    "                           build type\n"
     "\n"
-    "hdrf COMMAND --help shows the flags of a command.\n";
+    "hdrf COMMAND --help shows the flags of a command. \"spec §N\" is section N\n"
+    "of docs/spec.md, the behaviour reference.\n";
 
 }  // namespace
 
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   std::string cmd = argv[1];
+  if (cmd == "--version") cmd = "version";
   using namespace hdrf::tools;
   if (cmd == "sim") return CmdSim(argc, argv);
   if (cmd == "queues") return CmdQueues(argc, argv);
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
   if (cmd == "standby") return CmdStandby(argc, argv);
   if (cmd == "workload") return CmdWorkload(argc, argv);
   if (cmd == "serve") return CmdServe(argc, argv);
+  if (cmd == "version") return CmdVersion(argc, argv);
   std::fprintf(stderr, "hdrf: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -9,6 +9,11 @@
 
 namespace hdrf::tools {
 
+// True when Engine::Open failed only because a live writer holds the store.
+inline bool HeldByWriter(const Status& s) {
+  return s.code() == StatusCode::kFailedPrecondition && s.message().find("LOCK held") != std::string::npos;
+}
+
 // Recovers the engine at `db` with durability none: nothing is written.
 // A store that a live writer holds (its LOCK) is opened as a follower
 // instead (Engine::OpenFollower, catching up only when asked: CatchUp()),
@@ -18,9 +23,7 @@ inline StatusOr<std::unique_ptr<Engine>> OpenStoreForReading(const std::string& 
   o.db_path = db;
   o.durability = Durability::kNone;
   auto e = Engine::Open(o);
-  if (e.ok() || e.status().code() != StatusCode::kFailedPrecondition ||
-      e.status().message().find("LOCK held") == std::string::npos)
-    return e;
+  if (e.ok() || !HeldByWriter(e.status())) return e;
   FollowerOptions f;
   f.db_path = db;
   f.catch_up_interval_ms = 0;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <regex>
 
@@ -23,6 +24,7 @@ const char* Reason(int status) {
     case 413: return "payload too large";
     case 414: return "URI too long";
     case 416: return "range not satisfiable";
+    case 421: return "misdirected request";
     default: return status >= 500 ? "internal server error" : "error";
   }
 }
@@ -50,6 +52,25 @@ std::string BadJobName(const std::string& name) {
 }
 
 }  // namespace
+
+std::string BadLoopbackHost(const httplib::Request& req) {
+  if (!req.has_header("Host")) return "";
+  const std::string host = req.get_header_value("Host");
+  std::string name = host;
+  // Strip ":PORT" (after "]" for an IPv6 literal).
+  const size_t colon = name.rfind(':');
+  if (colon != std::string::npos && (name.front() != '[' || colon > name.find(']'))) {
+    const std::string port = name.substr(colon + 1);
+    if (!port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos)
+      name.resize(colon);
+  }
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name == "localhost" || name == "127.0.0.1" || name == "[::1]") return "";
+  return "Host '" + host +
+         "' is not served here: hdrf serve on a loopback address answers only Host localhost, 127.0.0.1 or "
+         "[::1] (with or without the port), so that a web page cannot reach it under another name (DNS "
+         "rebinding)";
+}
 
 StatusOr<ListenAddress> ParseListen(std::string_view text) {
   const std::string what = "--listen '" + std::string(text) + "': ";
@@ -85,7 +106,7 @@ StatusOr<ListenAddress> ParseListen(std::string_view text) {
   return a;
 }
 
-void InstallRoutes(httplib::Server& svr, const ServeState& state) {
+void InstallRoutes(httplib::Server& svr, const ServeState& state, bool loopback) {
   svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_header("Cache-Control", "no-store");
     res.set_content(ServePageHtml(), "text/html; charset=utf-8");
@@ -93,13 +114,29 @@ void InstallRoutes(httplib::Server& svr, const ServeState& state) {
   svr.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
     res.set_content(state.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  svr.Get("/api/queues", [&state](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/api/queues", [&state](const httplib::Request& req, httplib::Response& res) {
+    std::vector<std::string> under;
+    for (size_t i = 0; i < req.get_param_value_count("under"); ++i) under.push_back(req.get_param_value("under", i));
+    const std::string depth = req.get_param_value("depth"), limit = req.get_param_value("limit");
+    auto filter = ParseQueueFilter(under, req.has_param("depth") ? &depth : nullptr,
+                                   req.has_param("limit") ? &limit : nullptr);
+    if (!filter.ok()) return SendError(res, 400, filter.status().message());
+    auto j = state.Queues(*filter);
+    if (!j.ok()) return SendError(res, 404, j.status().message());
     res.set_header("Cache-Control", "no-store");
-    res.set_content(DumpJson(state.Queues()) + "\n", kJson);
+    res.set_content(DumpJson(*j) + "\n", kJson);
   });
-  svr.Get("/api/history", [&state](const httplib::Request&, httplib::Response& res) {
+  svr.Get("/api/history", [&state](const httplib::Request& req, httplib::Response& res) {
+    int64_t since = -1;
+    if (req.has_param("since")) {
+      const std::string text = req.get_param_value("since");
+      char* end = nullptr;
+      since = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || text.find_first_not_of("0123456789") != std::string::npos)
+        return SendError(res, 400, "since '" + text + "' is not a time in milliseconds since the epoch");
+    }
     res.set_header("Cache-Control", "no-store");
-    res.set_content(DumpJson(state.History()) + "\n", kJson);
+    res.set_content(DumpJson(state.History(since)) + "\n", kJson);
   });
   svr.Get(kJobPattern, [&state](const httplib::Request& req, httplib::Response& res) {
     const std::string name = req.matches[1];
@@ -119,7 +156,11 @@ void InstallRoutes(httplib::Server& svr, const ServeState& state) {
     res.set_header("Allow", "GET, HEAD");
     SendError(res, 405, "method " + req.method + " not allowed on " + req.path + " (GET, HEAD)");
   };
-  svr.set_pre_routing_handler([refuse](const httplib::Request& req, httplib::Response& res) {
+  svr.set_pre_routing_handler([refuse, loopback](const httplib::Request& req, httplib::Response& res) {
+    if (std::string bad = loopback ? BadLoopbackHost(req) : ""; !bad.empty()) {
+      SendError(res, 421, bad);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     const bool body = req.has_header("Transfer-Encoding") ||
                       (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     if (req.method == "GET" || req.method == "HEAD" || body) return httplib::Server::HandlerResponse::Unhandled;

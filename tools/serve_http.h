@@ -26,10 +26,17 @@ StatusOr<ListenAddress> ParseListen(std::string_view text);
 // Longest job name /api/jobs/NAME/explain looks up.
 inline constexpr size_t kMaxJobNameBytes = 1024;
 
+// Why a request's Host header is refused by a server on a loopback address
+// ("" when it is served): only localhost, 127.0.0.1 and [::1], with or
+// without a port, or no Host at all. A DNS rebinding page reaches the server
+// under its own host name, which is refused (421).
+std::string BadLoopbackHost(const httplib::Request& req);
+
 // GET (and HEAD) /, /metrics, /api/queues, /api/history,
 // /api/jobs/NAME/explain; 404 for other paths, 405 for other methods on
-// these; JSON error bodies {"error": "..."}.
-void InstallRoutes(httplib::Server& server, const ServeState& state);
+// these; JSON error bodies {"error": "..."}. With `loopback`, requests for
+// other hosts are refused first (BadLoopbackHost).
+void InstallRoutes(httplib::Server& server, const ServeState& state, bool loopback);
 
 }  // namespace hdrf::tools
 

@@ -63,6 +63,8 @@ button { background: #1f3144; color: var(--text); border: 1px solid #2d4760; bor
 pre { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px;
       margin: 8px 0 0; white-space: pre-wrap; min-height: 1em; }
 pre:empty { display: none; }
+.legend { color: var(--muted); margin: 0 0 8px; max-width: 1100px; font-size: 12px; }
+.legend b { color: var(--text); font-weight: 600; }
 </style>
 </head>
 <body>
@@ -74,9 +76,14 @@ pre:empty { display: none; }
 </header>
 <div class="banner" id="banner"></div>
 <main>
-  <h2>Top-level queues <span class="note">usage share over time (solid), H-DRF share (dashed)</span></h2>
+  <h2>Top-level queues <span class="note">usage share over time (solid), H-DRF share (dashed)</span><span class="note" id="cardnote"></span></h2>
   <div class="cards" id="cards"></div>
   <h2>Queue tree <span class="note" id="treenote"></span></h2>
+  <p class="legend"><b>Usage</b>: the plain usage share, max over resources of allocated / cluster.
+  <b>Share</b>: the H-DRF share s(U) of SPEC &sect;4: the queue's non-blocked children are rescaled to
+  M&middot;weight, M the smallest key among them, so a non-blocked child that holds nothing makes it 0.
+  <b>Key</b>: share / weight; among siblings the non-blocked one with the smallest key is served next.
+  Hover a Share or Key cell for why it has its value.</p>
   <div class="tablewrap"><table id="tree"><thead></thead><tbody></tbody></table></div>
   <h2>Explain a job</h2>
   <form id="exform"><input id="job" placeholder="job name" autocomplete="off"><button>Explain</button></form>
@@ -86,8 +93,13 @@ pre:empty { display: none; }
 "use strict";
 const $ = (id) => document.getElementById(id);
 const COLORS = ["#4fb8ff", "#47c97a", "#f0a030", "#c38bff", "#ff7a90", "#3fd0c9", "#e8d44d", "#9aa8ff"];
-const expanded = new Set();
-let last = null, history = null, firstDraw = true;
+// Small trees come whole each refresh with every queue open; larger ones
+// level by level: root's children and the children of each open queue, at
+// most LEVEL_LIMIT per parent (docs/tools.md "hdrf serve").
+const WHOLE_TREE_MAX = 100, LEVEL_LIMIT = 200, CARDS_MAX = 24, URL_MAX = 4000;
+const expanded = new Set(["root"]);
+let rows = new Map(), kids = new Map(), whole = null, firstDraw = true, last = null;
+let samples = [], lastSampleMs = -1, timer = null, busy = false, again = false, chased = 0, firstViewLogged = false;
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -108,26 +120,39 @@ function num3(x) {
   return a >= 1e-3 && a < 1e4 ? String(Number(x.toPrecision(3))) : x.toExponential(2);
 }
 const byName = (a, b) => a.name.localeCompare(b.name, "en", { numeric: true });
-// The queues in tree order with siblings in natural order (q2 before q10).
-function treeOrder(queues) {
-  const kids = new Map();
-  for (const q of queues) {
-    if (q.parent === null) continue;
-    if (!kids.has(q.parent)) kids.set(q.parent, []);
-    kids.get(q.parent).push(q);
-  }
-  const out = [];
-  const walk = (q) => { out.push(q); for (const c of (kids.get(q.path) || []).sort(byName)) walk(c); };
-  for (const q of queues) if (q.parent === null) walk(q);
-  return out;
-}
 function shortName(r) { const i = r.lastIndexOf("/"); return i < 0 ? r : r.slice(i + 1); }
 function fmtInt(n) { return Number(n).toLocaleString("en-US"); }
 function clock(ms) { return new Date(ms).toLocaleTimeString("en-GB"); }
 async function getJson(url) {
   const r = await fetch(url, { cache: "no-store" });
-  if (!r.ok) throw new Error(url + ": HTTP " + r.status);
-  return r.json();
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) { const e = new Error(url + ": HTTP " + r.status); e.status = r.status; e.body = body; throw e; }
+  return body;
+}
+function holdsNothing(q) { return Object.values(q.allocated).every((v) => v === 0); }
+
+// Why a queue's Share is what it is (the cell's title).
+function shareWhy(q) {
+  const u = " (usage share " + pct(q.usage_share) + ")";
+  if (q.share === 0) {
+    if (holdsNothing(q)) return "0: " + q.path + " holds nothing";
+    if (q.zero_child)
+      return "0 because " + q.zero_child + (q.zero_child_empty ? " holds nothing" : " has share 0") +
+          " and is not blocked: under Dynamic H-DRF a non-blocked child that holds nothing pulls its siblings'" +
+          " rescaled shares, and so this queue's share, to 0 (M = 0)" + u;
+    if (q.leaf)
+      return "0 because a job of " + q.path + " that holds nothing is not blocked (" +
+          fmtInt(q.jobs.Inqueue + q.jobs.Pending) + " waiting): jobs count like a parent's children, so M = 0" + u;
+    return "0: every resource it holds is saturated, and s(U) leaves saturated resources out" + u;
+  }
+  return "s(U) = " + num3(q.share) + ": the dominant share of its rescaled vector, non-blocked children counted" +
+      " at M\u00b7weight (M: the smallest key among them), blocked ones as they are" + u;
+}
+function keyWhy(q) {
+  if (q.parent === null) return "root has no siblings: its key orders nothing";
+  return "key = share / weight = " + num3(q.share) + " / " + q.weight + " = " + num3(q.key) +
+      "; among the children of " + q.parent + " the non-blocked one with the smallest key is served next" +
+      (q.blocked ? "; " + q.name + " is blocked, so not a candidate now" : "");
 }
 
 function drawHeader(d) {
@@ -194,9 +219,9 @@ function sparkline(points, key, color, ymax) {
   return svg;
 }
 
-function drawCards(d, h) {
-  const tops = d.queues.filter((q) => q.depth === 1).sort(byName);
-  const samples = h ? h.samples : [];
+function drawCards() {
+  const all = (kids.get("root") || []).slice();
+  const tops = all.sort((a, b) => (b.usage_share || 0) - (a.usage_share || 0)).slice(0, CARDS_MAX).sort(byName);
   let ymax = 0.01;
   for (const s of samples) for (const k in s.queues) ymax = Math.max(ymax, s.queues[k].usage_share, s.queues[k].share);
   const cards = $("cards");
@@ -220,25 +245,88 @@ function drawCards(d, h) {
     cards.appendChild(c);
   });
   if (!tops.length) cards.appendChild(el("div", "dim", "no queues under root"));
+  $("cardnote").textContent = all.length > tops.length ? "the " + tops.length + " largest of " + all.length : "";
+}
+
+// #open=PATH,PATH (each percent-encoded) opens those queues: a link to a
+// view, kept up to date as queues are opened and closed.
+function readHash() {
+  const m = location.hash.match(/^#open=(.*)$/);
+  if (m) for (const p of m[1].split(",")) if (p) expanded.add(decodeURIComponent(p));
+}
+function writeHash() {
+  if (whole) return;
+  const open = [...expanded].filter((p) => p !== "root").map(encodeURIComponent);
+  history.replaceState(null, "", open.length ? "#open=" + open.join(",") : location.pathname);
+}
+
+function toggle(q) {
+  if (expanded.has(q.path)) expanded.delete(q.path); else expanded.add(q.path);
+  writeHash();
+  drawTree(last);
+  if (!whole && expanded.has(q.path)) refresh();  // fetch the level just opened
+}
+
+function queueRow(d, q) {
+  const tr = el("tr");
+  const name = el("td", "l name" + (q.leaf ? " leaf" : ""));
+  name.style.paddingLeft = (10 + 18 * q.depth) + "px";
+  const tog = el("span", "tog", q.leaf ? "" : expanded.has(q.path) ? "\u25BE" : "\u25B8");
+  if (!q.leaf) tog.onclick = () => toggle(q);
+  name.appendChild(tog);
+  name.appendChild(document.createTextNode(q.name));
+  name.title = q.path;
+  tr.appendChild(name);
+  tr.appendChild(el("td", "", String(q.weight)));
+  tr.appendChild(el("td", "l st-" + q.state, q.state));
+  for (const r of d.resources) {
+    const td = el("td", q.allocated[r] === 0 ? "dim" : "", q.allocated_human[r]);
+    td.title = r + " " + q.allocated[r] + (d.units[r] ? " " + d.units[r] : "");
+    tr.appendChild(td);
+  }
+  const u = el("td", "l");
+  const bar = el("span", "bar"), fill = el("i");
+  fill.style.width = Math.min(100, (q.usage_share || 0) * 100).toFixed(1) + "%";
+  bar.appendChild(fill);
+  u.appendChild(bar);
+  u.appendChild(document.createTextNode(pct(q.usage_share)));
+  u.title = "max over resources of allocated / cluster: " + pct(q.usage_share);
+  tr.appendChild(u);
+  const sh = el("td", "", num3(q.share));
+  sh.title = shareWhy(q);
+  tr.appendChild(sh);
+  const k = el("td", "", num3(q.key));
+  k.title = keyWhy(q);
+  tr.appendChild(k);
+  tr.appendChild(el("td", q.blocked ? "l yes" : "l dim", q.blocked ? "yes" : "no"));
+  const w = el("td", "", fmtInt(q.jobs.Inqueue + q.jobs.Pending));
+  w.title = q.jobs.Inqueue + " Inqueue, " + q.jobs.Pending + " Pending, " + q.jobs.Unknown + " Unknown";
+  tr.appendChild(w);
+  tr.appendChild(el("td", "", fmtInt(q.jobs.Running)));
+  return tr;
+}
+
+function noteRow(d, depth, text) {
+  const tr = el("tr");
+  const td = el("td", "l dim", text);
+  td.colSpan = 9 + d.resources.length;
+  td.style.paddingLeft = (28 + 18 * depth) + "px";
+  tr.appendChild(td);
+  return tr;
 }
 
 function drawTree(d) {
-  const res = d.resources;
-  if (firstDraw) {
-    for (const q of d.queues) if (q.depth === 0 || d.queues.length <= 200) expanded.add(q.path);
-    firstDraw = false;
-  }
   const thead = $("tree").tHead;
   thead.replaceChildren();
   const hr = el("tr");
   hr.appendChild(el("th", "l", "Queue"));
   for (const h of ["Weight", "State"]) hr.appendChild(el("th", h === "State" ? "l" : "", h));
-  for (const r of res) { const th = el("th", "", shortName(r)); th.title = r + " allocated"; hr.appendChild(th); }
+  for (const r of d.resources) { const th = el("th", "", shortName(r)); th.title = r + " allocated"; hr.appendChild(th); }
   const tips = {
-    Usage: "largest share of the cluster the subtree holds in any resource (allocated / capacity)",
-    Share: "H-DRF dominant share s(U) of the queue (SPEC \u00a74): 0 while a sibling is unallocated",
-    Key: "share / weight: among siblings the smallest is served first",
-    Blocked: "every child blocked (SPEC \u00a74)", Waiting: "Inqueue + Pending jobs", Running: "jobs with a task allocated" };
+    Usage: "plain usage share: max over resources of allocated / cluster",
+    Share: "H-DRF share s(U) (spec \u00a74): non-blocked children rescaled to M\u00b7weight, so one that holds nothing makes it 0; hover a cell for why",
+    Key: "share / weight: among siblings the non-blocked one with the smallest key is served next",
+    Blocked: "every child blocked (spec \u00a74)", Waiting: "Inqueue + Pending jobs", Running: "jobs with a task allocated" };
   for (const h of ["Usage", "Share", "Key", "Blocked", "Waiting", "Running"]) {
     const th = el("th", h === "Usage" || h === "Blocked" ? "l" : "", h);
     th.title = tips[h];
@@ -246,64 +334,116 @@ function drawTree(d) {
   }
   thead.appendChild(hr);
   const body = document.createElement("tbody");
-  const hiddenUnder = [];  // depth -> collapsed ancestor?
   let shown = 0;
-  for (const q of treeOrder(d.queues)) {
-    hiddenUnder.length = q.depth;
-    const hidden = hiddenUnder.some((x) => x);
-    hiddenUnder[q.depth] = hidden || (!q.leaf && !expanded.has(q.path));
-    if (hidden) continue;
+  const walk = (q) => {
+    body.appendChild(queueRow(d, q));
     ++shown;
-    const tr = el("tr");
-    const name = el("td", "l name" + (q.leaf ? " leaf" : ""));
-    name.style.paddingLeft = (10 + 18 * q.depth) + "px";
-    const tog = el("span", "tog", q.leaf ? "" : expanded.has(q.path) ? "\u25BE" : "\u25B8");
-    if (!q.leaf) tog.onclick = () => { expanded.has(q.path) ? expanded.delete(q.path) : expanded.add(q.path); drawTree(last); };
-    name.appendChild(tog);
-    name.appendChild(document.createTextNode(q.name));
-    name.title = q.path;
-    tr.appendChild(name);
-    tr.appendChild(el("td", "", String(q.weight)));
-    tr.appendChild(el("td", "l st-" + q.state, q.state));
-    for (const r of res) {
-      const td = el("td", q.allocated[r] === 0 ? "dim" : "", q.allocated_human[r]);
-      td.title = r + " " + q.allocated[r] + (d.units[r] ? " " + d.units[r] : "");
-      tr.appendChild(td);
-    }
-    const u = el("td", "l");
-    const bar = el("span", "bar"), fill = el("i");
-    fill.style.width = Math.min(100, (q.usage_share || 0) * 100).toFixed(1) + "%";
-    bar.appendChild(fill);
-    u.appendChild(bar);
-    u.appendChild(document.createTextNode(pct(q.usage_share)));
-    tr.appendChild(u);
-    tr.appendChild(el("td", "", num3(q.share)));
-    tr.appendChild(el("td", "", num3(q.key)));
-    tr.appendChild(el("td", q.blocked ? "l yes" : "l dim", q.blocked ? "yes" : "no"));
-    const w = el("td", "", fmtInt(q.jobs.Inqueue + q.jobs.Pending));
-    w.title = q.jobs.Inqueue + " Inqueue, " + q.jobs.Pending + " Pending, " + q.jobs.Unknown + " Unknown";
-    tr.appendChild(w);
-    tr.appendChild(el("td", "", fmtInt(q.jobs.Running)));
-    body.appendChild(tr);
-  }
+    if (q.leaf || !expanded.has(q.path)) return;
+    const list = (kids.get(q.path) || []).slice().sort(byName);
+    for (const c of list) walk(c);
+    if (!list.length) body.appendChild(noteRow(d, q.depth + 1, "loading\u2026"));
+    else if (q.children > list.length)
+      body.appendChild(noteRow(d, q.depth + 1, "\u2026 and " + fmtInt(q.children - list.length) +
+          " more child queues (the first " + list.length + " by path are shown)"));
+  };
+  const root = rows.get("root");
+  if (root) walk(root);
   $("tree").replaceChild(body, $("tree").tBodies[0]);
-  $("treenote").textContent = shown + " of " + d.queues.length + " queues shown \u00b7 click \u25B8 to open a queue";
+  $("treenote").textContent = shown + " of " + fmtInt(d.queue_count) + " queues shown \u00b7 click \u25B8 to open a queue";
+}
+
+// Is `path` on screen: every queue above it open?
+function onScreen(path) {
+  let q = rows.get(path);
+  while (q && q.parent !== null) {
+    if (!expanded.has(q.parent)) return false;
+    q = rows.get(q.parent);
+  }
+  return !!q;
+}
+
+// The URLs of one refresh: the whole tree, or root's level and the level
+// of each open queue on screen, a few per URL.
+function treeUrls() {
+  if (whole) return ["/api/queues"];
+  const base = "/api/queues?depth=1&limit=" + LEVEL_LIMIT;
+  const urls = [];
+  let url = base + "&under=root";
+  for (const p of expanded) {
+    // Before the first answer, every queue the link opens.
+    if (p === "root" || (rows.size && (!onScreen(p) || rows.get(p).leaf))) continue;
+    const part = "&under=" + encodeURIComponent(p);
+    if (url.length + part.length > URL_MAX) { urls.push(url); url = base; }
+    url += part;
+  }
+  if (url !== base) urls.push(url);
+  return urls;
+}
+
+async function fetchTree() {
+  for (let tries = 0; ; ++tries) {
+    try {
+      return await Promise.all(treeUrls().map(getJson));
+    } catch (e) {
+      // An open queue that is gone: forget it and ask again.
+      const m = e.body && typeof e.body.error === "string" && e.body.error.match(/^no queue (.*)$/);
+      if (e.status !== 404 || !m || tries > 3) throw e;
+      expanded.delete(m[1]);
+    }
+  }
 }
 
 async function refresh() {
+  if (busy) { again = true; return; }
+  busy = true;
+  clearTimeout(timer);
   try {
-    const [d, h] = await Promise.all([getJson("/api/queues"), getJson("/api/history")]);
-    last = d; history = h;
+    const since = lastSampleMs >= 0 ? "?since=" + lastSampleMs : "";
+    const [parts, h] = await Promise.all([fetchTree(), getJson("/api/history" + since)]);
+    const d = parts[0];
+    if (whole === null) {
+      whole = d.queue_count <= WHOLE_TREE_MAX;
+      if (whole) { busy = false; return refresh(); }  // a small tree: take it whole from now on
+    }
+    rows = new Map();
+    kids = new Map();
+    for (const part of parts) for (const q of part.queues) rows.set(q.path, q);
+    for (const q of rows.values()) {
+      if (q.parent === null) continue;
+      if (!kids.has(q.parent)) kids.set(q.parent, []);
+      kids.get(q.parent).push(q);
+    }
+    if (firstDraw && whole) for (const q of rows.values()) if (!q.leaf) expanded.add(q.path);
+    firstDraw = false;
+    // An open queue that came on screen with this answer (a link opening a
+    // path deep down): fetch its level now rather than a refresh later.
+    const chase = !whole && chased < 16 && [...expanded].some((p) => onScreen(p) && rows.get(p).children > 0 && !kids.has(p));
+    chased = chase ? chased + 1 : 0;
+    if (chase) again = true;
+    for (const s of h.samples) samples.push(s);
+    if (samples.length > h.capacity) samples.splice(0, samples.length - h.capacity);
+    if (samples.length) lastSampleMs = samples[samples.length - 1].time_ms;
+    last = d;
     drawHeader(d);
-    drawCards(d, h);
+    drawCards();
     drawTree(d);
+    // When the first full view was drawn (its console line carries the
+    // browser's wall-clock time in Chromium's log; the tests read it).
+    if (!firstViewLogged && !again) {
+      firstViewLogged = true;
+      console.log("hdrf serve: first view of " + rows.size + " queues drawn");
+    }
   } catch (e) {
     $("status").className = "down";
     $("status").textContent = "no answer from hdrf serve \u00b7 retrying";
   }
-  setTimeout(refresh, 1000);
+  busy = false;
+  if (again) { again = false; return refresh(); }
+  timer = setTimeout(refresh, 1000);
 }
 
+console.log("hdrf serve: page started");
+readHash();
 $("exform").onsubmit = async (ev) => {
   ev.preventDefault();
   const name = $("job").value.trim();

@@ -22,7 +22,9 @@ namespace hdrf::tools {
 
 class ServeSource {
  public:
-  // Fails (NotFound, a damaged store, ...) when the store cannot be read now.
+  // Fails (NotFound, a damaged store, ...) when the store cannot be read now:
+  // unless a live writer holds it, the store is first recovered as `hdrf
+  // recover` recovers it, and refused with the same error.
   static StatusOr<std::unique_ptr<ServeSource>> Open(const std::string& db_dir);
 
   // Brings engine() up to date with the store.

@@ -57,9 +57,9 @@ std::string ServeState::Metrics() const {
   return text;
 }
 
-nlohmann::json ServeState::Queues() const {
+StatusOr<nlohmann::json> ServeState::Queues(const QueueFilter& filter) const {
   std::shared_ptr<const Engine> eng = source_->engine();
-  nlohmann::json j = TreeJson(TakeTreeSnapshot(*eng));
+  HDRF_ASSIGN_OR_RETURN(nlohmann::json j, SubtreeJson(TakeTreeSnapshot(*eng), filter));
   j["db"] = db_;
   j["source"] = source_->mode();
   j["last_seq"] = eng->last_seq();
@@ -72,10 +72,11 @@ nlohmann::json ServeState::Queues() const {
   return j;
 }
 
-nlohmann::json ServeState::History() const {
+nlohmann::json ServeState::History(int64_t since_ms) const {
   nlohmann::json samples = nlohmann::json::array();
   std::lock_guard<std::mutex> lock(mu_);
   for (const Sample& s : samples_) {
+    if (s.time_ms <= since_ms) continue;
     nlohmann::json queues = nlohmann::json::object();
     for (const auto& [path, v] : s.queues) queues[path] = {{"usage_share", v.first}, {"share", v.second}};
     samples.push_back({{"time_ms", s.time_ms}, {"last_seq", s.last_seq}, {"queues", std::move(queues)}});

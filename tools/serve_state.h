@@ -19,7 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hdrf/status.h"
 #include "tools/serve_source.h"
+#include "tools/serve_tree.h"
 
 namespace hdrf::tools {
 
@@ -34,12 +36,14 @@ class ServeState {
 
   // GET /metrics: MetricsText of the engine plus hdrf_serve_* gauges.
   std::string Metrics() const;
-  // GET /api/queues: TreeJson plus "db", "source", "last_seq", "job_count",
-  // "queue_count", "time_ms", "refreshed_ms", "refresh_error".
-  nlohmann::json Queues() const;
+  // GET /api/queues: SubtreeJson (the queues `filter` selects) plus "db",
+  // "source", "last_seq", "job_count", "queue_count", "time_ms",
+  // "refreshed_ms", "refresh_error". NotFound for an unknown `under`.
+  StatusOr<nlohmann::json> Queues(const QueueFilter& filter = {}) const;
   // GET /api/history: {"capacity", "samples": [{"time_ms", "last_seq",
-  // "queues": {"root/a": {"usage_share", "share"}, ...}}, ...]} oldest first.
-  nlohmann::json History() const;
+  // "queues": {"root/a": {"usage_share", "share"}, ...}}, ...]} oldest
+  // first; only the samples taken after `since_ms`.
+  nlohmann::json History(int64_t since_ms = -1) const;
   // GET /api/jobs/NAME/explain: {status, JSON body}; 404 for an unknown job.
   std::pair<int, std::string> Explain(std::string_view job) const;
 

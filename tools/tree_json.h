@@ -11,7 +11,7 @@
 //                "capability", "capability_human", "guarantee", "guarantee_human",
 //                "real_capability", "real_capability_human"}, ...]}
 //
-// Amounts are exact, in the canonical units of SPEC §2 (as in the metrics);
+// Amounts are exact, in the canonical units of docs/spec.md §2 (as in the metrics);
 // the "_human" twins are the three-digit forms of tools/human_quantity.h.
 // "capability" lists only resources that have one, "guarantee" only those
 // above 0, "real_capability" is left out without a cluster.

@@ -5,6 +5,9 @@
 //   hdrf_c.cc   utilities, options, engines, events and scheduling by name
 //   job_ref.cc  the fast path: job refs and hdrf_apply
 //   follower.cc followers and takeover (open, catch-up, lag, promote)
+//   placement.cc host placement: hdrf_step_where, hdrf_fill_where, skip sets
+//   plan.cc     plans: hdrf_plan, its accessors, hdrf_apply_plan
+//   reconcile.cc hdrf_reconcile over Engine::Reconcile
 //   views.cc    views, metrics, persistence, version
 //
 // No exception leaves the interface: every entry point runs its body

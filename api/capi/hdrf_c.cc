@@ -1,7 +1,8 @@
 // The C interface (hdrf/c.h) over hdrf::Engine (hdrf/engine.h): utilities,
 // options, specs, engines, events and scheduling by name. The other entry
-// points are in job_ref.cc (the fast path) and views.cc; capi_internal.h
-// says how handles work.
+// points are in job_ref.cc (the fast path), views.cc, follower.cc,
+// placement.cc, plan.cc and reconcile.cc (capi_internal.h lists what each
+// holds); handles.cc says how handles work.
 #include "hdrf/c.h"
 
 #include <cmath>
@@ -69,7 +70,7 @@ Status OnJob(const EngineUse& u, const char* name, F&& event) {
 extern "C" {
 
 const char* hdrf_code_name(hdrf_code code) {
-  if (code < HDRF_OK || code > HDRF_INTERNAL) return "Unknown";
+  if (code < HDRF_OK || code > HDRF_ABORTED) return "Unknown";
   return hdrf::StatusCodeName(static_cast<hdrf::StatusCode>(code));
 }
 

@@ -65,7 +65,7 @@ std::string ExplanationJson(const hdrf::Explanation& e) {
                             {"schedulable", e.schedulable},
                             {"next", e.is_next},
                             {"blocked_by", e.blocked_by},
-                            {"unfit_because", e.unfit_because},
+                            {"unfit_because", e.unfit_because}, {"plan", e.plan},
                             {"levels", std::move(levels)}};
   return j.dump();
 }

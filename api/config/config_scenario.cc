@@ -1,5 +1,6 @@
 // Form 4: scenarios (SPEC §10, docs/config.md).
 #include "api/config/yaml_fields.h"
+#include "hdrf/plan.h"
 
 namespace hdrf::config {
 
@@ -64,7 +65,7 @@ StatusOr<JobSpec> ParseJob(const Reporter& rep, const YAML::Node& node, int fall
 StatusOr<ScenarioStep> ParseStep(const Reporter& rep, const YAML::Node& node, int fallback,
                                  size_t index, const ResourceScope& scope) {
   const std::string ctx = "step " + std::to_string(index);
-  const char* kExpected = "expected fill, or a map with one key finish, remove or submit";
+  const char* kExpected = "expected fill, or a map with one key finish, remove, submit, plan or evict";
   ScenarioStep step;
   step.line = rep.LineOf(node, fallback);
   if (node.IsScalar()) {
@@ -103,6 +104,26 @@ StatusOr<ScenarioStep> ParseStep(const Reporter& rep, const YAML::Node& node, in
   if (f.key == "submit") {
     step.kind = ScenarioStep::Kind::kSubmit;
     HDRF_ASSIGN_OR_RETURN(step.submit, ParseJob(rep, f.value, f.line, scope, "submit"));
+    return step;
+  }
+  if (f.key == "plan" || f.key == "evict") {
+    step.kind = f.key == "plan" ? ScenarioStep::Kind::kPlan : ScenarioStep::Kind::kEvict;
+    HDRF_ASSIGN_OR_RETURN(MapView b, MapView::Make(rep, f.value, f.line, ctx, f.key));
+    HDRF_RETURN_IF_ERROR(b.CheckKeys(rep, ctx, f.key, {"job", "mode", "maxVictims"}));
+    const Field* job = b.Get("job");
+    if (job == nullptr) return rep.Error(b.line(), ctx, f.key + " needs a job");
+    HDRF_ASSIGN_OR_RETURN(step.job, GetString(rep, *job, ctx, false));
+    if (const Field* mode = b.Get("mode")) {
+      HDRF_ASSIGN_OR_RETURN(step.mode, GetString(rep, *mode, ctx, false));
+      PlanMode parsed;
+      if (!ParsePlanMode(step.mode, &parsed))
+        return rep.Error(mode->ValueLine(), ctx,
+                         "mode '" + step.mode + "' must be reclaim, preempt or both");
+    }
+    if (const Field* mv = b.Get("maxVictims")) {
+      HDRF_ASSIGN_OR_RETURN(step.max_victims, GetInt(rep, *mv, ctx, 0, std::numeric_limits<int64_t>::max(),
+                                                     "a non-negative integer"));
+    }
     return step;
   }
   if (f.key == "fill") {

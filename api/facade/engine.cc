@@ -167,13 +167,14 @@ Status ApplyAndWait(EngineImpl& impl, const Event& e, JobRef* submitted, const J
   return timer.Done(ApplyAndWaitUntimed(impl, e, submitted, ref));
 }
 
+}  // namespace
+
 Status CheckRef(const engine::Tree& t, JobRef j) {
   if (!t.job_live(j.id, j.seq))
     return Status::NotFound("job ref #" + std::to_string(j.seq) + "/" + std::to_string(j.id) +
                             ": no such job in this engine (removed, or not a ref it handed out)");
   return Status::Ok();
 }
-}  // namespace
 
 StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
   Event e;
@@ -655,13 +656,15 @@ namespace {
 // for the durability wait.
 StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef ref) {
   HDRF_RETURN_IF_ERROR(impl.Writable());
-  HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, 1));
+  const int64_t k = t.StepDemand(ref.id);  // a gang that holds no task: all m at once
+  HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, k));
   if (!impl.log) return impl.RecordLocked(nullptr);
-  const Event e = Event::Task(Event::Type::kAllocate, ref.seq, 1);
+  const Event e = Event::Task(Event::Type::kAllocate, ref.seq, k);
   return impl.RecordLocked(&e);
 }
 
-// One step (SPEC §5): with `can_place`, the first job in step order that it
+// One step (SPEC §5, §14: a gang holding no task gets its m tasks in one
+// event): with `can_place`, the first job in step order that it
 // accepts; the ones it refuses go into `skip` (Engine::StepWhere).
 StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* can_place,
                                          engine::Tree::SkipSet* skip) {
@@ -680,7 +683,8 @@ StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* ca
       ref = JobRef{*j, t.job_seq(*j)};
       if (!can_place) break;
       const PlacementQuery q{ref, t.job_name(*j), t.job_queue_path(*j),
-                             std::span<const int64_t>(t.job_task(*j), t.resource_names().size())};
+                             std::span<const int64_t>(t.job_task(*j), t.resource_names().size()),
+                             t.StepDemand(*j)};
       bool ok;
       try {
         ok = (*can_place)(q);
@@ -724,9 +728,10 @@ StatusOr<int64_t> Engine::Fill(std::vector<JobRef>* started) {
     engine::Tree& t = *impl.tree;
     while (std::optional<JobId> j = t.PickNext(nullptr)) {  // as StepWith, one step after another
       const JobRef ref{*j, t.job_seq(*j)};
+      const int64_t k = t.StepDemand(*j);
       HDRF_ASSIGN_OR_RETURN(seq, AllocateOneLocked(impl, t, ref));
       ++steps;
-      if (started) started->push_back(ref);
+      if (started) started->insert(started->end(), static_cast<size_t>(k), ref);
     }
   }
   if (impl.log && seq > 0) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));

@@ -127,6 +127,10 @@ class Exclusive {
   EngineImpl& impl_;
 };
 
+// NotFound unless `j` names a live job of the tree (its id and submission
+// number).
+Status CheckRef(const engine::Tree& t, JobRef j);
+
 // Testing aid: a full recompute compared with the incremental state.
 Status CheckEngineInvariants(const Engine& engine);
 // Testing aid: FindJob (the shared-lock path) finds every job of the tree

@@ -23,6 +23,9 @@ const (
 	IOError            Code = C.HDRF_IO_ERROR
 	Unimplemented      Code = C.HDRF_UNIMPLEMENTED
 	Internal           Code = C.HDRF_INTERNAL
+	// Aborted: a stale plan (ApplyPlan): the state changed under it; plan
+	// again.
+	Aborted Code = C.HDRF_ABORTED
 )
 
 // String is the code's name: "NotFound".

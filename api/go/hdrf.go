@@ -6,7 +6,9 @@
 // (there is no finalizer). A Job is a plain value (a job ref): copy it
 // freely; it names one job of one engine, and a Job of a removed job, of
 // another engine or of a closed one is refused with an error, never
-// misapplied. Strings and slices returned are Go values.
+// misapplied. Strings and slices returned are Go values. A *Plan (Plan,
+// ApplyPlan) is a Go value too: the C plan inside it is freed by a
+// finalizer once no copy of it is left.
 //
 // Threads: every method of *Engine may be called from any number of
 // goroutines at once. Allocate, Release and Finish on jobs under different

@@ -68,7 +68,7 @@ type JobSpec struct {
 	Tasks        int64   // 0 = 1
 	Task         string  // one task's shape, a resource list: "cpu=1,memory=1Gi"
 	Weight       float64 // 0 = 1
-	MinAvailable int64   // 0 = 1
+	MinAvailable int64   // the gang size m (SPEC §14): starts with m tasks at once; 0 = 1
 }
 
 // Submit submits a job and returns its Job.
@@ -148,8 +148,9 @@ func (e *Engine) SetCapacity(cluster string) error {
 	return e.pathCall(cluster, func(p *C.char, msg **C.char) C.hdrf_code { return C.hdrf_set_capacity(e.h, p, msg) })
 }
 
-// Step allocates one task to the job hdrf picks; ok is false when no job
-// can run.
+// Step allocates one task to the job hdrf picks (MinAvailable tasks, in
+// one step, for a gang that holds no task yet: SPEC §14); ok is false when
+// no job can run.
 func (e *Engine) Step() (job Job, ok bool, err error) {
 	var stepped C.int
 	var ref C.hdrf_job_ref_t
@@ -158,7 +159,8 @@ func (e *Engine) Step() (job Job, ok bool, err error) {
 	return jobOf(ref), stepped != 0, err
 }
 
-// Fill steps until no job can run and returns the number of steps.
+// Fill steps until no job can run and returns the number of steps (not
+// of tasks: a gang's first step starts MinAvailable tasks).
 func (e *Engine) Fill() (int64, error) {
 	var n C.int64_t
 	var msg *C.char
@@ -268,6 +270,7 @@ type Explanation struct {
 	Next         bool     `json:"next"`
 	BlockedBy    []string `json:"blocked_by"`
 	UnfitBecause []string `json:"unfit_because"`
+	Plan         []string `json:"plan"` // a waiting job's reclaim plan, or why there is none
 	Levels       []struct {
 		Parent   string `json:"parent"`
 		Siblings []struct {

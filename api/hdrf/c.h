@@ -23,7 +23,8 @@
    Strings passed in are only read during the call (the engine copies what
    it keeps). Strings handed out (*errptr, job names, queue paths, metrics
    text) come from malloc and belong to the caller: free them with
-   hdrf_free (which is free()). Out-parameters are written only on success,
+   hdrf_free (which is free()); the one exception, the const char* names
+   that a plan's accessors hand out, belong to the plan (hdrf_plan_free). Out-parameters are written only on success,
    except that pointer outputs (char**, hdrf_engine_t**) are set to NULL on
    failure.
 
@@ -41,9 +42,11 @@
    again or using it is an error, not a crash, even after its slot holds a
    new engine (handles are generation-checked slots of a fixed table, never
    dereferenced; destroy releases the engine's memory; docs/c_api.md
-   "Handles"). At most 4,096 engines are alive at once. No call takes a
-   process-wide lock. An hdrf_options_t is not thread-safe: do not change
-   it while another thread uses it.
+   "Handles"). At most 4,096 engines are alive at once. Calls on an engine
+   take no process-wide lock; creating or destroying an engine holds one
+   process-wide mutex (the handle table's free list) for a few
+   instructions. An hdrf_options_t is not thread-safe: do not change it
+   while another thread uses it.
 
    Quantities and resource lists
    -----------------------------
@@ -98,7 +101,9 @@ enum {
   HDRF_CORRUPTION = 6,          /* damaged store or file */
   HDRF_IO_ERROR = 7,            /* the operating system refused */
   HDRF_UNIMPLEMENTED = 8,
-  HDRF_INTERNAL = 9             /* a bug, or out of memory */
+  HDRF_INTERNAL = 9,            /* a bug, or out of memory */
+  HDRF_ABORTED = 10             /* a stale plan: the state changed under it (plan again);
+                                   only hdrf_apply_plan returns it */
 };
 
 /* Job states (SPEC §12). */
@@ -200,7 +205,10 @@ typedef struct hdrf_job_spec {
   int64_t tasks;          /* default 1 */
   const char* task;       /* shape of one task, a resource list: "cpu=1,memory=1Gi" */
   double weight;          /* default 1 */
-  int64_t min_available;  /* SPEC §12, in tasks; default 1 */
+  int64_t min_available;  /* the gang size m (SPEC §14): a job holding no task
+                             starts with m tasks at once (one step) or not at
+                             all; also the enqueue gate's m (SPEC §12); 0 counts
+                             as 1, capped at the job's task count; default 1 */
 } hdrf_job_spec_t;
 
 /* Fills *spec with the defaults above (name and task NULL). */
@@ -272,9 +280,10 @@ HDRF_EXPORT hdrf_code hdrf_engine_destroy(hdrf_engine_t* engine, char** errptr);
    hdrf_digest and hdrf_metrics work (the metrics add
    hdrf_follower_lag_events and hdrf_follower_lag_seconds); every event —
    hdrf_job_submit*, allocate/release/finish/remove by name or ref,
-   hdrf_apply, hdrf_reconcile, queue and capacity events, hdrf_step*,
-   hdrf_fill* — is refused with HDRF_FAILED_PRECONDITION and the message
-   "engine is a read-only follower of DIR", and changes nothing;
+   hdrf_apply, hdrf_apply_plan, hdrf_reconcile, queue and capacity
+   events, hdrf_step*, hdrf_fill* — is refused with
+   HDRF_FAILED_PRECONDITION and the message "engine is a read-only
+   follower of DIR", and changes nothing;
    hdrf_flush and hdrf_checkpoint do nothing. A follower is an ordinary
    hdrf_engine_t*: close and release it with hdrf_engine_close and
    hdrf_engine_destroy. */
@@ -392,7 +401,8 @@ HDRF_EXPORT hdrf_code hdrf_job_finish(hdrf_engine_t* engine, const char* name, i
    These take no name lookup and no engine-wide lock: they run in parallel
    under the engine's lock sharding (docs/concurrency.md), as the C++
    Engine::Allocate(JobRef) does. The name-based calls above look the name
-   up in a concurrent index first. */
+   up in the engine's name index first (Engine::FindJob: beside task
+   events, under the engine's lock taken shared). */
 
 /* The ref of the job called `name` (HDRF_NOT_FOUND when there is none). */
 HDRF_EXPORT hdrf_code hdrf_job_find(hdrf_engine_t* engine, const char* name, hdrf_job_ref_t* job,
@@ -469,17 +479,20 @@ HDRF_EXPORT hdrf_code hdrf_reconcile(hdrf_engine_t* engine, const hdrf_truth_job
 
 /* ---- scheduling (SPEC §5) ---------------------------------------------- */
 
-/* One step: allocates one task to the job hdrf picks. *stepped (optional)
-   is 1 when a task was allocated, 0 when no job could run. *job_name
-   (optional) receives that job's name (malloc'd) or NULL when none ran; in
-   the rare case that another thread removed the job before its name was
-   read, the step happened and the name is "". */
+/* One step: allocates one task to the job hdrf picks (m tasks when the job
+   is a gang that holds no task yet, SPEC §14: one step, one event).
+   *stepped (optional) is 1 when a step was made (whatever its number of
+   tasks: hdrf_job_get tells the job's allocation), 0 when no job could
+   run. *job_name (optional) receives that job's name (malloc'd) or NULL
+   when none ran; in the rare case that another thread removed the job
+   before its name was read, the step happened and the name is "". */
 HDRF_EXPORT hdrf_code hdrf_step(hdrf_engine_t* engine, int* stepped, char** job_name,
                                 char** errptr);
 /* hdrf_step with the chosen job's ref in *job ({0, 0} when none ran). */
 HDRF_EXPORT hdrf_code hdrf_step_ref(hdrf_engine_t* engine, int* stepped, hdrf_job_ref_t* job,
                                     char** errptr);
-/* Steps until none is possible; *steps (optional) receives their number. */
+/* Steps until none is possible; *steps (optional) receives their number
+   (steps, not tasks: a gang's first step starts m tasks). */
 HDRF_EXPORT hdrf_code hdrf_fill(hdrf_engine_t* engine, int64_t* steps, char** errptr);
 /* The job a step would pick, without allocating: *job_name receives its
    name (malloc'd) or NULL when none could run. */
@@ -520,6 +533,99 @@ HDRF_EXPORT hdrf_code hdrf_step_where(hdrf_engine_t* engine, hdrf_placement_fn c
    (NULL: one for this call); *steps (optional) receives their number. */
 HDRF_EXPORT hdrf_code hdrf_fill_where(hdrf_engine_t* engine, hdrf_placement_fn can_place,
                                       void* user, hdrf_skips_t* skips, int64_t* steps,
+                                      char** errptr);
+
+/* ---- taking back: plans (SPEC §15, hdrf/plan.h) -------------------------
+
+   A plan answers "job J waits: which running tasks should stop so that J
+   can start?". Making one changes nothing; applying one stops each
+   victim's tasks (allocation down, task count unchanged) and allocates J's
+   demand, as one atomic event logged like any other:
+
+     hdrf_plan_t* plan = NULL;
+     if (hdrf_plan(eng, job, HDRF_PLAN_RECLAIM, -1, &plan, &err) == HDRF_OK &&
+         hdrf_plan_fits(plan)) {
+       for (size_t i = 0; i < hdrf_plan_victim_count(plan); ++i)
+         hdrf_plan_victim(plan, i, &ref, &name, &tasks, &err);  (stop them)
+       if (hdrf_apply_plan(eng, plan, &err) == HDRF_ABORTED) ... (plan again)
+     }
+     hdrf_plan_free(plan);
+
+   Ownership: an hdrf_plan_t* from hdrf_plan belongs to the caller, who
+   releases it with hdrf_plan_free (NULL is allowed). It is a copy: it stays
+   readable after the engine changed, closed or was destroyed. Strings the
+   accessors hand out (const char*) belong to the plan and stay valid until
+   hdrf_plan_free; do not free them. A plan is ordinary heap memory, not a
+   checked handle: using it after hdrf_plan_free is undefined, as for any
+   freed pointer. Reading one plan from several threads at once is safe;
+   hdrf_plan_free must not race with readers. */
+
+/* Which running tasks a plan may take (hdrf::PlanMode). */
+enum {
+  HDRF_PLAN_RECLAIM = 0, /* units in other leaf queues (across queues) */
+  HDRF_PLAN_PREEMPT = 1, /* units in the waiting job's own leaf */
+  HDRF_PLAN_BOTH = 2     /* either */
+};
+
+typedef struct hdrf_plan hdrf_plan_t;
+
+/* The plan for the job `job` (Engine::Plan): victims whose units, stopped
+   in order, let it start. `mode` is an HDRF_PLAN_* value; `max_victims`
+   the most entries the plan may hold, -1 = no limit (0 fails every plan
+   that needs a victim; below -1 is refused). A plan that cannot be found
+   is not an error: HDRF_OK with hdrf_plan_fits 0, no victims and
+   hdrf_plan_short saying what is missing. Errors: HDRF_NOT_FOUND for a
+   removed job; HDRF_INVALID_ARGUMENT for a ref of another engine, the zero
+   ref, a bad mode or max_victims; HDRF_FAILED_PRECONDITION when the job is
+   Pending or has no unallocated task. Changes nothing; works on a
+   follower. *plan is set to NULL on failure. */
+HDRF_EXPORT hdrf_code hdrf_plan(hdrf_engine_t* engine, hdrf_job_ref_t job, int mode,
+                                int64_t max_victims, hdrf_plan_t** plan, char** errptr);
+/* Frees a plan. NULL is a no-op. */
+HDRF_EXPORT void hdrf_plan_free(hdrf_plan_t* plan);
+
+/* The accessors below read a plan and change nothing. Those returning a
+   value give 0 (hdrf_plan_mode: -1) for a NULL plan; those returning an
+   hdrf_code refuse a NULL plan with HDRF_INVALID_ARGUMENT and an index out
+   of range with HDRF_OUT_OF_RANGE, and write their outputs (each optional)
+   only on success. */
+
+/* 1 when the demand fits once the victims are stopped (no victims: it
+   fits now), else 0. */
+HDRF_EXPORT int hdrf_plan_fits(const hdrf_plan_t* plan);
+/* The demand k: the job's min_available m (SPEC §14) when it holds no task,
+   else 1. */
+HDRF_EXPORT int64_t hdrf_plan_tasks(const hdrf_plan_t* plan);
+/* The plan's mode, an HDRF_PLAN_* value. */
+HDRF_EXPORT int hdrf_plan_mode(const hdrf_plan_t* plan);
+/* The waiting job: its ref and name (owned by the plan). */
+HDRF_EXPORT hdrf_code hdrf_plan_job(const hdrf_plan_t* plan, hdrf_job_ref_t* job,
+                                    const char** name, char** errptr);
+/* The number of victims (0 when it does not fit or fits now). */
+HDRF_EXPORT size_t hdrf_plan_victim_count(const hdrf_plan_t* plan);
+/* Victim i (0 <= i < hdrf_plan_victim_count), in plan order: its job's ref,
+   name (owned by the plan) and the number of its running tasks to stop
+   (one task, or all of a gang that holds no more than its m). */
+HDRF_EXPORT hdrf_code hdrf_plan_victim(const hdrf_plan_t* plan, size_t i, hdrf_job_ref_t* job,
+                                       const char** name, int64_t* tasks, char** errptr);
+/* The number of resources a failed plan is short of (0 when it fits). */
+HDRF_EXPORT size_t hdrf_plan_short_count(const hdrf_plan_t* plan);
+/* Short resource i (0 <= i < hdrf_plan_short_count), sorted by name: its
+   name (owned by the plan) and the amount missing in canonical units (the
+   demand less the room, where the search stopped). */
+HDRF_EXPORT hdrf_code hdrf_plan_short(const hdrf_plan_t* plan, size_t i, const char** resource,
+                                      int64_t* amount, char** errptr);
+
+/* Applies a plan made by hdrf_plan on this engine (Engine::ApplyPlan): the
+   victims' tasks stop and the demand is allocated, as one event. The plan
+   is checked again on the current state: when an entry is no longer its
+   job's unit or no longer permitted, a victim is gone, or the demand would
+   not fit, it returns HDRF_ABORTED ("stale plan ...") and changes nothing:
+   make a new plan. A plan that does not fit gives HDRF_FAILED_PRECONDITION;
+   one whose waiting job is gone HDRF_NOT_FOUND; a plan of another engine
+   (or of a destroyed one) or NULL HDRF_INVALID_ARGUMENT. The plan stays
+   the caller's to free. */
+HDRF_EXPORT hdrf_code hdrf_apply_plan(hdrf_engine_t* engine, const hdrf_plan_t* plan,
                                       char** errptr);
 
 /* ---- views ------------------------------------------------------------- */

@@ -140,6 +140,9 @@ struct PlacementQuery {
   std::string_view name;          // the job's name
   std::string_view queue;         // the path of its leaf queue
   std::span<const int64_t> task;  // one task: ResourceNames() order, SPEC §2 units
+  // How many such tasks: the job's gang size (SPEC §14) when it holds no
+  // task yet, else 1. Place all of them or refuse.
+  int64_t tasks = 1;
 };
 // true: the host can place the task (StepWhere then allocates it).
 using PlacementFn = std::function<bool(const PlacementQuery& query)>;
@@ -270,12 +273,21 @@ class Engine {
   StatusOr<int64_t> Fill();
   // The same steps (each an event of its own, in the same order), under one
   // exclusive section for the whole fill (cheaper per step: meant for a
-  // fill of many steps, e.g. a simulation), appending the job of every step
-  // to *started (when non-null). Other threads' events wait for the whole
+  // fill of many steps, e.g. a simulation), appending the job of every task
+  // started to *started (when non-null): once per step, m times for the
+  // step that starts a gang of m (SPEC §14). Other threads' events wait for the whole
   // fill. On an error the steps before it stay and are in *started.
   StatusOr<int64_t> Fill(std::vector<JobRef>* started);
   // The job a step would pick, without allocating.
   std::optional<JobInfo> PickNext() const;
+  // The waiting job (admitted, with an unallocated task) a step would serve
+  // first if every task fit, passing over the jobs in `skip` (may be null):
+  // the §5 descent by smallest key, blocked or not, same ties. The order in
+  // which the reclaim phase of docs/spec.md §13 tries waiting jobs.
+  std::optional<JobRef> FirstWaiting(const PlacementSkips* skip = nullptr) const;
+  // All of them in the order successive FirstWaiting calls would return
+  // them (each call passing over the jobs before it) on the current state.
+  std::vector<JobRef> WaitingOrder(const PlacementSkips* skip = nullptr) const;
 
   // ---- host placement: fair order with a host's veto ----
   // A step that also asks the host: candidates are taken in the order a
@@ -331,8 +343,9 @@ class Engine {
   // logged event: victims' tasks stop, then the demand is allocated. The
   // plan is checked again on the current state; kAborted ("stale plan ...")
   // when an entry is no longer its job's unit or permitted, or the demand
-  // would not fit; nothing changes then. A plan with fits = false is
-  // FailedPrecondition; one whose jobs are gone is NotFound.
+  // would not fit, or a victim is gone; nothing changes then. A plan with
+  // fits = false is FailedPrecondition; one whose waiting job is gone is
+  // NotFound.
   Status ApplyPlan(const hdrf::Plan& plan);
   // The leaf a job submitted to `queue` would be placed in (§5 admission).
   StatusOr<std::string> AdmitTo(std::string_view queue) const;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hdrf/spec.h"
 
@@ -25,6 +26,12 @@ struct Event {
     kSetQueueState = 7,  // path, state
     kDeleteQueue = 8,    // path
     kSetCapacity = 9,    // cluster
+    kApplyPlan = 10,     // job_seq (the waiting job), n (its demand), victims
+  };
+  // kApplyPlan: the plan's entries in order (docs/spec.md §15).
+  struct Victim {
+    uint64_t job_seq = 0;
+    int64_t tasks = 0;
   };
   Type type = Type::kAllocate;
   uint64_t job_seq = 0;
@@ -34,6 +41,7 @@ struct Event {
   std::string path;
   QueueState state = QueueState::kOpen;
   ResourceAmounts cluster;
+  std::vector<Victim> victims;  // kApplyPlan
 
   static Event Allocate(uint64_t seq, int64_t n) { return Task(Type::kAllocate, seq, n); }
   static Event Release(uint64_t seq, int64_t n) { return Task(Type::kRelease, seq, n); }

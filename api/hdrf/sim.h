@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hdrf/plan.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 #include "hdrf/views.h"
@@ -20,6 +21,13 @@ struct SimResult {
   std::vector<QueueInfo> queues;       // path order
   int64_t steps = 0;                   // tasks allocated by fill steps
   std::string digest;
+  // One per plan/evict step, in order (SPEC §15): the plan, and whether the
+  // step applied it.
+  struct PlanStep {
+    Plan plan;
+    bool applied = false;
+  };
+  std::vector<PlanStep> plans;
 };
 
 class Engine;
@@ -37,7 +45,7 @@ StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& scenario,
 // line: "step 3 (line 14): finish pg1: finish 5 with 2 running tasks".
 StatusOr<SimResult> RunScenario(const Scenario& scenario);
 
-// The SPEC §10 JSON object: {"jobs": [...], ...} on one line.
+// The SPEC §10 JSON object: {"jobs": [...], "plans": [...], ...} on one line.
 std::string SimResultToJson(const SimResult& r);
 
 }  // namespace hdrf

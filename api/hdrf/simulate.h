@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,17 @@ struct SimulateOptions {
   // for the rest of that instant's fill and counted as a fragmentation
   // wait of its queue. Default: "" (the cluster is one pool).
   std::string nodes_file;
+  // The reclaim phase (docs/spec.md §13 additions, §15): after each
+  // instant's fill, waiting jobs are tried in step order; each gets a plan
+  // (mode reclaim, or both with `preempt`) that, when it succeeds and is not
+  // empty, is applied at once (its victims' latest started tasks stop and
+  // wait again) and followed by a fill. Default: false (nothing evicted).
+  bool reclaim = false;
+  bool preempt = false;
+  // With reclaim: before each try, the phase ends once this many tasks were
+  // evicted at the instant (a plan that crosses it is applied whole; 0
+  // applies none). Default: unset (no limit).
+  std::optional<int64_t> reclaim_budget;
 };
 
 // Wait (first_start - arrival) statistics over a set of started jobs, in
@@ -125,6 +137,7 @@ struct JobOutcome {
   int64_t last_start_ms = -1;
   int64_t end_ms = -1;
   std::string refused;         // the engine's error when it refused the job
+  int64_t evicted = 0;         // with reclaim: its tasks evicted over the run
 };
 
 struct QueueReport {
@@ -154,6 +167,7 @@ struct QueueReport {
   // With nodes_file: the times a job of the subtree was skipped in a fill
   // because its task fit the cluster but no node.
   int64_t fragmentation_waits = 0;
+  int64_t evicted_tasks = 0;    // with reclaim: tasks of the subtree's jobs evicted
   // Leaves, with explain_per_leaf > 0: reason -> waiting job-milliseconds.
   std::vector<std::pair<std::string, double>> why;
 };
@@ -181,6 +195,14 @@ struct SimulateResult {
   int64_t steps = 0;                   // tasks started
   int64_t fills_skipped = 0;           // instants where no waiting task could fit
   int64_t nodes = 0;                   // with nodes_file: the nodes of the pool
+  // With reclaim (docs/simulate.md "Reclaim"):
+  bool reclaim = false;
+  int64_t evicted_tasks = 0;
+  double lost_task_seconds = 0;        // Σ over evicted tasks of (eviction - start)
+  int64_t plans_applied = 0;
+  int64_t ping_pong = 0;               // plans of a job X taking from a job that took from X before
+  int64_t evicted_within_60s = 0;      // evicted tasks that had run less than 60 s
+  std::vector<int64_t> eviction_ms;    // the instants of evictions (one per applied plan), for plots
   double wall_seconds = 0;
 };
 

@@ -3,7 +3,7 @@
 // These are the values that configuration files parse into, that events
 // carry and that the engine, the reference model (tests/reference) and the
 // storage layer exchange. They hold no derived state; amounts are canonical
-// integers (engine/quantity.h). `line` fields keep the source line a value
+// integers (hdrf/quantity.h). `line` fields keep the source line a value
 // came from (0 when it did not come from a file) so errors can name it.
 #ifndef HDRF_SPEC_H_
 #define HDRF_SPEC_H_
@@ -51,17 +51,23 @@ struct JobSpec {
   ResourceAmounts task;    // shape of one task
   double weight = 1;       // job weight (divisor of its key), >= 1 after clamping,
                            // at most kMaxWeight
-  int64_t min_available = 1;  // SPEC §12 enqueue gate minimum, in tasks
+  // Gang size m (SPEC §14): a job holding no task starts only with m tasks
+  // at once; also the §12 enqueue gate's minimum. 0 counts as 1.
+  int64_t min_available = 1;
   int line = 0;
 };
 
-// One step of a scenario (SPEC §10).
+// One step of a scenario (SPEC §10, §15).
 struct ScenarioStep {
-  enum class Kind { kFill, kFinish, kRemove, kSubmit };
+  enum class Kind { kFill, kFinish, kRemove, kSubmit, kPlan, kEvict };
   Kind kind = Kind::kFill;
-  std::string job;        // kFinish, kRemove
+  std::string job;        // kFinish, kRemove, kPlan, kEvict
   int64_t tasks = 1;      // kFinish
   JobSpec submit;         // kSubmit
+  // kPlan, kEvict: "reclaim" (default), "preempt" or "both", and the most
+  // victims (unset: no limit).
+  std::string mode = "reclaim";
+  std::optional<int64_t> max_victims;
   int line = 0;
 };
 

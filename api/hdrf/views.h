@@ -80,7 +80,11 @@ struct Explanation {
   bool schedulable = false;
   bool is_next = false;              // the job a step would pick now
   std::vector<std::string> blocked_by;    // reasons, e.g. "resource cpu saturated"
-  std::vector<std::string> unfit_because; // why one more task does not fit (§6)
+  std::vector<std::string> unfit_because; // why one more task (a gang's m) does not fit (§6, §14)
+  // A waiting job's reclaim plan (§15), or why there is none: the
+  // resources short, then per refused unit that would help the rule that
+  // refused it (guarantee, not reclaimable, order).
+  std::vector<std::string> plan;
   std::vector<Level> levels;         // root first, the leaf's jobs last
 };
 

@@ -10,6 +10,9 @@
 // `with` block) closes the store and frees it; later calls raise
 // FailedPreconditionError. A Job names one job of one engine and is refused
 // by any other engine.
+// Plans: engine.plan(job, mode, max_victims) returns an hdrf.Plan;
+// engine.apply_plan(plan) raises hdrf.StalePlanError (code Aborted) when
+// the state changed under it (docs/spec.md §15).
 // Followers: Engine.open_follower(db_path) is a read-only engine over a
 // store another process writes (events raise FailedPreconditionError);
 // catch_up(), lag() and promote() (docs/embedding.md "Followers and
@@ -355,6 +358,7 @@ py::dict ExplanationDict(const Explanation& e) {
   d["next"] = e.is_next;
   d["blocked_by"] = e.blocked_by;
   d["unfit_because"] = e.unfit_because;
+  d["plan"] = e.plan;
   d["levels"] = levels;
   return d;
 }
@@ -398,7 +402,8 @@ void DefineErrors(py::module_& m) {
       {StatusCode::kCorruption, "CorruptionError"},
       {StatusCode::kIoError, "IOError"},
       {StatusCode::kUnimplemented, "UnimplementedError"},
-      {StatusCode::kInternal, "InternalError"}};
+      {StatusCode::kInternal, "InternalError"},
+      {StatusCode::kAborted, "StalePlanError"}};
   for (const auto& [code, name] : codes) {
     const std::string full = std::string("hdrf.") + name;
     py::object t = py::reinterpret_steal<py::object>(
@@ -406,6 +411,7 @@ void DefineErrors(py::module_& m) {
     m.attr(name) = t;
     ErrorTypes()[static_cast<int>(code)] = t;
   }
+  m.attr("AbortedError") = m.attr("StalePlanError");  // the code's name, as for the others
 }
 
 }  // namespace
@@ -663,6 +669,82 @@ void DefineReads(PyEngineClass& c) {
       .def("checkpoint", Method(&Engine::Checkpoint));
 }
 
+// A plan (docs/spec.md §15) and the serial number of the engine that made
+// it: hdrf.Plan, read-only. `hdrf.Plan.__new__(hdrf.Plan)` makes an object
+// that no constructor ran on (pybind11 allocates it lazily, with this
+// operator new): zero-filled, its plan is null and every use raises.
+struct PyPlan {
+  std::shared_ptr<const Plan> plan;
+  uint64_t engine = 0;
+  static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
+  static void operator delete(void* p) { ::operator delete(p); }
+
+  const Plan& Get() const {
+    if (!plan)
+      Raise(Status::FailedPrecondition("hdrf.Plan is not initialised (make plans with Engine.plan)"));
+    return *plan;
+  }
+  Job JobOf(JobId id, uint64_t seq) const { return Job{JobRef{id, seq}, engine}; }
+};
+
+// hdrf.Plan's read-only attributes.
+void DefinePlanClass(py::module_& m) {
+  py::class_<PyPlan>(m, "Plan",
+                     "A plan (docs/spec.md §15): which running tasks should stop so that a "
+                     "waiting job can start. Made by Engine.plan, applied by Engine.apply_plan.")
+      .def_property_readonly("job", [](const PyPlan& p) { return p.JobOf(p.Get().id, p.Get().seq); })
+      .def_property_readonly("name", [](const PyPlan& p) { return p.Get().job; })
+      .def_property_readonly("mode", [](const PyPlan& p) { return PlanModeName(p.Get().mode); })
+      .def_property_readonly("fits", [](const PyPlan& p) { return p.Get().fits; })
+      .def_property_readonly("tasks", [](const PyPlan& p) { return p.Get().tasks; })
+      .def_property_readonly("victims", [](const PyPlan& p) {
+             py::list out;
+             for (const PlanVictim& v : p.Get().victims) out.append(py::make_tuple(v.name, v.tasks));
+             return out;
+           }, "[(job name, tasks)] in plan order; empty when it does not fit.")
+      .def_property_readonly("victim_jobs", [](const PyPlan& p) {
+             py::list out;
+             for (const PlanVictim& v : p.Get().victims) out.append(p.JobOf(v.id, v.seq));
+             return out;
+           }, "The victims as hdrf.Job values, in plan order.")
+      .def_property_readonly("short", [](const PyPlan& p) { return p.Get().short_by; },
+           "{resource: amount still missing} in canonical units when it does not fit.")
+      .def_property_readonly("made_at_seq", [](const PyPlan& p) { return p.Get().made_at_seq; })
+      .def("__repr__", [](const PyPlan& p) -> std::string {
+             if (!p.plan) return "<hdrf.Plan, not initialised>";
+             const Plan& plan = *p.plan;
+             return "<hdrf.Plan for " + plan.job + ": " + (plan.fits ? "fits" : "does not fit") +
+                    ", " + std::to_string(plan.victims.size()) + " victims>";
+           });
+}
+
+// engine.plan(job, mode="reclaim", max_victims=None), engine.apply_plan(plan).
+void DefinePlans(py::module_& m, PyEngineClass& c) {
+  DefinePlanClass(m);
+  c.def("plan", [](PyEngine& self, const py::object& job, const std::string& mode,
+                   std::optional<int64_t> max_victims) {
+         PlanOptions o;
+         if (!ParsePlanMode(mode, &o.mode))
+           Raise(Status::InvalidArgument("plan mode '" + mode +
+                                         "': expected reclaim, preempt or both"));
+         o.max_victims = max_victims;
+         const JobRef r = self.Resolve(job);
+         Plan plan = Value(self.Run([&](Engine& e) { return e.Plan(r, o); }));
+         return PyPlan{std::make_shared<const Plan>(std::move(plan)), self.serial()};
+       }, py::arg("job"), py::arg("mode") = "reclaim", py::arg("max_victims") = py::none(),
+       "The plan for a waiting job (a Job or a name); changes nothing. A plan that cannot be "
+       "found is not an error: fits is False and short says what is missing.")
+      .def("apply_plan", [](PyEngine& self, const PyPlan& p) {
+         const Plan& plan = p.Get();
+         if (p.engine != self.serial())
+           Raise(Status::InvalidArgument("plan for job " + plan.job +
+                                         " belongs to another engine"));
+         Check(self.Run([&](Engine& e) { return e.ApplyPlan(plan); }));
+       }, py::arg("plan"),
+       "Applies a plan made by this engine as one event; hdrf.StalePlanError when the state "
+       "changed under it (nothing changes: plan again).");
+}
+
 void DefineEngine(py::module_& m) {
   PyEngineClass c(m, "Engine", "An hdrf engine; use it in a `with` block or call close().");
   DefineConstructors(c);
@@ -670,6 +752,7 @@ void DefineEngine(py::module_& m) {
   DefineLifetime(c);
   DefineEvents(c);
   DefineReads(c);
+  DefinePlans(m, c);
 }
 
 }  // namespace hdrf::python

@@ -78,6 +78,7 @@ Json QueueJson(const QueueReport& q, const SimulateResult& r) {
   j["wait_by_size"] = by;
   j["starved_seconds"] = Seconds(q.starved_ms);
   if (r.nodes > 0) j["fragmentation_waits"] = q.fragmentation_waits;
+  if (r.reclaim) j["evicted_tasks"] = q.evicted_tasks;
   if (!q.is_leaf) {
     j["jain_avg"] = q.contended_ms > 0 ? Json(q.jain_avg) : Json(nullptr);
     j["contended_seconds"] = Seconds(q.contended_ms);
@@ -113,6 +114,13 @@ Json ReportObject(const Workload& w, const SimulateResult& r) {
   j["instants"] = r.instants;
   j["steps"] = r.steps;
   j["fills_skipped"] = r.fills_skipped;
+  if (r.reclaim) {
+    j["evicted_tasks"] = r.evicted_tasks;
+    j["lost_task_seconds"] = r.lost_task_seconds;
+    j["plans_applied"] = r.plans_applied;
+    j["ping_pong"] = r.ping_pong;
+    j["evicted_within_60s"] = r.evicted_within_60s;
+  }
   j["wall_seconds"] = r.wall_seconds;
   return j;
 }
@@ -145,7 +153,8 @@ std::string FormatMs(int64_t ms) {
 }
 
 std::string JobsCsv(const Workload& w, const SimulateResult& r) {
-  std::string out = "name,queue,arrival,first_start,last_start,end\n";
+  std::string out = r.reclaim ? "name,queue,arrival,first_start,last_start,end,evicted\n"
+                              : "name,queue,arrival,first_start,last_start,end\n";
   out.reserve(out.size() + w.jobs.size() * 48);
   for (size_t i = 0; i < w.jobs.size() && i < r.jobs.size(); ++i) {
     const JobOutcome& o = r.jobs[i];
@@ -156,6 +165,7 @@ std::string JobsCsv(const Workload& w, const SimulateResult& r) {
       out += ',';
       out += FormatMs(ms);
     }
+    if (r.reclaim) out += ',' + std::to_string(o.evicted);
     out += '\n';
   }
   return out;
@@ -182,6 +192,11 @@ std::string SimulateCompareJson(const Workload& w, const SimulateResult& a, cons
   c["unscheduled"] = b.unscheduled;
   c["makespan"] = Seconds(b.makespan_ms);
   c["utilization"] = UtilizationJson(b);
+  if (b.reclaim) {
+    c["evicted_tasks"] = b.evicted_tasks;
+    c["lost_task_seconds"] = b.lost_task_seconds;
+    c["plans_applied"] = b.plans_applied;
+  }
   Json queues = Json::array();
   for (const std::string& path : UnionPaths(a, b)) {
     const QueueReport* qa = FindQueue(a, path);
@@ -193,6 +208,7 @@ std::string SimulateCompareJson(const Workload& w, const SimulateResult& a, cons
     q["usage_share_avg"] = pair([](const QueueReport& x) { return Json(x.usage_share_avg); });
     q["fair_share_avg"] = pair([](const QueueReport& x) { return Json(x.fair_share_avg); });
     q["wait"] = pair([](const QueueReport& x) { return WaitJson(x.wait); });
+    if (a.reclaim || b.reclaim) q["evicted_tasks"] = pair([](const QueueReport& x) { return Json(x.evicted_tasks); });
     queues.push_back(q);
   }
   c["queues"] = queues;
@@ -237,7 +253,14 @@ std::string SimulateCompareTable(const SimulateResult& a, const SimulateResult& 
   std::snprintf(buf, sizeof buf, "makespan %s -> %s s; never started %lld -> %lld\n", FormatMs(a.makespan_ms).c_str(),
                 FormatMs(b.makespan_ms).c_str(), static_cast<long long>(a.unscheduled),
                 static_cast<long long>(b.unscheduled));
-  return out + buf;
+  out += buf;
+  if (a.reclaim || b.reclaim) {
+    std::snprintf(buf, sizeof buf, "evicted tasks %lld -> %lld; lost task-seconds %.3f -> %.3f; plans applied %lld -> %lld\n",
+                  static_cast<long long>(a.evicted_tasks), static_cast<long long>(b.evicted_tasks), a.lost_task_seconds,
+                  b.lost_task_seconds, static_cast<long long>(a.plans_applied), static_cast<long long>(b.plans_applied));
+    out += buf;
+  }
+  return out;
 }
 
 std::string SimulateReportTable(const SimulateResult& r) {

@@ -12,9 +12,26 @@ std::string Where(size_t index, int line, const char* what) {
   return s;
 }
 
+// A plan/evict step (SPEC §15): the plan, applied by evict when it fits.
+Status PlanStep(Engine& eng, const ScenarioStep& st, std::vector<SimResult::PlanStep>* plans) {
+  HDRF_ASSIGN_OR_RETURN(JobRef ref, eng.FindJob(st.job));
+  PlanOptions o;
+  if (!ParsePlanMode(st.mode, &o.mode)) return Status::InvalidArgument("unknown plan mode '" + st.mode + "'");
+  o.max_victims = st.max_victims;
+  HDRF_ASSIGN_OR_RETURN(Plan p, eng.Plan(ref, o));
+  SimResult::PlanStep out{std::move(p), false};
+  if (st.kind == ScenarioStep::Kind::kEvict && out.plan.fits) {
+    HDRF_RETURN_IF_ERROR(eng.ApplyPlan(out.plan));
+    out.applied = true;
+  }
+  if (plans) plans->push_back(std::move(out));
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* fill_steps,
                                                     EngineOptions opts = {},
-                                                    bool run_steps = true) {
+                                                    bool run_steps = true,
+                                                    std::vector<SimResult::PlanStep>* plans = nullptr) {
   if (!opts.overcommit_factor) opts.overcommit_factor = sc.overcommit_factor;
   auto eng_or = Engine::Create(sc.cluster, sc.queues, opts);
   if (!eng_or.ok()) return eng_or.status().WithContext("scenario queues");
@@ -46,6 +63,10 @@ StatusOr<std::unique_ptr<Engine>> RunScenarioSteps(const Scenario& sc, int64_t* 
       case ScenarioStep::Kind::kSubmit:
         s = eng.Submit(st.submit).status();
         break;
+      case ScenarioStep::Kind::kPlan:
+      case ScenarioStep::Kind::kEvict:
+        s = PlanStep(eng, st, plans);
+        break;
     }
     if (!s.ok()) return s.WithContext(Where(i, st.line, "step"));
   }
@@ -67,7 +88,7 @@ StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& sc,
 
 StatusOr<SimResult> RunScenario(const Scenario& sc) {
   SimResult res;
-  auto eng_or = RunScenarioSteps(sc, &res.steps);
+  auto eng_or = RunScenarioSteps(sc, &res.steps, {}, true, &res.plans);
   if (!eng_or.ok()) return eng_or.status();
   Engine& eng = **eng_or;
   res.resources = eng.ResourceNames();
@@ -95,8 +116,18 @@ std::string SimResultToJson(const SimResult& r) {
     queues.push_back({{"path", q.path}, {"share", q.share}, {"key", q.key}, {"blocked", q.blocked},
                       {"allocated", std::move(allocated)}});
   }
-  return JsonLine({{"jobs", std::move(jobs)}, {"queues", std::move(queues)}, {"steps", r.steps},
-                   {"digest", r.digest}});
+  Json plans = Json::array();
+  for (const SimResult::PlanStep& ps : r.plans) {
+    const Plan& p = ps.plan;
+    Json victims = Json::array();
+    for (const PlanVictim& v : p.victims) victims.push_back({{"job", v.name}, {"tasks", v.tasks}});
+    Json short_by = Json::object();
+    for (const auto& [res, amount] : p.short_by) short_by[res] = amount;
+    plans.push_back({{"job", p.job}, {"mode", PlanModeName(p.mode)}, {"fits", p.fits}, {"tasks", p.tasks},
+                     {"victims", std::move(victims)}, {"short", std::move(short_by)}, {"applied", ps.applied}});
+  }
+  return JsonLine({{"jobs", std::move(jobs)}, {"plans", std::move(plans)}, {"queues", std::move(queues)},
+                   {"steps", r.steps}, {"digest", r.digest}});
 }
 
 }  // namespace hdrf

@@ -13,6 +13,7 @@
 #include <deque>
 #include <optional>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "hdrf/engine.h"
@@ -129,6 +130,13 @@ class Simulator {
   Status Fill(int64_t t);
   Status FillOnNodes(int64_t t);
   void Start(int64_t t, uint32_t i);
+  // Puts the tasks started since the last call (started_now_) in the calendar.
+  void ScheduleStarted(int64_t t);
+  void PushEnding(const Ending& e);
+  // The reclaim phase (SimulateOptions::reclaim) and its evictions.
+  Status Reclaim(int64_t t);
+  Status Evict(int64_t t, uint32_t victim, int64_t n);
+  bool DemandPlaceable(const Plan& plan, uint32_t taker) const;
   void Explain();
   int64_t LastStart(uint32_t i) const {
     const JobRec& j = jobs_[i];
@@ -149,7 +157,21 @@ class Simulator {
   std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> calendar_;
   std::vector<Engine::TaskOp> ops_;
   std::vector<JobRef> picked_;  // the jobs of one fill's steps, in order
-  std::vector<std::pair<uint32_t, int64_t>> started_now_;  // job, unstarted before this fill
+  std::vector<uint32_t> started_now_;  // the job of each task started since the last ScheduleStarted
+  // With reclaim: per job, its running tasks by end (and node), in start
+  // order; the calendar's entries are then checked against it (evictions
+  // cancel tasks: an entry whose group is gone ends nothing).
+  struct Group {
+    int64_t end;
+    int32_t node;
+    int64_t count;
+  };
+  std::unordered_map<uint32_t, std::vector<Group>> live_;
+  std::vector<int64_t> evicted_;  // per job
+  std::set<std::pair<uint32_t, uint32_t>> took_;  // (taker, victim) of applied plans
+  int64_t evicted_tasks_ = 0, plans_applied_ = 0, ping_pong_ = 0, evicted_soon_ = 0;
+  double lost_ms_ = 0;
+  std::vector<int64_t> eviction_ms_;
   std::vector<std::deque<uint32_t>> waiting_;  // per queue, with explain_per_leaf: jobs in arrival order
   sim::NodePool* nodes_;  // null without --nodes
   std::vector<std::pair<uint32_t, int32_t>> placed_now_;  // with nodes: (job, node) of each task started
@@ -159,8 +181,17 @@ class Simulator {
 Status Simulator::Complete(int64_t t) {
   ops_.clear();
   while (!calendar_.empty() && calendar_.top().end == t) {
-    const Ending e = calendar_.top();
+    Ending e = calendar_.top();
     calendar_.pop();
+    if (o_.reclaim) {  // what is left of the group after evictions
+      std::vector<Group>& g = live_[e.job];
+      auto it = std::find_if(g.begin(), g.end(), [&](const Group& x) { return x.end == e.end && x.node == e.node; });
+      if (it == g.end()) continue;  // merged into an earlier entry, or evicted
+      e.count = it->count;
+      g.erase(it);
+      if (g.empty()) live_.erase(e.job);
+      if (e.count == 0) continue;
+    }
     JobRec& j = jobs_[e.job];
     j.unfinished -= static_cast<uint32_t>(e.count);
     const int64_t* shape = shapes_.at(j.shape);
@@ -210,7 +241,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
 
 void Simulator::Start(int64_t t, uint32_t i) {
   JobRec& j = jobs_[i];
-  if (LastStart(i) != t) started_now_.emplace_back(i, j.unstarted);
+  started_now_.push_back(i);
   if (j.first_start < 0) j.first_start = t;
   if (const int64_t d = t - j.first_start; d < kWide) {
     j.last_after_first = static_cast<uint32_t>(d);
@@ -236,16 +267,37 @@ Status Simulator::Fill(int64_t t) {
   picked_.clear();
   auto s = eng_.Fill(&picked_);
   if (!s.ok()) return s.status().WithContext("fill at " + FormatMs(t) + " s");
-  for (const JobRef& ref : picked_) {
+  for (const JobRef& ref : picked_) {  // a gang's first step lists the job m times
     const uint32_t i = ref.id < job_of_id_.size() ? job_of_id_[ref.id] : kNoJob;
     if (i == kNoJob) return Status::Internal("the engine started a job the simulator does not know");
     Start(t, i);
   }
-  for (auto [i, before] : started_now_) {
-    const int64_t end = t + w_.jobs[i].duration_ms;
-    calendar_.push(Ending{end, i, before - jobs_[i].unstarted});
-  }
+  ScheduleStarted(t);
   return Status::Ok();
+}
+
+void Simulator::PushEnding(const Ending& e) {
+  calendar_.push(e);
+  if (!o_.reclaim) return;
+  std::vector<Group>& g = live_[e.job];
+  if (!g.empty() && g.back().end == e.end && g.back().node == e.node) {
+    g.back().count += e.count;
+  } else {
+    g.push_back(Group{e.end, e.node, e.count});
+  }
+}
+
+// Tasks of one job started at one instant end together.
+void Simulator::ScheduleStarted(int64_t t) {
+  std::sort(started_now_.begin(), started_now_.end());
+  for (size_t k = 0; k < started_now_.size();) {
+    size_t e = k;
+    while (e < started_now_.size() && started_now_[e] == started_now_[k]) ++e;
+    const uint32_t i = started_now_[k];
+    PushEnding(Ending{t + w_.jobs[i].duration_ms, i, static_cast<int64_t>(e - k)});
+    k = e;
+  }
+  started_now_.clear();
 }
 
 // Fill with host placement (docs/simulate_nodes.md): steps in fair order
@@ -253,11 +305,25 @@ Status Simulator::Fill(int64_t t) {
 // want of a node is skipped for the rest of this fill.
 Status Simulator::FillOnNodes(int64_t t) {
   placed_now_.clear();
-  int chosen = -1;
+  std::vector<int> chosen;  // the nodes of the step's tasks, placed already
   PlacementSkips skips;
+  // A gang's m tasks go one after another, best fit on the pool as it
+  // fills; if one cannot be placed, none is (docs/spec.md §14).
+  Status place_error;
   const PlacementFn fits = [&](const PlacementQuery& q) {
-    chosen = nodes_->BestFit(q.task.data());
-    if (chosen >= 0) return true;
+    chosen.clear();
+    for (int64_t k = 0; k < q.tasks; ++k) {
+      const int n = nodes_->BestFit(q.task.data());
+      if (n < 0) break;
+      if (Status st = nodes_->Place(n, q.task.data()); !st.ok()) {
+        place_error = st;
+        break;
+      }
+      chosen.push_back(n);
+    }
+    if (static_cast<int64_t>(chosen.size()) == q.tasks) return true;
+    for (int n : chosen) (void)nodes_->Release(n, q.task.data());
+    chosen.clear();
     const uint32_t i = q.job.id < job_of_id_.size() ? job_of_id_[q.job.id] : kNoJob;
     if (i != kNoJob) stats_.FragmentationWait(jobs_[i].leaf);
     return false;
@@ -268,17 +334,20 @@ Status Simulator::FillOnNodes(int64_t t) {
     if (!s->has_value()) break;
     const uint32_t i = (**s).id < job_of_id_.size() ? job_of_id_[(**s).id] : kNoJob;
     if (i == kNoJob) return Status::Internal("the engine started a job the simulator does not know");
-    HDRF_RETURN_IF_ERROR(nodes_->Place(chosen, shapes_.at(jobs_[i].shape)));
-    placed_now_.emplace_back(i, chosen);
-    Start(t, i);
+    for (int n : chosen) {
+      placed_now_.emplace_back(i, n);
+      Start(t, i);
+    }
   }
+  HDRF_RETURN_IF_ERROR(place_error);
+  started_now_.clear();  // in the calendar by node, below
   // Tasks of one job on one node at this instant end together.
   std::sort(placed_now_.begin(), placed_now_.end());
   for (size_t k = 0; k < placed_now_.size();) {
     size_t e = k;
     while (e < placed_now_.size() && placed_now_[e] == placed_now_[k]) ++e;
     const auto [i, node] = placed_now_[k];
-    calendar_.push(Ending{t + w_.jobs[i].duration_ms, i, static_cast<int64_t>(e - k), node});
+    PushEnding(Ending{t + w_.jobs[i].duration_ms, i, static_cast<int64_t>(e - k), node});
     k = e;
   }
   return Status::Ok();
@@ -337,6 +406,122 @@ void Simulator::Explain() {
   }
 }
 
+// docs/spec.md §13 additions: after the fill, the waiting jobs in step
+// order, each tried once per instant.
+Status Simulator::Reclaim(int64_t t) {
+  PlacementSkips tried;
+  int64_t evicted_now = 0;
+  PlanOptions po;
+  po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
+  // The order of tries changes only when a plan is applied (failed tries
+  // change nothing): one traversal, then one more per applied plan.
+  std::vector<JobRef> order = eng_.WaitingOrder(&tried);
+  for (size_t at = 0;; ++at) {
+    if (o_.reclaim_budget && evicted_now >= *o_.reclaim_budget) break;
+    if (at == order.size()) break;
+    const std::optional<JobRef> next = order[at];
+    tried.Add(*next);
+    auto plan = eng_.Plan(*next, po);
+    if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
+    if (!plan->fits || plan->victims.empty()) continue;
+    const uint32_t taker = next->id < job_of_id_.size() ? job_of_id_[next->id] : kNoJob;
+    if (taker == kNoJob) return Status::Internal("a plan for a job the simulator does not know");
+    // With nodes the demand must also be placed once the victims' tasks
+    // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
+    if (nodes_ && !DemandPlaceable(*plan, taker)) continue;
+    HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
+    ++plans_applied_;
+    eviction_ms_.push_back(t);
+    for (const PlanVictim& v : plan->victims) {
+      const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
+      if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
+      HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
+      evicted_now += v.tasks;
+      if (took_.count({i, taker})) ++ping_pong_;
+      took_.insert({taker, i});
+    }
+    if (nodes_) {
+      const int64_t* shape = shapes_.at(jobs_[taker].shape);
+      std::vector<int> on;
+      for (int64_t k = 0; k < plan->tasks; ++k) {
+        const int node = nodes_->BestFit(shape);
+        if (node < 0) return Status::Internal("a reclaimed task found no node");
+        HDRF_RETURN_IF_ERROR(nodes_->Place(node, shape));
+        on.push_back(node);
+        Start(t, taker);
+      }
+      started_now_.clear();
+      std::sort(on.begin(), on.end());
+      for (size_t k = 0; k < on.size();) {
+        size_t e = k;
+        while (e < on.size() && on[e] == on[k]) ++e;
+        PushEnding(Ending{t + w_.jobs[taker].duration_ms, taker, static_cast<int64_t>(e - k), on[k]});
+        k = e;
+      }
+    } else {
+      for (int64_t k = 0; k < plan->tasks; ++k) Start(t, taker);
+      ScheduleStarted(t);
+    }
+    HDRF_RETURN_IF_ERROR(Fill(t));
+    order = eng_.WaitingOrder(&tried);
+    at = static_cast<size_t>(-1);  // from the start of the new order
+  }
+  return Status::Ok();
+}
+
+// On a copy of the pool: the victims' latest started tasks leave their
+// nodes, then the demand's tasks are placed best fit one after another.
+bool Simulator::DemandPlaceable(const Plan& plan, uint32_t taker) const {
+  sim::NodePool trial = *nodes_;
+  for (const PlanVictim& v : plan.victims) {
+    const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
+    auto it = live_.find(i);
+    if (i == kNoJob || it == live_.end()) return false;
+    const int64_t* shape = shapes_.at(jobs_[i].shape);
+    int64_t left = v.tasks;
+    for (auto g = it->second.rbegin(); g != it->second.rend() && left > 0; ++g)
+      for (int64_t k = std::min(left, g->count); k > 0; --k, --left)
+        if (!trial.Release(g->node, shape).ok()) return false;
+  }
+  const int64_t* shape = shapes_.at(jobs_[taker].shape);
+  for (int64_t k = 0; k < plan.tasks; ++k) {
+    const int node = trial.BestFit(shape);
+    if (node < 0 || !trial.Place(node, shape).ok()) return false;
+  }
+  return true;
+}
+
+// n running tasks of job i stop at t, the latest started first: their ends
+// are cancelled and they wait again, to run their full duration.
+Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
+  JobRec& j = jobs_[i];
+  const int64_t* shape = shapes_.at(j.shape);
+  std::vector<Group>& g = live_[i];
+  const int64_t duration = w_.jobs[i].duration_ms;
+  for (int64_t left = n; left > 0;) {
+    if (g.empty()) return Status::Internal("evicting more tasks than job " + w_.jobs[i].spec.name + " runs");
+    Group& last = g.back();  // the latest started (groups are in start order)
+    const int64_t k = std::min(left, last.count);
+    last.count -= k;
+    left -= k;
+    const int64_t ran = t - (last.end - duration);
+    lost_ms_ += static_cast<double>(k * ran);
+    if (ran < 60000) evicted_soon_ += k;
+    if (nodes_)
+      for (int64_t x = 0; x < k; ++x) HDRF_RETURN_IF_ERROR(nodes_->Release(last.node, shape));
+    if (last.count == 0) g.pop_back();
+  }
+  if (g.empty()) live_.erase(i);
+  for (int r = 0; r < R_; ++r) free_[r] += n * shape[r];
+  const bool was_waiting = j.unstarted > 0;
+  j.unstarted += static_cast<uint32_t>(n);
+  if (!was_waiting) shapes_.AddWaiting(j.shape, 1);
+  stats_.Change(j.leaf, t, shape, -n, n, was_waiting ? 0 : 1);
+  evicted_[i] += n;
+  evicted_tasks_ += n;
+  return Status::Ok();
+}
+
 Status Simulator::Run(SimulateResult* res) {
   const size_t n = w_.jobs.size();
   if (n >= kNoJob) return Status::InvalidArgument(w_.source + ": more than " + std::to_string(kNoJob - 1) + " jobs");
@@ -353,6 +538,7 @@ Status Simulator::Run(SimulateResult* res) {
     jobs_[i].shape = shapes_.Intern(dense);
   }
   waiting_.resize(stats_.queue_count());
+  if (o_.reclaim) evicted_.assign(n, 0);
   job_of_id_.assign(n + 1, kNoJob);  // engine ids are dense: one slot per job (grown if not)
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
@@ -374,6 +560,7 @@ Status Simulator::Run(SimulateResult* res) {
     HDRF_RETURN_IF_ERROR(Complete(t));
     while (next < n && w_.jobs[order[next]].arrival_ms == t) Arrive(t, order[next++]);
     HDRF_RETURN_IF_ERROR(Fill(t));
+    if (o_.reclaim) HDRF_RETURN_IF_ERROR(Reclaim(t));
     if (!calendar_.empty() && calendar_.top().end < t)
       return Status::OutOfRange("task end times overflow the clock");
     if (o_.explain_per_leaf > 0) Explain();
@@ -404,6 +591,25 @@ Status Simulator::Run(SimulateResult* res) {
   std::vector<uint32_t> leaf_of_job(n);
   for (size_t i = 0; i < n; ++i) leaf_of_job[i] = jobs_[i].leaf;
   stats_.Finish(t, w_, leaf_of_job, res);
+  if (o_.reclaim) {
+    res->reclaim = true;
+    res->evicted_tasks = evicted_tasks_;
+    res->lost_task_seconds = lost_ms_ / 1000.0;
+    res->plans_applied = plans_applied_;
+    res->ping_pong = ping_pong_;
+    res->evicted_within_60s = evicted_soon_;
+    res->eviction_ms = std::move(eviction_ms_);
+    std::unordered_map<std::string, size_t> at;
+    for (size_t q = 0; q < res->queues.size(); ++q) at[res->queues[q].path] = q;
+    for (size_t i = 0; i < n; ++i) {
+      res->jobs[i].evicted = evicted_[i];
+      if (evicted_[i] == 0) continue;
+      for (std::string p = res->jobs[i].queue; !p.empty(); p = p.substr(0, std::min(p.size(), p.rfind('/')))) {
+        if (auto it = at.find(p); it != at.end()) res->queues[it->second].evicted_tasks += evicted_[i];
+        if (p.find('/') == std::string::npos) break;
+      }
+    }
+  }
   return Status::Ok();
 }
 

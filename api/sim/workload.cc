@@ -18,8 +18,9 @@ namespace hdrf {
 namespace {
 
 // Fixed fields; resources take the slots after them.
-enum Slot : int { kName, kQueue, kArrival, kDuration, kUser, kTasks, kWeight, kFixedSlots };
-const char* const kFixedNames[kFixedSlots] = {"name", "queue", "arrival", "duration", "user", "tasks", "weight"};
+enum Slot : int { kName, kQueue, kArrival, kDuration, kUser, kTasks, kWeight, kMinAvailable, kFixedSlots };
+const char* const kFixedNames[kFixedSlots] = {"name",  "queue",  "arrival", "duration",
+                                              "user",  "tasks",  "weight",  "min_available"};
 constexpr int64_t kMaxMs = 1000000000000000;  // 10^15 ms, about 31,700 years
 
 using Slots = std::vector<std::optional<std::string>>;
@@ -145,6 +146,15 @@ class Builder {
       if (ec != std::errc() || p != t.data() + t.size() || !std::isfinite(v))
         return Error(line, "weight", "'" + t + "' is not a finite number");
       job.spec.weight = v;
+    }
+    if (slots[kMinAvailable] && !slots[kMinAvailable]->empty()) {  // a gang (SPEC §14)
+      const std::string& t = *slots[kMinAvailable];
+      int64_t v = 0;
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (ec != std::errc() || p != t.data() + t.size() || v < 1 || v > job.spec.tasks)
+        return Error(line, "min_available",
+                     "'" + t + "' is not an integer from 1 to the job's tasks (" + std::to_string(job.spec.tasks) + ")");
+      job.spec.min_available = v;
     }
     for (size_t r = 0; r < resources_.size(); ++r) {
       const auto& cell = slots[kFixedSlots + r];

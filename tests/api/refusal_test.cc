@@ -134,7 +134,7 @@ TEST_F(RefusalTest, Submit) {
        submit({.name = "x", .queue = "root/b", .tasks = int64_t{1} << 62, .task = cpu}),
        StatusCode::kInvalidArgument, "largest amount"},
       {"min_available x task overflow",
-       submit({.name = "x", .queue = "root/b", .task = {{"example.com/big", kBig}}, .min_available = 2}),
+       submit({.name = "x", .queue = "root/b", .tasks = 2, .task = {{"example.com/big", kBig}}, .min_available = 2}),
        StatusCode::kInvalidArgument, "largest amount"},
       {"weight NaN", submit({.name = "x", .queue = "root/b", .weight = kNaN}), StatusCode::kInvalidArgument,
        "finite"},

@@ -2,7 +2,8 @@
 // under ThreadSanitizer by CI): events from many threads are all applied,
 // each once; views, metrics and lookups run beside them; close and destroy
 // wait for calls in flight and later calls fail cleanly; a follower is
-// read and written while it catches up and is promoted.
+// read and written while it catches up and is promoted; plans raced from
+// several threads apply once.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -263,6 +264,46 @@ std::string RefRun(bool parallel) {
 
 TEST(CApiConcurrency, RefsFromManyThreadsMatchOneThread) {
   EXPECT_EQ(RefRun(true), RefRun(false));
+}
+
+// Plans for one waiting job made on the same state by 8 threads, then
+// applied at once: exactly one applies (one event); the others are stale.
+TEST(CApiConcurrency, RacingPlansApplyOnce) {
+  hdrf_engine_t* e = MakeEngine();
+  ASSERT_NE(e, nullptr);
+  hdrf_job_ref_t hog{}, want{};
+  ASSERT_EQ(hdrf_job_submit(e, "hog", "root/a", nullptr, 64, "cpu=1", &hog, nullptr), HDRF_OK);
+  ASSERT_EQ(hdrf_job_allocate_ref(e, hog, 64, nullptr), HDRF_OK);
+  ASSERT_EQ(hdrf_job_submit(e, "want", "root/b", nullptr, 1, "cpu=1", &want, nullptr), HDRF_OK);
+  uint64_t seq = 0;
+  ASSERT_EQ(hdrf_last_seq(e, &seq, nullptr), HDRF_OK);
+  std::atomic<int> made{0}, applied{0}, stale{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      hdrf_plan_t* plan = nullptr;
+      EXPECT_EQ(hdrf_plan(e, want, HDRF_PLAN_RECLAIM, -1, &plan, nullptr), HDRF_OK);
+      EXPECT_EQ(hdrf_plan_victim_count(plan), 1u);
+      made.fetch_add(1);
+      while (made.load() < kThreads) std::this_thread::yield();
+      const hdrf_code c = hdrf_apply_plan(e, plan, nullptr);
+      EXPECT_TRUE(c == HDRF_OK || c == HDRF_ABORTED) << hdrf_code_name(c);
+      (c == HDRF_OK ? applied : stale).fetch_add(1);
+      hdrf_plan_free(plan);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(applied.load(), 1);
+  EXPECT_EQ(stale.load(), kThreads - 1);
+  uint64_t after = 0;
+  ASSERT_EQ(hdrf_last_seq(e, &after, nullptr), HDRF_OK);
+  EXPECT_EQ(after, seq + 1);
+  hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
+  ASSERT_EQ(hdrf_job_get_ref(e, hog, &info, nullptr), HDRF_OK);
+  EXPECT_EQ(info.allocated, 63);
+  ASSERT_EQ(hdrf_job_get_ref(e, want, &info, nullptr), HDRF_OK);
+  EXPECT_EQ(info.allocated, 1);
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
 }
 
 // Ref calls, batches and name lookups racing a destroy, and a new engine

@@ -203,6 +203,10 @@ TEST_F(CApiFollower, RefusesEveryEventAndChangesNothing) {
   int stepped = -1;
   int64_t steps = -1;
   char* name = nullptr;
+  // A plan is made on a follower (it changes nothing), not applied.
+  hdrf_plan_t* plan = nullptr;
+  ASSERT_EQ(hdrf_plan(f, a, HDRF_PLAN_RECLAIM, -1, &plan, &err), HDRF_OK) << err.str();
+  ASSERT_EQ(hdrf_plan_fits(plan), 1);
   const std::vector<std::pair<const char*, std::function<hdrf_code()>>> events = {
       {"submit", [&] { return hdrf_job_submit(f, "x", "root/a", nullptr, 1, "cpu=1", nullptr, &err); }},
       {"remove", [&] { return hdrf_job_remove(f, "a", &err); }},
@@ -214,6 +218,7 @@ TEST_F(CApiFollower, RefusesEveryEventAndChangesNothing) {
       {"finish_ref", [&] { return hdrf_job_finish_ref(f, a, 1, &err); }},
       {"remove_ref", [&] { return hdrf_job_remove_ref(f, a, &err); }},
       {"apply", [&] { return hdrf_apply(f, &op, 1, sizeof op, &result, nullptr, &err); }},
+      {"apply_plan", [&] { return hdrf_apply_plan(f, plan, &err); }},
       {"queue_create", [&] { return hdrf_queue_create(f, &q, &err); }},
       {"queue_update", [&] { return hdrf_queue_update(f, &qa, &err); }},
       {"queue_set_state", [&] { return hdrf_queue_set_state(f, "root/b", HDRF_QUEUE_CLOSED, &err); }},
@@ -230,6 +235,7 @@ TEST_F(CApiFollower, RefusesEveryEventAndChangesNothing) {
     EXPECT_EQ(call(), HDRF_FAILED_PRECONDITION) << what;
     EXPECT_THAT(err.str(), HasSubstr("read-only follower of " + db)) << what;
   }
+  hdrf_plan_free(plan);
   EXPECT_EQ(result, HDRF_FAILED_PRECONDITION);
   EXPECT_EQ(name, nullptr);
   EXPECT_EQ(Digest(f), digest);

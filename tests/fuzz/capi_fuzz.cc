@@ -45,6 +45,7 @@ struct Program {
   char* err = nullptr;
   char fake[64] = {};  // a pointer that is no engine handle
   hdrf_job_ref_t refs[8] = {};  // job refs seen (of any engine, maybe stale)
+  hdrf_plan_t* plan = nullptr;   // the last plan made (of any engine, maybe stale)
 
   explicit Program(const uint8_t* d, size_t n) : in(d, n) {}
 
@@ -98,7 +99,7 @@ struct Program {
 
   // Checks the error contract after a call.
   void Check(hdrf_code c, char** errptr) {
-    if (c < HDRF_OK || c > HDRF_INTERNAL) hdrf::fuzz::Fail("code out of range");
+    if (c < HDRF_OK || c > HDRF_ABORTED) hdrf::fuzz::Fail("code out of range");
     if (hdrf_code_name(c) == nullptr) hdrf::fuzz::Fail("no code name");
     if (c != HDRF_OK && errptr != nullptr && (*errptr == nullptr || **errptr == '\0'))
       hdrf::fuzz::Fail("failure without a message");
@@ -130,6 +131,7 @@ struct Program {
 
   void Step();
   hdrf_code Follower(uint8_t op, char** e);
+  hdrf_code Plan(hdrf_engine_t* eng, char** e);
   void Run() {
     int ops = 0;
     while (!in.empty() && ops++ < 200) {
@@ -139,6 +141,7 @@ struct Program {
     for (int s = 0; s < kSlots; ++s)
       if (slots[s] && !destroyed[s]) hdrf_engine_destroy(slots[s], nullptr);
     hdrf_free(err);
+    hdrf_plan_free(plan);
   }
 };
 
@@ -183,6 +186,41 @@ hdrf_code Program::Follower(uint8_t op, char** e) {
       return c;
     }
   }
+}
+
+// Plans (hdrf/c.h "taking back: plans"): made for any ref, with any mode
+// and limit, read through every accessor at any index, applied to any
+// engine (maybe not its own, maybe after the state changed). Bytes: flags
+// f; for a plan, the ref, then (f & 4) the mode, (f & 32) the limit, then
+// the index read back.
+hdrf_code Program::Plan(hdrf_engine_t* eng, char** e) {
+  const uint8_t f = in.Byte();
+  if (f & 1) return hdrf_apply_plan(eng, f & 2 ? nullptr : plan, e);
+  hdrf_plan_t* p = reinterpret_cast<hdrf_plan_t*>(fake);
+  const hdrf_job_ref_t r = Ref();
+  const int mode = f & 4 ? static_cast<int>(Int()) : (f >> 3) % 3;
+  const int64_t max_victims = f & 32 ? Int() : static_cast<int64_t>(f >> 6) - 1;
+  const hdrf_code c = hdrf_plan(eng, r, mode, max_victims, f & 2 ? nullptr : &p, e);
+  if (c != HDRF_OK) {
+    if (!(f & 2) && p != nullptr) hdrf::fuzz::Fail("plan set on failure");
+    return c;
+  }
+  const size_t i = in.Byte() % 4;
+  const char* s = nullptr;
+  int64_t n = 0;
+  hdrf_job_ref_t v{};
+  (void)hdrf_plan_fits(p);
+  (void)hdrf_plan_tasks(p);
+  (void)hdrf_plan_mode(p);
+  if (hdrf_plan_job(p, &v, &s, nullptr) != HDRF_OK || !s) hdrf::fuzz::Fail("plan_job");
+  const bool victim = hdrf_plan_victim(p, i, &v, &s, &n, nullptr) == HDRF_OK;
+  if (victim != (i < hdrf_plan_victim_count(p))) hdrf::fuzz::Fail("victim index");
+  if (victim) Keep(HDRF_OK, v);
+  const bool short_ok = hdrf_plan_short(p, i, &s, &n, nullptr) == HDRF_OK;
+  if (short_ok != (i < hdrf_plan_short_count(p))) hdrf::fuzz::Fail("short index");
+  hdrf_plan_free(plan);
+  plan = p;
+  return c;
 }
 
 void Program::Step() {
@@ -458,7 +496,10 @@ void Program::Step() {
     case 31: {  // views and steps by ref
       hdrf_engine_t* eng = Engine();
       hdrf_job_info_t info = HDRF_JOB_INFO_INIT;
-      if (in.Byte() & 1) {
+      const uint8_t f = in.Byte();
+      if (f % 3 == 2) {
+        c = Plan(eng, e);
+      } else if (f % 3 == 1) {
         c = hdrf_job_get_ref(eng, Ref(), in.Byte() % 16 ? &info : nullptr, e);
       } else {
         int stepped = 0;

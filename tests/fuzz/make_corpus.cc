@@ -239,6 +239,27 @@ void Capi() {
   f.Op(3).B(0);
   f.Op(241).B(0);                                   // a destroyed handle
   Write("capi_fuzz", "follower", f.b);
+
+  // Plans (op 31 with selector 2): a reclaim made, applied, applied again
+  // (stale), a gang's plan, a plan with no victims allowed, applies to an
+  // empty slot and to a destroyed engine.
+  Prog r;
+  r.Op(0).S("cpu=8").B(2).S("root/a").B(0).S("root/b").B(0).B(0).B(0);     // slot 0
+  r.Op(9).B(0).S("j1").S("root/a").Null().I(8).S("cpu=1").B(1).B(0);        // refs[0]
+  r.Op(29).B(0).B(0).I(8).B(0);                                             // allocate 8
+  r.Op(9).B(0).S("j2").S("root/b").Null().I(1).S("cpu=1").B(1).B(1);        // refs[1]
+  r.Op(31).B(0).B(2).B(0).B(1).B(0).B(2);  // plan for j2 (reclaim, no limit), victim 0 kept
+  r.Op(31).B(0).B(2).B(1);                 // apply
+  r.Op(31).B(0).B(2).B(1);                 // apply again: stale
+  r.Op(10).B(0).S("j3").S("root/b").Null().I(2).S("cpu=1").B(21).I(2).B(1).B(3);  // a gang of 2
+  r.Op(31).B(0).B(2).B(64).B(3).B(0);      // max_victims 0: fails, short cpu
+  r.Op(31).B(0).B(2).B(1);                 // apply it: refused
+  r.Op(31).B(0).B(2).B(0).B(3).B(1).B(4);  // the gang's plan, victim 1 kept
+  r.Op(31).B(1).B(2).B(1);                 // apply to an empty slot
+  r.Op(31).B(0).B(2).B(1);                 // apply
+  r.Op(3).B(0);
+  r.Op(31).B(0).B(2).B(1);                 // apply to a destroyed engine
+  Write("capi_fuzz", "plan", r.b);
 }
 
 }  // namespace

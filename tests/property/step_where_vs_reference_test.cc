@@ -12,7 +12,7 @@
 //     calls is honoured; FillWhere makes the same number of steps as the
 //     reference loop, and every job ends with the same allocation.
 //
-// HDRF_STEP_WHERE_SEEDS (default 150) tunes the number of seeds.
+// HDRF_STEP_WHERE_SEEDS (default 80) tunes the number of seeds.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -27,6 +28,7 @@
 #include "hdrf/metrics.h"
 #include "tests/run_shell.h"
 #include "tests/tools/sample_tree.h"
+#include "tests/tools/serve_harness.h"
 #include "tools/explain_json.h"
 #include "tools/tree_json.h"
 #include "tools/tree_view.h"
@@ -37,128 +39,17 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-using Clock = std::chrono::steady_clock;
+using serve_test::Chromium;
+using serve_test::ClientFor;
+using serve_test::FindChromium;
+using serve_test::Clock;
+using serve_test::MakeStore;
+using serve_test::Recover;
+using serve_test::Serve;
+using serve_test::TempDir;
+using serve_test::WaitFor;
 using hdrf::testing::Slurp;
 using nlohmann::json;
-
-std::string TempDir() {
-  char tmpl[] = "/tmp/hdrf_serve_test_XXXXXX";
-  return ::mkdtemp(tmpl) ? tmpl : "";
-}
-
-// Writes the sample tree into a new store at `db`.
-void MakeStore(const std::string& db) {
-  EngineOptions o;
-  o.db_path = db;
-  auto eng = Engine::Create(testing::SampleCluster(), testing::SampleQueues(), o);
-  ASSERT_TRUE(eng.ok()) << eng.status().message();
-  ASSERT_TRUE(testing::FillSample(**eng).ok());
-  ASSERT_TRUE((*eng)->Close().ok());
-}
-
-std::unique_ptr<Engine> Recover(const std::string& db) {
-  EngineOptions o;
-  o.db_path = db;
-  o.durability = Durability::kNone;
-  auto eng = Engine::Open(o);
-  EXPECT_TRUE(eng.ok()) << eng.status().message();
-  return eng.ok() ? std::move(eng).value() : nullptr;
-}
-
-// A running `hdrf serve`: started with a pipe on stdout, stopped by signal.
-class Serve {
- public:
-  // Starts HDRF_BIN serve ARGS and waits (at most 20 s) for its
-  // "listening on http://HOST:PORT/" line. port() is 0 when it did not come.
-  Serve(const std::vector<std::string>& args, const std::string& err_path) : err_path_(err_path) {
-    // Everything the child needs is made before fork: the test process has
-    // threads (RocksDB's), so the child only calls async-signal-safe functions.
-    std::vector<std::string> all = {std::getenv("HDRF_BIN"), "serve"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int out[2];
-    if (err < 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], 1);  // dup2 clears O_CLOEXEC on the copies
-      ::dup2(err, 2);
-      ::execv(argv[0], argv.data());
-      _exit(127);
-    }
-    ::close(err);
-    ::close(out[1]);
-    out_ = out[0];
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (line_.find('\n') == std::string::npos && Clock::now() < deadline) {
-      pollfd p{out_, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char buf[256];
-      ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) break;
-      line_.append(buf, static_cast<size_t>(n));
-    }
-    const std::string prefix = "listening on http://127.0.0.1:";
-    if (line_.rfind(prefix, 0) == 0) port_ = std::atoi(line_.c_str() + prefix.size());
-  }
-  ~Serve() {
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (out_ >= 0) ::close(out_);
-  }
-  int port() const { return port_; }
-  const std::string& first_line() const { return line_; }
-  std::string err() const { return Slurp(err_path_); }
-  // Sends `sig` and waits at most `seconds` for the exit; returns the exit
-  // code, or -1 (then it is killed).
-  int Stop(int sig, double seconds = 10) {
-    ::kill(pid_, sig);
-    return Wait(seconds);
-  }
-  int Wait(double seconds) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    int status = 0;
-    while (Clock::now() < deadline) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        reaped_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-
- private:
-  std::string err_path_;
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int port_ = 0;
-  bool reaped_ = false;
-  std::string line_;
-};
-
-std::unique_ptr<httplib::Client> ClientFor(int port) {
-  auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
-  c->set_connection_timeout(2);
-  c->set_read_timeout(10);
-  c->set_write_timeout(10);
-  return c;
-}
-
-// Polls `done` every 20 ms for at most `seconds`.
-template <typename F>
-bool WaitFor(F done, double seconds = 15) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
 
 // One server on the sample store for the read-only tests.
 class ServeTest : public ::testing::Test {
@@ -221,13 +112,101 @@ TEST_F(ServeTest, QueuesAreTheTreeWithExactAndHumanAmounts) {
   auto eng = Recover(db_);
   ASSERT_TRUE(eng);
   const json want = TreeJson(TakeTreeSnapshot(*eng));
-  for (const char* k : {"resources", "units", "cluster", "cluster_human", "queues"}) EXPECT_EQ(j[k], want[k]) << k;
+  for (const char* k : {"resources", "units", "cluster", "cluster_human"}) EXPECT_EQ(j[k], want[k]) << k;
+  // The queues of hdrf queues --json, each with what the page explains
+  // Share with: its child count and a non-blocked child with share 0.
+  json queues = j["queues"];
+  ASSERT_EQ(queues.size(), want["queues"].size());
+  std::map<std::string, json> extra;
+  for (json& q : queues) {
+    extra[q["path"]] = {q["children"], q["zero_child"], q["zero_child_empty"]};
+    for (const char* k : {"children", "zero_child", "zero_child_empty"}) q.erase(k);
+  }
+  EXPECT_EQ(queues, want["queues"]);
+  // root's share is 0: training is not blocked and its share is 0, because
+  // language's is (llama-finetune waits holding nothing); training holds GPUs.
+  EXPECT_EQ(extra["root"], json({3, "root/training", false}));
+  EXPECT_EQ(extra["root/training"], json({2, "root/training/language", false}));
+  EXPECT_EQ(extra["root/analytics"], json({2, nullptr, false}));
+  EXPECT_EQ(extra["root/serving"], json({0, nullptr, false}));
   EXPECT_EQ(j["last_seq"], eng->last_seq());
   EXPECT_EQ(j["job_count"], 6);
   EXPECT_EQ(j["queue_count"], 8);
   EXPECT_EQ(j["db"], db_);
   EXPECT_TRUE(j["refresh_error"].is_null());
   EXPECT_EQ(j["queues"][0]["allocated_human"]["memory"], "5.72Ti");
+}
+
+TEST_F(ServeTest, QueuesUnderAPathToADepth) {
+  auto paths = [&](const std::string& query) {
+    auto r = Get("/api/queues" + query);
+    std::vector<std::string> out;
+    if (!r || r->status != 200) return std::vector<std::string>{"HTTP " + std::to_string(r ? r->status : 0)};
+    const json j = json::parse(r->body);
+    EXPECT_EQ(j["queue_count"], 8) << query;  // the counts are the whole tree's
+    for (const json& q : j["queues"]) out.push_back(q["path"]);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(paths("?under=root&depth=0"), V({"root"}));
+  EXPECT_EQ(paths("?under=root&depth=1"), V({"root", "root/analytics", "root/serving", "root/training"}));
+  EXPECT_EQ(paths("?under=root/training"), V({"root/training", "root/training/language", "root/training/vision"}));
+  EXPECT_EQ(paths("?under=root/analytics&under=root/training&depth=1"),
+            V({"root/analytics", "root/analytics/adhoc", "root/analytics/reports", "root/training",
+               "root/training/language", "root/training/vision"}));
+  EXPECT_EQ(paths("?depth=1"), V({"root", "root/analytics", "root/serving", "root/training"}));
+  // At most `limit` children of each parent, the first by path; the
+  // queues under the others go too.
+  EXPECT_EQ(paths("?under=root&depth=2&limit=1"), V({"root", "root/analytics", "root/analytics/adhoc"}));
+  EXPECT_EQ(paths("?under=root%2Fserving&depth=5"), V({"root/serving"}));
+  // The same entries as the whole tree's.
+  const json whole = json::parse(Get("/api/queues")->body);
+  const json part = json::parse(Get("/api/queues?under=root/training&depth=0")->body);
+  for (const json& q : whole["queues"])
+    if (q["path"] == "root/training") EXPECT_EQ(part["queues"][0], q);
+
+  struct Case {
+    std::string query;
+    int status;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"?under=root/nope", 404, "no queue root/nope"},
+           {"?under=root&under=train", 404, "no queue train"},
+           {"?under=", 404, "no queue "},
+           {"?under=root&depth=-1", 400, "depth '-1' is not a whole number in 0..1000"},
+           {"?under=root&depth=x", 400, "depth 'x' is not a whole number in 0..1000"},
+           {"?under=root&depth=1001", 400, "depth '1001' is not a whole number in 0..1000"},
+           {"?depth=", 400, "depth '' is not a whole number in 0..1000"},
+           {"?limit=0", 400, "limit '0' is not a whole number in 1..1000000"},
+           {"?limit=1.5", 400, "limit '1.5' is not a whole number in 1..1000000"},
+       }) {
+    auto r = Get("/api/queues" + c.query);
+    ASSERT_TRUE(r) << c.query;
+    EXPECT_EQ(r->status, c.status) << c.query;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json") << c.query;
+    EXPECT_EQ(json::parse(r->body)["error"], c.error) << c.query;
+  }
+}
+
+TEST_F(ServeTest, HistorySinceATimeHasOnlyTheNewerSamples) {
+  json all;
+  ASSERT_TRUE(WaitFor([&] {
+    all = json::parse(Get("/api/history")->body);
+    return all["samples"].size() >= 3;
+  }));
+  const int64_t t = all["samples"][1]["time_ms"];
+  const json newer = json::parse(Get("/api/history?since=" + std::to_string(t))->body);
+  ASSERT_FALSE(newer["samples"].empty());
+  for (const json& s : newer["samples"]) EXPECT_GT(s["time_ms"].get<int64_t>(), t);
+  EXPECT_EQ(newer["capacity"], 5);
+  for (const char* bad : {"x", "-5", "1.5", ""}) {
+    auto r = Get(std::string("/api/history?since=") + bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad;
+    EXPECT_EQ(json::parse(r->body)["error"],
+              std::string("since '") + bad + "' is not a time in milliseconds since the epoch");
+  }
 }
 
 TEST_F(ServeTest, ExplainAnswersForKnownJobsAndRefusesBadNames) {
@@ -331,26 +310,6 @@ TEST_F(ServeTest, HistoryKeepsTheLastSamplesOfEachTopLevelQueue) {
 
 // ---- the page, in headless Chromium ----
 
-std::string FindChromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    std::string path = testing::RunShell(std::string("command -v ") + name + " 2>/dev/null").out;
-    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-    if (!path.empty()) return path;
-  }
-  return "";
-}
-
-// Runs headless Chromium on `url` with `what` (--dump-dom or
-// --screenshot=FILE); returns its stdout.
-std::string Chromium(const std::string& chromium, const std::string& profile, const std::string& url,
-                     const std::string& what) {
-  return testing::RunShell("timeout 90 '" + chromium + "' --headless --no-sandbox --disable-gpu " +
-                           "--disable-dev-shm-usage --no-first-run --user-data-dir='" + profile +
-                           "' --window-size=1280,900 --virtual-time-budget=3000 " + what + " '" + url +
-                           "' 2>/dev/null")
-      .out;
-}
-
 TEST_F(ServeTest, PageInHeadlessChromiumShowsTheQueueTree) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; .ci/setup installs it)";
@@ -373,6 +332,13 @@ TEST_F(ServeTest, PageInHeadlessChromiumShowsTheQueueTree) {
   EXPECT_THAT(dom, HasSubstr("5.72Ti"));
   EXPECT_THAT(dom, HasSubstr("<div id=\"status\" class=\"live\">"));
   EXPECT_THAT(dom, HasSubstr("<polyline"));  // the sparklines
+  // The Share and Key cells say why: root's share is 0 because training's
+  // is, whose is 0 because language has a waiting job that holds nothing.
+  EXPECT_THAT(dom, HasSubstr("<p class=\"legend\">"));
+  EXPECT_THAT(dom, HasSubstr("title=\"0 because root/training has share 0 and is not blocked: under Dynamic H-DRF"));
+  EXPECT_THAT(dom, HasSubstr("title=\"0 because a job of root/training/language that holds nothing is not blocked "
+                             "(1 waiting)"));
+  EXPECT_THAT(dom, HasSubstr("title=\"key = share / weight = 0.5 / 2 = 0.25; among the children of root/training"));
   // A screenshot of the same page (HDRF_SERVE_SCREENSHOT keeps a copy).
   const char* keep = std::getenv("HDRF_SERVE_SCREENSHOT");
   const std::string png = keep ? keep : dir_ + "/page.png";

@@ -1,0 +1,75 @@
+// Engine::Plan and Engine::ApplyPlan (docs/spec.md §15): the facade's side
+// of engine/plan.cc. A plan is made under the exclusive section (it reads
+// the whole tree); applying one is one event, re-checked and logged under
+// the same section.
+#include "api/facade/engine_impl.h"
+#include "api/facade/event_log.h"
+
+namespace hdrf {
+
+StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const {
+  Exclusive lock(*impl_);
+  const engine::Tree& t = *impl_->tree;
+  HDRF_RETURN_IF_ERROR(CheckRef(t, job));
+  HDRF_ASSIGN_OR_RETURN(engine::Tree::PlanOutcome o, t.MakePlan(job.id, options.mode, options.max_victims));
+  hdrf::Plan p;
+  p.id = job.id;
+  p.seq = job.seq;
+  p.job = t.job_name(job.id);
+  p.mode = options.mode;
+  p.fits = o.fits;
+  p.tasks = o.tasks;
+  for (const engine::Tree::PlanEntry& e : o.victims)
+    p.victims.push_back({e.job, t.job_seq(e.job), t.job_name(e.job), e.tasks});
+  const auto& names = t.resource_names();
+  for (size_t r = 0; r < o.short_by.size(); ++r)
+    if (o.short_by[r] > 0) p.short_by[names[r]] = o.short_by[r];
+  p.made_at_seq = impl_->last_seq;
+  return p;
+}
+
+std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {
+  Exclusive lock(*impl_);
+  const engine::Tree& t = *impl_->tree;
+  std::optional<JobId> j = t.PickWaiting(skip ? &skip->jobs_ : nullptr);
+  if (!j) return std::nullopt;
+  return JobRef{*j, t.job_seq(*j)};
+}
+
+std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
+  Exclusive lock(*impl_);
+  const engine::Tree& t = *impl_->tree;
+  std::vector<JobRef> out;
+  for (JobId j : t.WaitingOrder(skip ? &skip->jobs_ : nullptr)) out.push_back(JobRef{j, t.job_seq(j)});
+  return out;
+}
+
+Status Engine::ApplyPlan(const hdrf::Plan& plan) {
+  if (!plan.fits)
+    return Status::FailedPrecondition("plan for job " + plan.job + " found no victims that let it start");
+  EventTimer timer(*impl_);
+  uint64_t seq;
+  {
+    Exclusive lock(*impl_);
+    HDRF_RETURN_IF_ERROR(impl_->Writable());
+    engine::Tree& t = *impl_->tree;
+    HDRF_RETURN_IF_ERROR(CheckRef(t, JobRef{plan.id, plan.seq}));
+    Event e;
+    e.type = Event::Type::kApplyPlan;
+    e.job_seq = plan.seq;
+    e.n = plan.tasks;
+    std::vector<engine::Tree::PlanEntry> victims;
+    for (const PlanVictim& v : plan.victims) {
+      if (!CheckRef(t, JobRef{v.id, v.seq}).ok())
+        return Status::Aborted("stale plan for job " + plan.job + ": victim " + v.name + " is gone");
+      victims.push_back({v.id, v.tasks});
+      e.victims.push_back({v.seq, v.tasks});
+    }
+    HDRF_RETURN_IF_ERROR(t.ApplyPlan(plan.id, plan.tasks, victims, plan.mode));
+    seq = impl_->RecordLocked(&e);
+  }
+  if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
+  return timer.Done(Status::Ok());
+}
+
+}  // namespace hdrf

@@ -1,0 +1,613 @@
+// engine::Tree: reclaim and preemption plans (SPEC §15), the transfer rule
+// behind them and behind Preemptable/Reclaimable (SPEC §8).
+//
+// A plan is computed on the live tree plus an overlay (PlanState) of the
+// units taken so far: per job the tasks taken, per queue the usage taken,
+// and the free amounts given back. Nothing in the tree is written, so a
+// plan costs what its search visits, not a copy of the tree:
+//   * the victim descent (FindVictim) skips whole subtrees that cannot hold
+//     a permitted unit that helps: no usage of a short resource, a queue
+//     that is not reclaimable, or (below the lowest common ancestor C) a
+//     giver B whose share test fails for any unit and whose taker A is not
+//     within its guarantee;
+//   * room (SPEC §15) needs only what a plan changes: held_back(J's leaf)
+//     moves only through the siblings of J's path that lost usage (B), the
+//     capability headroom only at C and above, the user headroom only for
+//     units of J's user in J's leaf.
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "engine/tree.h"
+#include "engine/tree_internal.h"
+#include "hdrf/quantity.h"
+
+namespace hdrf {
+
+const char* PlanModeName(PlanMode m) {
+  switch (m) {
+    case PlanMode::kReclaim: return "reclaim";
+    case PlanMode::kPreempt: return "preempt";
+    case PlanMode::kBoth: return "both";
+  }
+  return "unknown";
+}
+
+bool ParsePlanMode(std::string_view text, PlanMode* out) {
+  if (text == "reclaim") *out = PlanMode::kReclaim;
+  else if (text == "preempt") *out = PlanMode::kPreempt;
+  else if (text == "both") *out = PlanMode::kBoth;
+  else return false;
+  return true;
+}
+
+namespace engine {
+namespace {
+// SPEC §15: shares within this distance are equal.
+constexpr double kEps = 1e-9;
+}  // namespace
+
+// What a plan has taken so far, over the live tree.
+struct Tree::PlanState {
+  struct QueueDelta {
+    QueueId q;
+    std::array<int64_t, kMaxResources> d;  // usage taken
+  };
+  std::vector<std::pair<JobId, int64_t>> taken;  // job -> tasks taken
+  std::vector<QueueDelta> dq;
+  std::array<int64_t, kMaxResources> dfree{};    // free given back
+
+  int64_t Taken(JobId v) const {
+    for (const auto& [j, n] : taken)
+      if (j == v) return n;
+    return 0;
+  }
+  const int64_t* Usage(QueueId q) const {  // null: nothing taken under q
+    for (const QueueDelta& e : dq)
+      if (e.q == q) return e.d.data();
+    return nullptr;
+  }
+};
+
+// The waiting job J and its demand D = k·task_J.
+struct Tree::PlanCtx {
+  JobId j = kNone;
+  QueueId leaf = kNone;
+  int64_t k = 0;
+  PlanMode mode = PlanMode::kReclaim;
+  std::array<int64_t, kMaxResources> D{};
+  std::vector<QueueId> path;  // J's leaf up to root
+  int leaf_depth = 0;
+  bool OnPath(const Tree& t, QueueId q) const {
+    const int d = t.queues_[q].depth;
+    return d <= leaf_depth && path[leaf_depth - d] == q;
+  }
+};
+
+namespace {
+
+// Usage of queue q on the plan's state.
+inline int64_t UsageOn(const int64_t* live, const int64_t* taken, int r) {
+  return live[r] - (taken ? taken[r] : 0);
+}
+
+}  // namespace
+
+double Tree::PlainShare(const int64_t* y) const {
+  double s = 0;
+  for (int r = 0; r < R_; ++r)
+    if (total_[r] > 0) s = std::max(s, static_cast<double>(y[r]) / static_cast<double>(total_[r]));
+  return s;
+}
+
+StatusOr<Tree::PlanCtx> Tree::MakePlanCtx(JobId j, int64_t k) const {
+  PlanCtx c;
+  c.j = j;
+  c.leaf = jobs_[j].queue;
+  c.k = k;
+  const int64_t* t = &task_[size_t{j} * R_];
+  for (int r = 0; r < R_; ++r) {
+    const __int128 d = static_cast<__int128>(k) * t[r];
+    if (d > INT64_MAX) return Status::OutOfRange("job " + job_names_[j] + ": demand overflows");
+    c.D[r] = static_cast<int64_t>(d);
+  }
+  for (QueueId a = c.leaf; a != kNone; a = queues_[a].parent) c.path.push_back(a);
+  c.leaf_depth = queues_[c.leaf].depth;
+  return c;
+}
+
+// SPEC §15: a unit of V is one task when V holds more than m_V tasks, else
+// all of them (a gang is never cut below m). 0: V holds nothing.
+int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
+  const int64_t holds = jobs_[v].allocated - s.Taken(v);
+  if (holds <= 0) return 0;
+  return holds > GangSize(v) ? 1 : holds;
+}
+
+// SPEC §15, the transfer rule, for `ut` tasks of job v on state s. A unit in
+// J's leaf is judged as preemption (A = J, B = V), any other as reclaim.
+bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
+  return Check(c, s, v, ut, nullptr) == Rule::kOk;
+}
+
+// Why the transfer rule refuses the unit ("" when it permits it).
+std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
+  RuleDetail d;
+  switch (Check(c, s, v, ut, &d)) {
+    case Rule::kOk: return "";
+    case Rule::kNotReclaimable: return "not reclaimable: " + queues_[d.queue].path;
+    case Rule::kGuarantee:
+      return "guarantee: " + queues_[d.queue].path + " would drop below its guarantee of " +
+             FormatQuantity(names_[d.resource], queues_[d.queue].guar[d.resource]) + " " + names_[d.resource];
+    case Rule::kOrder:
+      return "order: the taker is not below the giver before, or would end above it" +
+             (d.queue == kNone ? std::string() : " (" + queues_[d.other].path + " vs " + queues_[d.queue].path + ")");
+  }
+  return "";
+}
+
+Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const {
+  RuleDetail scratch;
+  RuleDetail& d = why ? *why : scratch;
+  const Job& V = jobs_[v];
+  const int64_t* tv = &task_[size_t{v} * R_];
+  int64_t u[kMaxResources];
+  for (int r = 0; r < R_; ++r) u[r] = ut * tv[r];
+  int64_t a[kMaxResources], b[kMaxResources];  // A + D and B - u
+  if (V.queue == c.leaf) {  // preempt: the two jobs
+    const Job& J = jobs_[c.j];
+    const int64_t* tj = &task_[size_t{c.j} * R_];
+    const int64_t ha = J.allocated - s.Taken(c.j), hb = V.allocated - s.Taken(v);
+    for (int r = 0; r < R_; ++r) a[r] = ha * tj[r];
+    for (int r = 0; r < R_; ++r) b[r] = hb * tv[r];
+    const double before_a = PlainShare(a) / J.weight, before_b = PlainShare(b) / V.weight;
+    if (!(before_a < before_b - kEps)) return Rule::kOrder;
+    for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
+    return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps ? Rule::kOk : Rule::kOrder;
+  }
+  // Reclaim: C, the lowest common ancestor, is the first queue of V's path
+  // that is on J's path; B its child on V's side.
+  QueueId B = kNone, C = V.queue;
+  while (!c.OnPath(*this, C)) {
+    const Queue& q = queues_[C];
+    if (!q.reclaimable) {  // condition 1: reclaimable below C
+      d.queue = C;
+      return Rule::kNotReclaimable;
+    }
+    B = C;
+    C = q.parent;
+  }
+  // Condition 1: no queue on V's path drops below its guarantee.
+  bool below_c = true;
+  for (QueueId q = V.queue; q != kNone; q = queues_[q].parent) {
+    if (q == C) below_c = false;
+    const Queue& Q = queues_[q];
+    const int64_t* taken = s.Usage(q);
+    for (int r = 0; r < R_; ++r) {
+      const int64_t delta = below_c ? -u[r] : c.D[r] - u[r];
+      if (delta < 0 && UsageOn(Q.usage.data(), taken, r) + delta < Q.guar[r]) {
+        d.queue = q;
+        d.resource = r;
+        return Rule::kGuarantee;
+      }
+    }
+  }
+  // Condition 2: the share test, or the taker within its guarantee.
+  const QueueId A = c.path[c.leaf_depth - queues_[C].depth - 1];
+  const Queue& QA = queues_[A];
+  const Queue& QB = queues_[B];
+  const int64_t* ta = s.Usage(A);
+  const int64_t* tb = s.Usage(B);
+  bool within_guarantee = true;
+  for (int r = 0; r < R_; ++r) {
+    a[r] = UsageOn(QA.usage.data(), ta, r);
+    b[r] = UsageOn(QB.usage.data(), tb, r);
+    if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
+  }
+  if (within_guarantee) return Rule::kOk;
+  d.other = A;
+  d.queue = B;
+  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return Rule::kOrder;
+  for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
+  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
+}
+
+// SPEC §15 room[r]: the most one more allocation in J's leaf could take on
+// state s (free minus held back, capability headroom on J's path, the user
+// limit's headroom).
+void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room) const {
+  const Queue& leaf = queues_[c.leaf];
+  for (int r = 0; r < R_; ++r) room[r] = free_[r] + s.dfree[r] - leaf.held_back[r];
+  // held_back(leaf) sums max(0, g - usage) over the siblings of J's path:
+  // of those, only queues that lost usage to the plan changed.
+  for (const PlanState::QueueDelta& e : s.dq) {
+    const Queue& q = queues_[e.q];
+    if (q.parent == kNone || c.OnPath(*this, e.q) || !c.OnPath(*this, q.parent)) continue;
+    for (int r = 0; r < R_; ++r) {
+      const int64_t was = std::max<int64_t>(0, q.guar[r] - q.usage[r]);
+      const int64_t now = std::max<int64_t>(0, q.guar[r] - (q.usage[r] - e.d[r]));
+      room[r] -= now - was;
+    }
+  }
+  for (QueueId a : c.path) {
+    const Queue& A = queues_[a];
+    if (!A.cap_set) continue;
+    const int64_t* taken = s.Usage(a);
+    for (int r = 0; r < R_; ++r)
+      if ((A.cap_set >> r) & 1)
+        room[r] = std::min(room[r], A.cap[r] - UsageOn(A.usage.data(), taken, r));
+  }
+  if (!leaf.limits_active) return;
+  const Job& J = jobs_[c.j];
+  auto it = leaf.users.find(J.user);
+  int64_t used[kMaxResources] = {};
+  if (it != leaf.users.end())
+    for (int r = 0; r < R_; ++r) used[r] = it->second.usage[r];
+  for (const auto& [v, n] : s.taken)
+    if (jobs_[v].queue == c.leaf && jobs_[v].user == J.user)
+      for (int r = 0; r < R_; ++r) used[r] -= n * task_[size_t{v} * R_ + r];
+  const int64_t n_users = std::max<int64_t>(1, leaf.active_users);
+  for (int r = 0; r < R_; ++r) {
+    const bool gset = (leaf.guar_set >> r) & 1;
+    const __int128 B = gset ? leaf.guar[r] : leaf.realcap[r];
+    if (leaf.min_user_limit_percent < 100) {
+      // The largest `after` with 100·after <= B·p or n·after <= B.
+      const __int128 lim = std::max<__int128>(B * leaf.min_user_limit_percent / 100, B / n_users);
+      room[r] = static_cast<int64_t>(std::min<__int128>(room[r], lim - used[r]));
+    }
+    if (leaf.user_limit_factor && gset) {
+      // The largest integer `after` with (double)after <= guar·f, as Fits.
+      const double cap = static_cast<double>(leaf.guar[r]) * *leaf.user_limit_factor;
+      int64_t x = cap >= 9.2e18 ? INT64_MAX / 2 : static_cast<int64_t>(std::floor(cap));
+      while (x > INT64_MIN / 2 && static_cast<double>(x) > cap) --x;
+      while (static_cast<double>(x + 1) <= cap && x < INT64_MAX / 2) ++x;
+      room[r] = std::min(room[r], x - used[r]);
+    }
+  }
+}
+
+bool Tree::DemandFits(const PlanCtx& c, const PlanState& s) const {
+  int64_t room[kMaxResources];
+  Room(c, s, room);
+  for (int r = 0; r < R_; ++r)
+    if (c.D[r] > room[r]) return false;
+  return true;
+}
+
+namespace {
+// Adds (sign +1) or gives back (-1) `ut` tasks of job v to the plan state.
+template <class State>
+void Take(State& s, JobId v, int64_t ut, const int64_t* t, int R, const std::vector<QueueId>& path, int sign) {
+  bool found = false;
+  for (auto& [j, n] : s.taken)
+    if (j == v) n += sign * ut, found = true;
+  if (!found) s.taken.emplace_back(v, sign * ut);
+  for (QueueId q : path) {
+    auto it = std::find_if(s.dq.begin(), s.dq.end(), [&](const auto& e) { return e.q == q; });
+    if (it == s.dq.end()) {
+      s.dq.push_back({q, {}});
+      it = s.dq.end() - 1;
+    }
+    for (int r = 0; r < R; ++r) it->d[r] += sign * ut * t[r];
+  }
+  for (int r = 0; r < R; ++r) s.dfree[r] += sign * ut * t[r];
+}
+}  // namespace
+
+// A unit helps when taking it raises room[r] for a resource still short.
+bool Tree::Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
+  const int64_t* tv = &task_[size_t{v} * R_];
+  bool may = false;
+  for (int r = 0; r < R_ && !may; ++r) may = c.D[r] > room[r] && tv[r] > 0;
+  if (!may) return false;
+  thread_local std::vector<QueueId> vpath;
+  vpath.clear();
+  for (QueueId a = jobs_[v].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
+  const size_t dq = s.dq.size(), taken = s.taken.size();
+  Take(s, v, ut, tv, R_, vpath, +1);
+  int64_t after[kMaxResources];
+  Room(c, s, after);
+  Take(s, v, ut, tv, R_, vpath, -1);
+  s.dq.resize(dq);  // entries the take added (now zero) go again
+  s.taken.resize(taken);
+  for (int r = 0; r < R_; ++r)
+    if (c.D[r] > room[r] && after[r] > room[r]) return true;
+  return false;
+}
+
+// Whether q's subtree may hold a permitted unit that helps, from q's own
+// numbers (false only when none can).
+bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const {
+  const Queue& Q = queues_[q];
+  const int64_t* taken = s.Usage(q);
+  bool short_held = false;
+  for (int r = 0; r < R_ && !short_held; ++r)
+    short_held = c.D[r] > room[r] && UsageOn(Q.usage.data(), taken, r) > 0;
+  if (!short_held) return false;
+  if (c.OnPath(*this, q)) {
+    // J's own path: units below it are preemption (J's leaf) or reclaim
+    // from a deeper common ancestor.
+    return c.mode != PlanMode::kReclaim || q != c.leaf;
+  }
+  if (c.mode == PlanMode::kPreempt || !Q.reclaimable) return false;
+  if (!c.OnPath(*this, Q.parent)) return true;  // judged at the level of B
+  // q is B: C is its parent, A the child of C on J's path.
+  const QueueId A = c.path[c.leaf_depth - Q.depth];
+  const Queue& QA = queues_[A];
+  const int64_t* ta = s.Usage(A);
+  int64_t a[kMaxResources], b[kMaxResources];
+  bool within_guarantee = true;
+  for (int r = 0; r < R_; ++r) {
+    a[r] = UsageOn(QA.usage.data(), ta, r);
+    b[r] = UsageOn(Q.usage.data(), taken, r);
+    if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
+  }
+  if (within_guarantee) return true;
+  const double share_b = PlainShare(b) / Q.weight;
+  if (!(PlainShare(a) / QA.weight < share_b - kEps)) return false;
+  // Every unit holds at least one task, and every task of the subtree at
+  // least min_task: d(B - u) <= d(B - min_task). When A + D ends above that,
+  // no unit passes the second half.
+  for (int r = 0; r < R_; ++r) {
+    a[r] += c.D[r];
+    b[r] -= std::min(b[r], Q.min_task[r]);
+  }
+  return PlainShare(a) / QA.weight <= PlainShare(b) / Q.weight + kEps;
+}
+
+// SPEC §15 victim descent from q: among the children whose subtree holds a
+// permitted unit that helps, the largest d(subtree)/w (ties to the name
+// sorting last); in the leaf, the largest d(allocation)/w (ties to the
+// later submitted). With `any`, the first such unit found (an existence
+// test, cheap where units abound). The descent tests existence first and
+// searches in full only the subtree it picks, so equal shares (common: a
+// tree of equal queues) cost one search, not one per tied subtree.
+std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, QueueId q,
+                                                const int64_t* room, bool any) const {
+  const Queue& Q = queues_[q];
+  if (Q.children.empty()) {
+    if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
+    auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
+    struct Cand {
+      double d;
+      uint64_t seq;
+      JobId v;
+      int64_t ut;
+    };
+    std::vector<Cand> cands;
+    for (JobId v : Q.jobs) {
+      if (v == c.j) continue;
+      const int64_t ut = UnitOf(v, s);
+      if (ut == 0) continue;
+      if (any) {
+        if (usable(v, ut)) return PlanEntry{v, ut};
+        continue;
+      }
+      int64_t y[kMaxResources];
+      const int64_t holds = jobs_[v].allocated - s.Taken(v);
+      for (int r = 0; r < R_; ++r) y[r] = holds * task_[size_t{v} * R_ + r];
+      cands.push_back({PlainShare(y) / jobs_[v].weight, jobs_[v].seq, v, ut});
+    }
+    if (any || cands.empty()) return std::nullopt;
+    // The usual case without a sort: the job of the largest share is usable
+    // (so that share is the largest usable one), and so is the latest
+    // submitted within 1e-9 of it.
+    size_t top = 0;
+    for (size_t i = 1; i < cands.size(); ++i)
+      if (cands[i].d > cands[top].d) top = i;
+    if (usable(cands[top].v, cands[top].ut)) {
+      const double m = cands[top].d;
+      size_t late = top;
+      for (size_t i = 0; i < cands.size(); ++i)
+        if (cands[i].d >= m - kEps && cands[i].seq > cands[late].seq) late = i;
+      if (late == top || usable(cands[late].v, cands[late].ut)) return PlanEntry{cands[late].v, cands[late].ut};
+    }
+    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.d > y.d; });
+    size_t first = 0;
+    while (first < cands.size() && !usable(cands[first].v, cands[first].ut)) ++first;
+    if (first == cands.size()) return std::nullopt;
+    // Ties: within 1e-9 of the largest usable share, the latest submitted.
+    const double m = cands[first].d;
+    std::vector<const Cand*> ties;
+    for (size_t i = 0; i < cands.size() && cands[i].d >= m - kEps; ++i)
+      if (cands[i].seq > cands[first].seq) ties.push_back(&cands[i]);
+    std::sort(ties.begin(), ties.end(), [](const Cand* x, const Cand* y) { return x->seq > y->seq; });
+    for (const Cand* t : ties)
+      if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
+    return PlanEntry{cands[first].v, cands[first].ut};
+  }
+  std::vector<std::pair<double, QueueId>> order;
+  for (QueueId ch : Q.children) {
+    if (!SubtreeMayGive(c, s, ch, room)) continue;
+    const Queue& C = queues_[ch];
+    const int64_t* taken = s.Usage(ch);
+    int64_t y[kMaxResources];
+    for (int r = 0; r < R_; ++r) y[r] = UsageOn(C.usage.data(), taken, r);
+    order.push_back({PlainShare(y) / C.weight, ch});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  size_t first = 0;
+  std::optional<PlanEntry> found;
+  for (; first < order.size(); ++first)
+    if ((found = FindVictim(c, s, order[first].second, room, true))) break;
+  if (!found) return std::nullopt;
+  if (any) return found;
+  // Ties: within 1e-9 of the largest share holding a unit, the name that
+  // sorts last (children are in name order).
+  const double m = order[first].first;
+  QueueId pick = order[first].second;
+  std::vector<QueueId> ties;
+  for (size_t i = 0; i < order.size() && order[i].first >= m - kEps; ++i)
+    if (queues_[order[i].second].name > queues_[pick].name) ties.push_back(order[i].second);
+  std::sort(ties.begin(), ties.end(), [&](QueueId x, QueueId y) { return queues_[x].name > queues_[y].name; });
+  for (QueueId t : ties)
+    if (FindVictim(c, s, t, room, true)) {
+      pick = t;
+      break;
+    }
+  return FindVictim(c, s, pick, room, false);
+}
+
+// Valid (SPEC §15): each entry, in order, is its job's unit and permitted
+// on the state after the entries before it; then the demand fits.
+bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
+  PlanState s;
+  for (const PlanEntry& e : plan) {
+    if (e.job == c.j || e.job >= jobs_.size() || !jobs_[e.job].alive) return false;
+    const bool same_leaf = jobs_[e.job].queue == c.leaf;
+    if ((c.mode == PlanMode::kReclaim && same_leaf) || (c.mode == PlanMode::kPreempt && !same_leaf))
+      return false;
+    if (UnitOf(e.job, s) != e.tasks || !Permitted(c, s, e.job, e.tasks)) return false;
+    std::vector<QueueId> vpath;
+    for (QueueId a = jobs_[e.job].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
+    Take(s, e.job, e.tasks, &task_[size_t{e.job} * R_], R_, vpath, +1);
+  }
+  return DemandFits(c, s);
+}
+
+// SPEC §8: each victim judged on its own by the transfer rule of §15, with
+// the actor's one task as the demand and the victim's one task as the unit.
+// A job listed k times is judged k times on the same state.
+StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor, const std::vector<JobId>& victims) const {
+  return TransferDecisions(preemptor, victims, true);
+}
+
+StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector<JobId>& victims) const {
+  return TransferDecisions(reclaimer, victims, false);
+}
+
+StatusOr<std::vector<bool>> Tree::TransferDecisions(JobId actor, const std::vector<JobId>& victims,
+                                                    bool same_leaf) const {
+  HDRF_RETURN_IF_ERROR(CheckJobId(actor));
+  for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
+  const char* verb = same_leaf ? "preempt" : "reclaim";
+  // docs/semantics.md item 13: the actor must have a task to place.
+  if (jobs_[actor].state == JobState::kPending)
+    return Status::FailedPrecondition("job " + job_names_[actor] + ": Pending, cannot " + verb);
+  if (jobs_[actor].allocated >= jobs_[actor].tasks)
+    return Status::FailedPrecondition("job " + job_names_[actor] + ": has no unallocated task");
+  HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(actor, 1));
+  c.mode = same_leaf ? PlanMode::kPreempt : PlanMode::kReclaim;
+  const PlanState none;
+  std::vector<bool> out;
+  out.reserve(victims.size());
+  for (JobId v : victims) {
+    const bool ok = v != actor && jobs_[v].allocated > 0 && (jobs_[v].queue == c.leaf) == same_leaf &&
+                    Permitted(c, none, v, 1);
+    out.push_back(ok);
+  }
+  return out;
+}
+
+StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const {
+  HDRF_RETURN_IF_ERROR(CheckJobId(j));
+  const Job& J = jobs_[j];
+  if (J.state == JobState::kPending)
+    return Status::FailedPrecondition("job " + job_names_[j] + ": Pending (not admitted), no plan");
+  if (J.allocated >= J.tasks)
+    return Status::FailedPrecondition("job " + job_names_[j] + ": has no unallocated task, no plan");
+  if (max_victims && *max_victims < 0)
+    return Status::InvalidArgument("plan for job " + job_names_[j] + ": maxVictims must be >= 0");
+  PlanOutcome out;
+  out.tasks = StepDemand(j);
+  HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(j, out.tasks));
+  c.mode = mode;
+  PlanState s;
+  int64_t room[kMaxResources];
+  for (;;) {
+    Room(c, s, room);
+    bool fits = true;
+    for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
+    if (fits) break;
+    std::optional<PlanEntry> v;
+    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = FindVictim(c, s, 0, room, false);
+    if (!v) {
+      out.short_by.assign(R_, 0);
+      for (int r = 0; r < R_; ++r) out.short_by[r] = std::max<int64_t>(0, c.D[r] - room[r]);
+      out.victims.clear();
+      return out;
+    }
+    out.victims.push_back(*v);
+    std::vector<QueueId> vpath;
+    for (QueueId a = jobs_[v->job].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
+    Take(s, v->job, v->tasks, &task_[size_t{v->job} * R_], R_, vpath, +1);
+  }
+  // The pruning pass, last entry first.
+  for (size_t i = out.victims.size(); i-- > 0;) {
+    std::vector<PlanEntry> rest = out.victims;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    if (PlanValid(c, rest)) out.victims = std::move(rest);
+  }
+  out.fits = true;
+  return out;
+}
+
+Status Tree::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& victims, PlanMode mode) {
+  HDRF_RETURN_IF_ERROR(CheckJobId(j));
+  for (const PlanEntry& e : victims) HDRF_RETURN_IF_ERROR(CheckJobId(e.job));
+  const Job& J = jobs_[j];
+  const std::string stale = "stale plan for job " + job_names_[j] + ": ";
+  if (J.state == JobState::kPending || J.allocated >= J.tasks)
+    return Status::Aborted(stale + "it no longer waits with an unallocated task");
+  if (tasks != StepDemand(j))
+    return Status::Aborted(stale + "its demand is now " + std::to_string(StepDemand(j)) + " tasks, not " +
+                           std::to_string(tasks));
+  HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(j, tasks));
+  c.mode = mode;
+  if (!PlanValid(c, victims))
+    return Status::Aborted(stale + "an entry is no longer its job's unit or permitted, or the demand would not fit");
+  for (const PlanEntry& e : victims) ChangeAllocation(e.job, -e.tasks, 0);
+  ChangeAllocation(j, tasks, 0);
+  AdmitPending();
+  return Status::Ok();
+}
+
+// Explain (SPEC §14, §15): a gang's demand, and for a job that waits its
+// reclaim plan, or why there is none: the resources short and, for up to
+// ten units that would help, the rule that refuses each.
+void Tree::ExplainPlan(JobId j, Explanation* e) const {
+  const Job& J = jobs_[j];
+  if (J.state == JobState::kPending || J.allocated >= J.tasks || Schedulable(j)) return;
+  const int64_t k = StepDemand(j);
+  auto c = MakePlanCtx(j, k);
+  if (!c.ok()) return;
+  c->mode = PlanMode::kReclaim;
+  const PlanState none;
+  int64_t room[kMaxResources];
+  Room(*c, none, room);
+  if (k > 1)
+    for (int r = 0; r < R_; ++r)
+      if (c->D[r] > room[r])
+        e->unfit_because.push_back("waits: a gang of " + std::to_string(k) + " needs " +
+                                   FormatQuantity(names_[r], c->D[r]) + " " + names_[r] + ", " +
+                                   FormatQuantity(names_[r], std::max<int64_t>(0, room[r])) + " free for it");
+  auto plan = MakePlan(j, PlanMode::kReclaim, std::nullopt);
+  if (!plan.ok()) return;
+  if (plan->fits) {
+    std::string line = "reclaim plan: stop";
+    for (size_t i = 0; i < plan->victims.size(); ++i)
+      line += (i ? ", " : " ") + job_names_[plan->victims[i].job] + " " + std::to_string(plan->victims[i].tasks) +
+              (plan->victims[i].tasks == 1 ? " task" : " tasks");
+    e->plan.push_back(line);
+    return;
+  }
+  std::string line = "no reclaim plan: short";
+  for (int r = 0; r < R_; ++r)
+    if (plan->short_by[r] > 0) line += " " + names_[r] + " " + FormatQuantity(names_[r], plan->short_by[r]);
+  e->plan.push_back(line);
+  int shown = 0;
+  for (JobId v = 0; v < jobs_.size() && shown < 10; ++v) {
+    if (!jobs_[v].alive || v == j || jobs_[v].queue == c->leaf) continue;
+    const int64_t ut = UnitOf(v, none);
+    if (ut == 0) continue;
+    PlanState probe;
+    if (!Helps(*c, probe, v, ut, room)) continue;
+    const std::string why = Refusal(*c, none, v, ut);
+    if (why.empty()) continue;
+    e->plan.push_back("refused " + job_names_[v] + " (" + queues_[jobs_[v].queue].path + "): " + why);
+    ++shown;
+  }
+}
+
+}  // namespace engine
+}  // namespace hdrf

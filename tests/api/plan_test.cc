@@ -1,0 +1,246 @@
+// Engine::Plan / ApplyPlan (docs/spec.md §15) and gangs (§14) through the
+// public API: the reservation story, stale plans, bad input, recovery of an
+// applied plan from the log, and a gang's first step.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "hdrf/engine.h"
+
+namespace hdrf {
+namespace {
+
+JobSpec Job(const std::string& name, const std::string& queue, int64_t tasks, ResourceAmounts task,
+            int64_t m = 1) {
+  JobSpec j;
+  j.name = name;
+  j.queue = queue;
+  j.tasks = tasks;
+  j.task = std::move(task);
+  j.min_available = m;
+  return j;
+}
+
+std::unique_ptr<Engine> MakeEngine(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
+                                   const EngineOptions& o = {}) {
+  auto e = Engine::Create(cluster, queues, o);
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return e.ok() ? std::move(e).value() : nullptr;
+}
+
+QueueSpec Q(const std::string& path, ResourceAmounts guarantee = {}) {
+  QueueSpec q;
+  q.path = path;
+  q.guarantee = std::move(guarantee);
+  return q;
+}
+
+// The queue-reservation design's example: three queues share 30 GPUs and
+// hold all of them; queue4 is created with a guarantee of 10 and its job
+// waits; reclaim plans take tasks back until queue4 holds its guarantee,
+// one task per plan, and then stop.
+TEST(PlanTest, ReservationStoryReachesTheGuaranteeAndStops) {
+  const std::string gpu = "nvidia.com/gpu";
+  auto e = MakeEngine({{gpu, 30000}}, {Q("root/queue1"), Q("root/queue2"), Q("root/queue3")});
+  for (int i = 1; i <= 3; ++i)
+    ASSERT_TRUE(e->Submit(Job("j" + std::to_string(i), "root/queue" + std::to_string(i), 20, {{gpu, 1000}})).ok());
+  ASSERT_EQ(*e->Fill(), 30);
+  ASSERT_TRUE(e->CreateQueue(Q("root/queue4", {{gpu, 10000}})).ok());
+  auto w = e->Submit(Job("w", "root/queue4", 20, {{gpu, 1000}}));
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(*e->Fill(), 0);  // the cluster is full
+  int applied = 0;
+  for (;;) {
+    auto p = e->Plan(*w);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    if (!p->fits) {
+      EXPECT_EQ(p->short_by.at(gpu), 1000);
+      EXPECT_TRUE(p->victims.empty());
+      break;
+    }
+    ASSERT_EQ(p->victims.size(), 1u);
+    EXPECT_EQ(p->victims[0].tasks, 1);
+    ASSERT_TRUE(e->ApplyPlan(*p).ok());
+    ASSERT_LT(++applied, 100);
+  }
+  EXPECT_EQ(applied, 10);
+  EXPECT_EQ(e->GetJob("w")->allocated, 10);
+  // The 20 tasks left are split 7/7/6 (each plan takes from the largest).
+  int64_t sum = 0;
+  for (int i = 1; i <= 3; ++i) {
+    const int64_t a = e->GetJob("j" + std::to_string(i))->allocated;
+    EXPECT_GE(a, 6);
+    EXPECT_LE(a, 7);
+    sum += a;
+  }
+  EXPECT_EQ(sum, 20);
+}
+
+TEST(PlanTest, StalePlanIsAbortedAndChangesNothing) {
+  auto e = MakeEngine({{"cpu", 4000}}, {Q("root/a"), Q("root/b")});
+  auto h = e->Submit(Job("h", "root/b", 4, {{"cpu", 1000}}));
+  ASSERT_EQ(*e->Fill(), 4);
+  auto w = e->Submit(Job("w", "root/a", 4, {{"cpu", 1000}}));
+  auto p = e->Plan(*w);
+  ASSERT_TRUE(p.ok() && p->fits);
+  ASSERT_EQ(p->victims.size(), 1u);
+  // An unrelated event between plan and apply: the plan still applies.
+  auto other = e->Submit(Job("x", "root/b", 1, {{"cpu", 1000}}));
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(e->ApplyPlan(*p).ok());
+  // A second plan (before: d(a) = .25 < d(b) = .75; after: .5 <= .5) made
+  // stale by h releasing what it holds: its entry is no longer h's unit.
+  auto p2 = e->Plan(*w);
+  ASSERT_TRUE(p2.ok() && p2->fits);
+  ASSERT_EQ(p2->victims.size(), 1u);
+  ASSERT_TRUE(e->Release(*h, 3).ok());
+  const std::string digest = e->DigestHex();
+  const uint64_t seq = e->last_seq();
+  Status s = e->ApplyPlan(*p2);
+  EXPECT_EQ(s.code(), StatusCode::kAborted) << s.ToString();
+  EXPECT_EQ(e->DigestHex(), digest);
+  EXPECT_EQ(e->last_seq(), seq);
+}
+
+TEST(PlanTest, BadInputGetsAClearErrorAndChangesNothing) {
+  auto e = MakeEngine({{"cpu", 4000}}, {Q("root/a"), Q("root/b")});
+  auto h = e->Submit(Job("h", "root/b", 4, {{"cpu", 1000}}));
+  ASSERT_EQ(*e->Fill(), 4);
+  const std::string digest = e->DigestHex();
+  // Unknown (removed) job.
+  auto gone = e->Submit(Job("gone", "root/a", 1, {{"cpu", 1000}}));
+  ASSERT_TRUE(e->Remove(*gone).ok());
+  EXPECT_EQ(e->Plan(*gone).status().code(), StatusCode::kNotFound);
+  // A job with every task running.
+  EXPECT_EQ(e->Plan(*h).status().code(), StatusCode::kFailedPrecondition);
+  // A negative maxVictims.
+  auto w = e->Submit(Job("w", "root/a", 1, {{"cpu", 1000}}));
+  PlanOptions o;
+  o.max_victims = -1;
+  EXPECT_EQ(e->Plan(*w, o).status().code(), StatusCode::kInvalidArgument);
+  // A failed plan cannot be applied.
+  o.max_victims = 0;
+  auto failed = e->Plan(*w, o);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_FALSE(failed->fits);
+  EXPECT_EQ(e->ApplyPlan(*failed).code(), StatusCode::kFailedPrecondition);
+  // A gang larger than its job.
+  auto g = e->Submit(Job("g", "root/a", 2, {{"cpu", 1000}}, 3));
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("gang larger than its job"), std::string::npos);
+  EXPECT_TRUE(e->Remove(*w).ok());
+  EXPECT_EQ(e->DigestHex(), digest);
+}
+
+TEST(PlanTest, GangStartsWithAllItsTasksInOneStep) {
+  auto e = MakeEngine({{"cpu", 8000}}, {Q("root/a"), Q("root/b")});
+  auto h = e->Submit(Job("h", "root/b", 5, {{"cpu", 1000}}));
+  ASSERT_EQ(*e->Fill(), 5);
+  auto g = e->Submit(Job("g", "root/a", 6, {{"cpu", 1000}}, 4));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(*e->Fill(), 0);  // 3 free, the gang needs 4
+  auto ex = e->Explain("g");
+  ASSERT_TRUE(ex.ok());
+  EXPECT_FALSE(ex->schedulable);
+  ASSERT_TRUE(e->Release(*h, 1).ok());
+  const uint64_t seq = e->last_seq();
+  auto step = e->Step();
+  ASSERT_TRUE(step.ok() && step->has_value());
+  EXPECT_EQ((*step)->seq, g->seq);
+  EXPECT_EQ(e->last_seq(), seq + 1);  // one event
+  EXPECT_EQ(e->GetJob("g")->allocated, 4);
+}
+
+// WaitingOrder is the order of successive FirstWaiting calls (each passing
+// over the ones before), on states with ties, blocked jobs and gangs.
+TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+    auto rnd = [&](int n) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      return static_cast<int>(x % static_cast<uint64_t>(n));
+    };
+    std::vector<QueueSpec> qs;
+    for (const char* p : {"root/a/x", "root/a/y", "root/b", "root/c/z"}) {
+      QueueSpec q = Q(p);
+      q.weight = 1 + rnd(3);
+      qs.push_back(q);
+    }
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}}, qs);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z"};
+    for (int i = 0; i < 16; ++i) {
+      const int64_t tasks = 1 + rnd(5);
+      ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(3))}};
+      if (rnd(2)) shape["memory"] = 1000 * (1 + rnd(3));
+      ASSERT_TRUE(e->Submit(Job("j" + std::to_string(i), leaves[rnd(4)], tasks, shape, 1 + rnd(static_cast<int>(tasks))))
+                      .ok());
+      if (rnd(3) == 0) (void)e->Fill();
+    }
+    std::vector<JobRef> order = e->WaitingOrder();
+    PlacementSkips tried;
+    std::vector<JobRef> one_by_one;
+    while (auto j = e->FirstWaiting(&tried)) {
+      one_by_one.push_back(*j);
+      tried.Add(*j);
+    }
+    ASSERT_EQ(order.size(), one_by_one.size()) << "seed " << seed;
+    for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i].seq, one_by_one[i].seq) << "seed " << seed << " at " << i;
+  }
+}
+
+// The writer runs in a child that exits without closing (no final
+// checkpoint): recovery must replay the plan's log record.
+TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {
+  const auto dir = std::filesystem::temp_directory_path() / ("hdrf_plan_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EngineOptions o;
+  o.db_path = (dir / "db").string();
+  const std::string out = (dir / "digest").string();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto e = Engine::Create({{"cpu", 8000}, {"memory", 8000}}, {Q("root/a"), Q("root/b")}, o);
+    if (!e.ok()) ::_exit(2);
+    if (!(*e)->Submit(Job("h", "root/b", 8, {{"cpu", 1000}, {"memory", 1000}})).ok()) ::_exit(3);
+    if (!(*e)->Submit(Job("g", "root/b", 2, {{"cpu", 1000}}, 2)).ok()) ::_exit(3);
+    if (!(*e)->Fill().ok()) ::_exit(4);
+    auto w = (*e)->Submit(Job("w", "root/a", 3, {{"cpu", 1000}}, 3));
+    if (!w.ok()) ::_exit(5);
+    auto p = (*e)->Plan(*w);
+    if (!p.ok() || !p->fits || p->victims.empty() || !(*e)->ApplyPlan(*p).ok()) ::_exit(6);
+    if ((*e)->GetJob("w")->allocated != 3 || !(*e)->Flush().ok()) ::_exit(7);
+    std::FILE* f = std::fopen(out.c_str(), "w");
+    if (!f) ::_exit(8);
+    std::fprintf(f, "%s %llu\n", (*e)->DigestHex().c_str(), static_cast<unsigned long long>((*e)->last_seq()));
+    std::fclose(f);
+    ::_exit(0);  // no Close(), no destructor
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  char digest[32] = {};
+  unsigned long long seq = 0;
+  std::FILE* f = std::fopen(out.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fscanf(f, "%31s %llu", digest, &seq), 2);
+  std::fclose(f);
+  auto r = Engine::Open(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->DigestHex(), digest);
+  EXPECT_EQ((*r)->last_seq(), seq);
+  EXPECT_EQ((*r)->GetJob("w")->allocated, 3);
+  EXPECT_GT((*r)->recovery_stats().events_replayed, 0u);  // the plan came from the log
+  ASSERT_TRUE((*r)->Close().ok());
+  r->reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hdrf

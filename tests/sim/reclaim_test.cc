@@ -1,0 +1,121 @@
+// hdrf simulate --reclaim (docs/spec.md §13 additions, §14, §15;
+// docs/simulate.md "Reclaim and preemption"), by hand-worked examples: the
+// reclaim phase after the fill, eviction of the latest started tasks, a
+// gang's demand, the new outputs, and that without --reclaim nothing moves.
+#include <gtest/gtest.h>
+
+#include "hdrf/simulate.h"
+
+namespace hdrf {
+namespace {
+
+const ResourceAmounts kCluster = {{"cpu", 4000}};
+const std::vector<QueueSpec> kQueues = {{.path = "root/a"}, {.path = "root/b"}};
+
+Workload Parse(const std::string& csv) {
+  auto w = ParseWorkload(csv, WorkloadFormat::kCsv, "w.csv", {"cpu"});
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return w.ok() ? *w : Workload{};
+}
+
+struct Want {
+  int64_t first, last, end, evicted;
+};
+
+void Expect(const SimulateResult& r, const std::vector<Want>& want) {
+  ASSERT_EQ(r.jobs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r.jobs[i].first_start_ms, want[i].first) << "job " << i;
+    EXPECT_EQ(r.jobs[i].last_start_ms, want[i].last) << "job " << i;
+    EXPECT_EQ(r.jobs[i].end_ms, want[i].end) << "job " << i;
+    EXPECT_EQ(r.jobs[i].evicted, want[i].evicted) << "job " << i;
+  }
+}
+
+// cpu 4; h (b, 4 tasks of 100 s) at 0, w (a, 2 tasks of 10 s) at 5.
+const char kTwo[] =
+    "name,queue,arrival,duration,tasks,min_available,cpu\n"
+    "h,root/b,0,100,4,,1\n"
+    "w,root/a,5,10,2,%s,1\n";
+
+std::string Two(const char* m) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, kTwo, m);
+  return buf;
+}
+
+// Without reclaim w waits for h: h ends at 100, w runs 100-110.
+TEST(Reclaim, OffNothingIsEvicted) {
+  auto r = Simulate(kCluster, kQueues, Parse(Two("")));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 0, 100000, 0}, {100000, 100000, 110000, 0}});
+  EXPECT_FALSE(r->reclaim);
+  EXPECT_EQ(r->evicted_tasks, 0);
+}
+
+// With reclaim, by hand:
+//  t=5   fill: nothing. w (a) is tried first (cpu is full: every key 0, a
+//        sorts first): D = 1 cpu; before d(a) = 0 < d(b) = 1; after .25 <=
+//        .75: h loses its latest started task (all started at 0), w starts
+//        one task (ends 15). h is tried: before d(b) = .75 < d(a) = .25
+//        fails: no plan.
+//  t=15  w's task ends (1 left); fill: a (share 0) before b (.75): w's last
+//        task starts (ends 25). h's plan fails as before.
+//  t=25  w ends; fill: h's evicted task starts again (ends 125).
+//  t=100 h's three first tasks end; t=125 its last: makespan 125.
+TEST(Reclaim, OneTaskTakenBackAndRunAgain) {
+  SimulateOptions o;
+  o.reclaim = true;
+  auto r = Simulate(kCluster, kQueues, Parse(Two("")), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 25000, 125000, 1}, {5000, 15000, 25000, 0}});
+  EXPECT_EQ(r->makespan_ms, 125000);
+  EXPECT_EQ(r->evicted_tasks, 1);
+  EXPECT_EQ(r->plans_applied, 1);
+  EXPECT_DOUBLE_EQ(r->lost_task_seconds, 5.0);
+  EXPECT_EQ(r->ping_pong, 0);
+  EXPECT_EQ(r->evicted_within_60s, 1);
+  for (const QueueReport& q : r->queues)
+    EXPECT_EQ(q.evicted_tasks, q.path == "root/a" ? 0 : 1) << q.path;
+  const std::string csv = JobsCsv(Parse(Two("")), *r);
+  EXPECT_NE(csv.find("name,queue,arrival,first_start,last_start,end,evicted\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("h,root/b,0.000,0.000,25.000,125.000,1\n"), std::string::npos) << csv;
+}
+
+// w is a gang of 2: its plan takes two units of h (after the first, room 1
+// < 2; the second: before 0 < .75, after .5 <= .5). Both of w's tasks start
+// at 5 and end at 15; h's two evicted tasks start again at 15 (end 115).
+TEST(Reclaim, GangDemandTakesTwoUnitsInOnePlan) {
+  SimulateOptions o;
+  o.reclaim = true;
+  auto r = Simulate(kCluster, kQueues, Parse(Two("2")), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 15000, 115000, 2}, {5000, 5000, 15000, 0}});
+  EXPECT_EQ(r->plans_applied, 1);
+  EXPECT_EQ(r->evicted_tasks, 2);
+  EXPECT_DOUBLE_EQ(r->lost_task_seconds, 10.0);
+}
+
+// A budget of 0 applies no plan: the same as without reclaim, but the
+// outputs say so.
+TEST(Reclaim, ZeroBudgetAppliesNone) {
+  SimulateOptions o;
+  o.reclaim = true;
+  o.reclaim_budget = 0;
+  auto r = Simulate(kCluster, kQueues, Parse(Two("")), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 0, 100000, 0}, {100000, 100000, 110000, 0}});
+  EXPECT_TRUE(r->reclaim);
+  EXPECT_EQ(r->plans_applied, 0);
+}
+
+// A workload gang larger than its job is a line error.
+TEST(Reclaim, MinAvailableAboveTasksIsALineError) {
+  auto w = ParseWorkload("name,queue,arrival,duration,tasks,min_available,cpu\nx,root/a,0,1,2,3,1\n",
+                         WorkloadFormat::kCsv, "w.csv", {"cpu"});
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("w.csv:2: min_available"), std::string::npos) << w.status().message();
+}
+
+}  // namespace
+}  // namespace hdrf
