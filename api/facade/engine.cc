@@ -148,7 +148,6 @@ namespace {
 // engine lock so that concurrent callers share writes.
 // With `ref`, the event is one on that job (the event names it by its
 // submission number only): it must name a live job of this engine.
-Status CheckRef(const engine::Tree& t, JobRef j);
 Status ApplyAndWaitUntimed(EngineImpl& impl, const Event& e, JobRef* submitted,
                            const JobRef* ref = nullptr) {
   uint64_t seq;

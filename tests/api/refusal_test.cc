@@ -338,10 +338,27 @@ TEST(RefusedCreate, MakesNoStore) {
   for (const QueueInfo& q : (*e)->Queues()) EXPECT_TRUE(std::isfinite(q.share)) << q.path;
 }
 
-// Plans (Engine::Plan / ApplyPlan, hdrf/plan.h): add their refusals here
-// once they land — a stale plan (kAborted), a plan that does not fit
-// (FailedPrecondition), a plan of removed jobs (NotFound) — each through
-// ExpectRefusedAndNothingChanged.
+// Plans (Engine::Plan / ApplyPlan, hdrf/plan.h): refused plans change
+// nothing either. New kinds of plan refusal go here.
+TEST_F(RefusalTest, Plans) {
+  auto apply = [](hdrf::Plan p) { return [p](Engine& e) { return e.ApplyPlan(p); }; };
+  hdrf::Plan unfit{.id = wait_.id, .seq = wait_.seq, .job = "wait", .fits = false, .tasks = 1};
+  hdrf::Plan gone = unfit;
+  gone.seq += 100;
+  gone.fits = true;
+  hdrf::Plan stale = unfit;
+  stale.fits = true;
+  stale.victims = {{.id = run_.id, .seq = run_.seq + 100, .name = "run", .tasks = 1}};
+  ExpectRefusedAndNothingChanged({
+      {"plan with max_victims < 0", [&](Engine& e) { return e.Plan(wait_, {.max_victims = -1}).status(); },
+       StatusCode::kInvalidArgument, "maxVictims"},
+      {"plan of a stale ref", [&](Engine& e) { return e.Plan(JobRef{wait_.id, wait_.seq + 100}).status(); },
+       StatusCode::kNotFound, "no such job in this engine"},
+      {"apply a plan that does not fit", apply(unfit), StatusCode::kFailedPrecondition, "wait"},
+      {"apply a plan of a removed job", apply(gone), StatusCode::kNotFound, ""},
+      {"apply a stale plan", apply(stale), StatusCode::kAborted, "stale plan"},
+  });
+}
 
 }  // namespace
 }  // namespace hdrf
