@@ -471,7 +471,9 @@ HDRF_EXPORT void hdrf_truth_job_init(hdrf_truth_job_t* job);
    with hdrf_free) a JSON object naming what changed: {"events": N,
    "queues_created": [...], "queues_updated": [...], "queues_deleted":
    [...], "jobs_removed": [...], "jobs_submitted": [...],
-   "jobs_resubmitted": [...], "jobs_adjusted": [...]}. */
+   "jobs_resubmitted": [...], "jobs_adjusted": [...]}. A refused truth
+   (unknown queue or resource, bad counts, tasks that do not fit, an
+   overflow) changes nothing: the events are tried on a copy first. */
 HDRF_EXPORT hdrf_code hdrf_reconcile(hdrf_engine_t* engine, const hdrf_truth_job_t* jobs,
                                      size_t njobs, const hdrf_queue_spec_t* queues, size_t nqueues,
                                      int match_queues, uint64_t* events, char** changes_json,

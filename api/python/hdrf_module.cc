@@ -628,7 +628,8 @@ void DefineEvents(PyEngineClass& c) {
              return ReconcileDict(Value(self.Run([&](Engine& e) { return e.Reconcile(t); })));
            }, py::arg("jobs"), py::arg("queues") = py::none(),
            "Makes the engine hold exactly these jobs (dicts: name, queue, user, task, tasks, "
-           "running, weight, min_available) and, when given, these queues; returns what changed.");
+           "running, weight, min_available) and, when given, these queues; returns what changed. "
+           "A refused truth changes nothing.");
 }
 
 // Engine: scheduling steps and read-only views.

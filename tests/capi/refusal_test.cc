@@ -184,6 +184,33 @@ TEST_F(CRefusalTest, QueueAndCapacityEvents) {
   });
 }
 
+// Plans: a plan call changes nothing; a refused hdrf_apply_plan neither.
+TEST_F(CRefusalTest, Plans) {
+  using E = hdrf_engine_t*;
+  using P = char**;
+  ExpectRefusedAndNothingChanged({
+      {"bad mode", [&](E e, P err) {
+         hdrf_plan_t* plan = nullptr;
+         return hdrf_plan(e, run_, 9, -1, &plan, err);
+       },
+       HDRF_INVALID_ARGUMENT, "9"},
+      {"max_victims below -1", [&](E e, P err) {
+         hdrf_plan_t* plan = nullptr;
+         return hdrf_plan(e, run_, HDRF_PLAN_RECLAIM, -2, &plan, err);
+       },
+       HDRF_INVALID_ARGUMENT, "-2"},
+      {"stale ref", [&](E e, P err) {
+         hdrf_job_ref_t r = run_;
+         r.seq += 100;
+         hdrf_plan_t* plan = nullptr;
+         return hdrf_plan(e, r, HDRF_PLAN_RECLAIM, -1, &plan, err);
+       },
+       HDRF_NOT_FOUND, "no such job in this engine"},
+      {"apply a NULL plan", [](E e, P err) { return hdrf_apply_plan(e, nullptr, err); }, HDRF_INVALID_ARGUMENT,
+       "plan"},
+  });
+}
+
 // Issue 26 item 1 through C: one truth job in an unknown queue removed the
 // three running jobs and logged it (last_seq 6 -> 9) before NotFound.
 TEST_F(CRefusalTest, Reconcile) {
