@@ -45,7 +45,8 @@ bool Tree::Fits(JobId id, int64_t k) const {
 
 int64_t Tree::GangSize(JobId id) const {
   const Job& j = jobs_[id];
-  return std::max<int64_t>(1, std::min(j.min_available, j.tasks));
+  if (j.tasks <= 0) return 0;  // capped at the task count: nothing to start
+  return std::min(std::max<int64_t>(1, j.min_available), j.tasks);
 }
 
 int64_t Tree::StepDemand(JobId id) const {

@@ -428,10 +428,6 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   if (spec.tasks < 0) return Status::InvalidArgument("job " + spec.name + ": tasks must be >= 0");
   if (spec.min_available < 0)
     return Status::InvalidArgument("job " + spec.name + ": minAvailable must be >= 0");
-  if (spec.min_available > 1 && spec.min_available > spec.tasks)
-    return Status::InvalidArgument("job " + spec.name + ": a gang larger than its job (minAvailable " +
-                                   std::to_string(spec.min_available) + " > tasks " +
-                                   std::to_string(spec.tasks) + ")");
   if (std::string why = WeightError(spec.weight); !why.empty())
     return Status::InvalidArgument("job " + spec.name + ": " + why);
   // A job's whole demand and its gate minimum are amounts too.

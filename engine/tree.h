@@ -137,7 +137,7 @@ class Tree {
 
   // ---- gangs and plans (SPEC §14, §15; engine/plan.cc) ----
   // A job's gang size m: minAvailable, 0 counting as 1, capped at its
-  // current task count.
+  // current task count (so 0 for a job of 0 tasks).
   int64_t GangSize(JobId j) const;
   // The tasks a step allocates to j (its demand k): GangSize when j holds
   // no task, else 1.

@@ -176,6 +176,14 @@ Status CheckRef(const engine::Tree& t, JobRef j) {
 }
 
 StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
+  // A new job's gang must fit in it (docs/spec.md §14). Not a rule of the
+  // tree: logs and traces written before gangs existed may hold such jobs
+  // (minAvailable was only the gate's minimum), and they still replay, the
+  // gang capped at the task count. A job of 0 tasks has nothing to start.
+  if (job.tasks > 0 && job.min_available > job.tasks)
+    return Status::InvalidArgument("job " + job.name + ": a gang larger than its job (minAvailable " +
+                                   std::to_string(job.min_available) + " > tasks " + std::to_string(job.tasks) +
+                                   ")");
   Event e;
   e.type = Event::Type::kSubmit;
   e.job = job;

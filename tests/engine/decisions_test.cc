@@ -1,4 +1,5 @@
-// SPEC §5 comparators and §8 preemption/reclaim decisions on worked cases.
+// SPEC §5 comparators and §8 preemption/reclaim decisions (the transfer
+// rule of §15) on worked cases.
 #include <gtest/gtest.h>
 
 #include "engine/tree.h"
@@ -32,17 +33,25 @@ JobId Sub(Tree& t, std::string name, std::string queue, int64_t tasks, ResourceA
   return *id;
 }
 
-TEST(DecisionsTest, PreemptableComparesSharesAfterTheMove) {
+// SPEC §8 with the transfer rule of §15: each victim alone, the actor's one
+// task against the victim's one task, plain dominant shares over all
+// resources divided by the jobs' weights.
+TEST(DecisionsTest, PreemptableUsesTheTransferRule) {
   auto t = std::move(Tree::Create({{"cpu", 10 * kCpu}}, {Q("root/a"), Q("root/b")})).value();
   JobId big = Sub(*t, "big", "root/a", 10, {{"cpu", kCpu}}, 5);
   JobId small = Sub(*t, "small", "root/a", 10, {{"cpu", kCpu}}, 1);
-  JobId other = Sub(*t, "other", "root/b", 10, {{"cpu", kCpu}}, 2);
-  // small after +1: 0.2. big after -1, -2, -3, -4: 0.4, 0.3, 0.2 (equal), 0.1.
-  auto r = t->Preemptable(small, {big, big, big, big});
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(*r, (std::vector<bool>{true, true, true, false}));
-  // big after +1: 0.6 > small after -1: 0.
+  JobId mid = Sub(*t, "mid", "root/a", 10, {{"cpu", kCpu}}, 3);
+  JobId other = Sub(*t, "other", "root/b", 10, {{"cpu", kCpu}}, 1);
+  // small .1 < big .5 before; after small .2 <= big .4. Listed twice: judged
+  // twice on the same state.
+  EXPECT_EQ(*t->Preemptable(small, {big, big}), (std::vector<bool>{true, true}));
+  // mid .3 < big .5 before, but after mid .4 > big .4? equal: permitted;
+  // big .5 is not below small .1: refused.
+  EXPECT_EQ(*t->Preemptable(mid, {big}), std::vector<bool>{true});
   EXPECT_EQ(*t->Preemptable(big, {small}), std::vector<bool>{false});
+  // mid .3 < ... small .1: not below before; and after small's task mid
+  // would be .4 > small 0.
+  EXPECT_EQ(*t->Preemptable(mid, {small}), std::vector<bool>{false});
   // Other queues and the job itself are never victims of preemption.
   EXPECT_EQ(*t->Preemptable(small, {other, small}), (std::vector<bool>{false, false}));
   EXPECT_FALSE(t->Preemptable(999, {big}).ok());
@@ -65,14 +74,15 @@ class ReclaimTest : public ::testing::Test {
 TEST_F(ReclaimTest, UnderServedQueueReclaimsFromOverServed) {
   Build(true, {});
   const uint64_t digest = t->Digest();
-  // With want's task applied cpu is saturated and every job of a and b is
-  // blocked. Taking a task of hog leaves a blocked with share 11/100 (memory)
-  // against b's 1/100: b comes first. Taking one of hog2's memory-only tasks
-  // makes hog2 non-blocked again, and a non-blocked queue comes first (§5).
+  // The transfer rule on plain dominant shares (saturated resources count):
+  // b 0 < a max(10/10, 12/100) = 1 before; after, b + (1 cpu, 1 Gi) = .1 is
+  // at most a minus hog's task (.9) or hog2's memory-only task (1). The
+  // rule is pairwise: whether the unit frees what want needs is a plan's
+  // question (§15 "helps").
   auto r = t->Reclaimable(want, {hog, hog2});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, (std::vector<bool>{true, false}));
-  EXPECT_EQ(t->Digest(), digest);  // the what-if left nothing behind
+  EXPECT_EQ(*r, (std::vector<bool>{true, true}));
+  EXPECT_EQ(t->Digest(), digest);  // nothing changed
   EXPECT_TRUE(t->CheckInvariants().ok()) << t->CheckInvariants().ToString();
   ASSERT_FALSE(t->Allocate(want, 1).ok());  // the cluster is full
   EXPECT_FALSE(t->Reclaimable(hog2, {hog}).ok());  // hog2 has no task left to place

@@ -97,7 +97,11 @@ std::optional<std::string> RefStepWhere(ReferenceModel& m, std::set<std::string>
     if (!c) return std::nullopt;
     asked.push_back(*c);
     if (!Refuses(*c, round, pct)) {
-      EXPECT_TRUE(m.Allocate(*c, 1).ok());
+      // §14: a job holding no task starts with its gang size m at once.
+      int64_t n = 1;
+      for (const auto& j : m.Jobs())
+        if (j.name == *c) n = j.step_tasks;
+      EXPECT_TRUE(m.Allocate(*c, n).ok());
       return c;
     }
     skipped.insert(*c);

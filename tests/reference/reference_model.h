@@ -1,6 +1,7 @@
 // ReferenceModel: a deliberately simple, full-recompute implementation of
-// SPEC §3-§7 and §12 (queue tree rules, Dynamic H-DRF shares, scheduling
-// step, fit, user limits, enqueue gate).
+// SPEC §3-§8, §12, §14 and §15 (queue tree rules, Dynamic H-DRF shares,
+// scheduling step, fit, user limits, decisions, enqueue gate, gangs,
+// reclaim and preemption plans).
 //
 // It exists only to check the fast engine: every query recomputes everything
 // from the raw state (allocations, tree, capacity) with the formulas exactly
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hdrf/plan.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 
@@ -44,7 +46,25 @@ struct RefJobView {
   bool blocked = false;
   double key = 0;              // §4 key
   double drf_share = 0;        // max_r alloc[r]/T[r] over all r with T[r] > 0
-  bool schedulable = false;    // §5: unallocated tasks and one more task fits (§6)
+  bool schedulable = false;    // §5: unallocated tasks and step_tasks more fit (§6)
+  int64_t step_tasks = 1;      // §14: the tasks a step gives it: m while it holds none, else 1
+};
+
+// One entry of a plan (§15): `tasks` running tasks of job `job` (its unit).
+struct RefPlanVictim {
+  std::string job;
+  int64_t tasks = 0;
+  bool operator==(const RefPlanVictim&) const = default;
+};
+
+// A plan (§15) for job `job`.
+struct RefPlan {
+  std::string job;
+  PlanMode mode = PlanMode::kReclaim;
+  bool fits = false;
+  int64_t tasks = 0;                   // the demand k
+  std::vector<RefPlanVictim> victims;  // plan order; empty on failure
+  ResourceAmounts short_by;            // on failure: D[r] − room[r] > 0, §2 units
 };
 
 class ReferenceModel {
@@ -64,6 +84,7 @@ class ReferenceModel {
   Status SetQueueState(const std::string& path, QueueState state);
   Status DeleteQueue(const std::string& path);
   // Returns the leaf the job was placed in (admission when `queue` is a parent).
+  // minAvailable (§14 gang size) above the task count is InvalidArgument.
   StatusOr<std::string> Submit(const JobSpec& job);
   Status Remove(const std::string& job);
   Status Allocate(const std::string& job, int64_t n);  // docs/semantics.md §2
@@ -78,6 +99,7 @@ class ReferenceModel {
   // placement test refused them): their allocations still count.
   std::optional<std::string> PickNext(const std::set<std::string>& excluded) const;
   // One step; returns the job name, or nullopt when nothing is schedulable.
+  // A job holding no task gets its gang size m (§14) in this one step.
   std::optional<std::string> Step();
   // Repeats Step until none is possible; returns the number of steps.
   int64_t Fill();
@@ -88,19 +110,41 @@ class ReferenceModel {
   std::vector<RefJobView> Jobs() const;            // submission order
   // Queue order of §5 for two leaf queues: <0 when a comes first, 0 equal.
   int CompareQueues(const std::string& a, const std::string& b) const;
-  // ---- decisions (§8): copy the state, change the copy, recompute ----
+  // ---- decisions (§8): the §15 transfer rule per victim ----
   // Preemption within a queue: result[i] says whether one task of job
-  // victims[i] may be preempted for one more task of `preemptor`. A job
-  // listed k times offers k tasks, whose removals add up. Unknown jobs are
-  // NotFound; a Pending preemptor, or one without an unallocated task, is
-  // FailedPrecondition (docs/semantics.md item 13).
+  // victims[i] may go to one more task of `preemptor` (the transfer rule of
+  // §15 in its preempt form: the two jobs' plain dominant shares over their
+  // weights). Each victim is judged on its own: a job listed twice gets the
+  // same answer twice. A victim that is the preemptor, holds no running
+  // task or lives in another leaf is false. Unknown jobs are NotFound; a
+  // Pending preemptor, or one without an unallocated task, is
+  // FailedPrecondition.
   StatusOr<std::vector<bool>> Preemptable(const std::string& preemptor,
                                           const std::vector<std::string>& victims) const;
-  // Reclaim across queues: each victim judged independently on a copy of
-  // the state with the reclaimer's task added and the victim's removed
-  // (docs/semantics.md item 13). Same errors as Preemptable.
+  // Reclaim across leaves: the same with the reclaim form of the rule (the
+  // children of the lowest common ancestor compared; reclaimable flags and
+  // guarantees checked; the guarantee clause). A victim in the reclaimer's
+  // own leaf is false. Same errors as Preemptable.
   StatusOr<std::vector<bool>> Reclaimable(const std::string& reclaimer,
                                           const std::vector<std::string>& victims) const;
+
+  // ---- plans (§15) ----
+  // The plan for `job`, computed literally as §15's pseudo-code on copies of
+  // the state; changes nothing. NotFound for an unknown job;
+  // FailedPrecondition when it is Pending or has no unallocated task;
+  // InvalidArgument for a negative max_victims. A plan that cannot be found
+  // is not an error: fits = false, no victims, `short_by` says what is
+  // missing.
+  StatusOr<RefPlan> Plan(const std::string& job, PlanMode mode,
+                         std::optional<int64_t> max_victims = std::nullopt) const;
+  // Applies a plan made by Plan: checked again on the current state (every
+  // entry still its job's unit and permitted in plan order, then the demand
+  // fits; the job still waits with the same demand), else Aborted and
+  // nothing changes. Then each victim's tasks stop (allocation down, task
+  // count unchanged) and the job's `tasks` are allocated. A plan with
+  // fits = false is FailedPrecondition; one whose job is gone is NotFound,
+  // one whose victim is gone Aborted.
+  Status ApplyPlan(const RefPlan& plan);
 
   // Real capability (§6) of a queue, per resource in name order.
   std::vector<int64_t> RealCapability(const std::string& path) const;

@@ -1,6 +1,7 @@
 // Unit tests of the reference model: the SPEC's worked examples driven
-// through Step/Fill, and one test per rule of §3-§7, §12 and
-// docs/semantics.md.
+// through Step/Fill, and one test per rule of §3-§7 and docs/semantics.md.
+// The enqueue gate (§12), gangs (§14) and decisions (§8) are in
+// reference_gangs_test.cc; plans (§15) in reference_plans_test.cc.
 #include "tests/reference/reference_model.h"
 
 #include <gmock/gmock.h>
@@ -14,97 +15,15 @@
 #include <random>
 #include <sstream>
 
+#include "tests/reference/reference_test_util.h"
+
 namespace hdrf::ref {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr int64_t kCpu = 1000;              // 1 CPU in millicores
-constexpr int64_t kGpu = 1000;              // 1 GPU in milli-units
-constexpr int64_t kGi = 1024LL * 1024 * 1024;
-const char kGpuName[] = "nvidia.com/gpu";
-
-QueueSpec Q(const std::string& path, double weight = 1, ResourceAmounts cap = {},
-            ResourceAmounts guarantee = {}) {
-  QueueSpec q;
-  q.path = path;
-  q.weight = weight;
-  q.capability = std::move(cap);
-  q.guarantee = std::move(guarantee);
-  return q;
-}
-
-JobSpec J(const std::string& name, const std::string& queue, int64_t tasks, ResourceAmounts task,
-          const std::string& user = "default", double weight = 1) {
-  JobSpec j;
-  j.name = name;
-  j.queue = queue;
-  j.tasks = tasks;
-  j.task = std::move(task);
-  j.user = user;
-  j.weight = weight;
-  return j;
-}
-
-std::unique_ptr<ReferenceModel> Make(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
-                                     std::optional<double> overcommit = std::nullopt) {
-  auto m = ReferenceModel::Create(cluster, queues, overcommit);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  if (!m.ok()) return nullptr;
-  return std::move(m).value();
-}
-
-void MustSubmit(ReferenceModel& m, const JobSpec& j) {
-  auto r = m.Submit(j);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-}
-
-RefJobView JobView(const ReferenceModel& m, const std::string& name) {
-  for (const auto& j : m.Jobs())
-    if (j.name == name) return j;
-  ADD_FAILURE() << "no job " << name;
-  return {};
-}
-
-RefNodeView QueueView(const ReferenceModel& m, const std::string& path) {
-  for (const auto& q : m.Queues())
-    if (q.name == path) return q;
-  ADD_FAILURE() << "no queue " << path;
-  return {};
-}
-
-int64_t Allocated(const ReferenceModel& m, const std::string& name) { return JobView(m, name).allocated; }
-
-// A printable dump of everything observable, to check "refused = unchanged".
-std::string Dump(const ReferenceModel& m) {
-  std::ostringstream out;
-  for (const auto& q : m.Queues()) {
-    out << q.name << " b" << q.blocked << " s" << q.share << " k" << q.key << " rc";
-    for (auto v : m.RealCapability(q.name)) out << " " << v;
-    out << "\n";
-  }
-  for (const auto& j : m.Jobs())
-    out << j.name << " " << j.queue << " " << j.user << " " << j.tasks << " " << j.allocated << " "
-        << JobStateName(j.state) << " " << j.blocked << " " << j.schedulable << "\n";
-  return out.str();
-}
-
-// Every job placed by PickNext must be schedulable and Step must agree.
-int64_t CheckedFill(ReferenceModel& m) {
-  int64_t steps = 0;
-  while (true) {
-    auto next = m.PickNext();
-    auto stepped = m.Step();
-    EXPECT_EQ(next, stepped);
-    if (!stepped.has_value()) break;
-    ++steps;
-    EXPECT_LT(steps, 1000000);
-    if (steps >= 1000000) break;
-  }
-  for (const auto& j : m.Jobs()) EXPECT_FALSE(j.schedulable) << j.name;
-  return steps;
-}
+using namespace testutil;  // NOLINT: the helpers of reference_test_util.h
 
 // ---------------------------------------------------------------------------
 // Worked examples (§4) and the DRF paper
@@ -877,95 +796,6 @@ TEST(ReferenceJobs, AllocateReleaseFinish) {
   EXPECT_EQ(JobView(*m, "j").tasks, 0);
   EXPECT_TRUE(JobView(*m, "j").blocked);
 }
-
-// ---------------------------------------------------------------------------
-// Enqueue gate (§12, semantics items 5, 12)
-// ---------------------------------------------------------------------------
-
-JobSpec WithMin(JobSpec j, int64_t min_available) {
-  j.min_available = min_available;
-  return j;
-}
-
-TEST(ReferenceGate, OffByDefault) {
-  auto m = Make({{"cpu", 1 * kCpu}}, {Q("root/a")});
-  ASSERT_NE(m, nullptr);
-  MustSubmit(*m, WithMin(J("j", "root/a", 100, {{"cpu", kCpu}}), 100));
-  EXPECT_EQ(JobView(*m, "j").state, JobState::kInqueue);
-}
-
-TEST(ReferenceGate, OvercommitSums) {
-  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a"), Q("root/b")}, 1.0);
-  ASSERT_NE(m, nullptr);
-  MustSubmit(*m, WithMin(J("j1", "root/a", 6, {{"cpu", kCpu}}), 6));
-  EXPECT_EQ(JobView(*m, "j1").state, JobState::kInqueue);  // 0 + 0 + 6 <= 10
-  MustSubmit(*m, WithMin(J("j2", "root/b", 6, {{"cpu", kCpu}}), 6));
-  auto j2 = JobView(*m, "j2");
-  EXPECT_EQ(j2.state, JobState::kPending);  // 0 + 6 + 6 > 10
-  EXPECT_TRUE(j2.blocked);
-  EXPECT_FALSE(j2.schedulable);
-  EXPECT_EQ(m->Fill(), 6);
-  EXPECT_EQ(Allocated(*m, "j1"), 6);
-  EXPECT_EQ(JobView(*m, "j2").state, JobState::kPending);  // 6 + 0 + 6 > 10
-  ASSERT_TRUE(m->Release("j1", 2).ok());                   // 4 + 0 + 6 <= 10
-  EXPECT_EQ(JobView(*m, "j2").state, JobState::kInqueue);
-  EXPECT_EQ(JobView(*m, "j1").state, JobState::kRunning);
-  // b catches up with a, then ties go to a (name order).
-  EXPECT_EQ(m->Fill(), 6);
-  EXPECT_EQ(Allocated(*m, "j1"), 5);
-  EXPECT_EQ(Allocated(*m, "j2"), 5);
-}
-
-TEST(ReferenceGate, RealCapabilityOfTheLeaf) {
-  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a", 1, {{"cpu", 3 * kCpu}})}, 2.0);
-  ASSERT_NE(m, nullptr);
-  MustSubmit(*m, WithMin(J("j1", "root/a", 4, {{"cpu", kCpu}}), 4));
-  EXPECT_EQ(JobView(*m, "j1").state, JobState::kPending);  // 4 > realcap 3
-  MustSubmit(*m, WithMin(J("j2", "root/a", 4, {{"cpu", kCpu}}), 3));
-  EXPECT_EQ(JobView(*m, "j2").state, JobState::kInqueue);
-  MustSubmit(*m, WithMin(J("j3", "root/a", 4, {{"cpu", kCpu}}), 1));
-  EXPECT_EQ(JobView(*m, "j3").state, JobState::kPending);  // 3 (j2) + 1 > 3
-}
-
-TEST(ReferenceGate, GuaranteeLeft) {
-  // The overcommit sums fail (f = 0.1), so only the guarantee admits.
-  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/g", 1, {}, {{"cpu", 5 * kCpu}}), Q("root/o")}, 0.1);
-  ASSERT_NE(m, nullptr);
-  MustSubmit(*m, WithMin(J("g1", "root/g", 5, {{"cpu", kCpu}}), 3));
-  EXPECT_EQ(JobView(*m, "g1").state, JobState::kInqueue);  // 3 <= 5 − 0 − 0
-  MustSubmit(*m, WithMin(J("g2", "root/g", 5, {{"cpu", kCpu}}), 3));
-  EXPECT_EQ(JobView(*m, "g2").state, JobState::kPending);  // 3 > 5 − 0 − 3
-  MustSubmit(*m, WithMin(J("o1", "root/o", 5, {{"cpu", kCpu}}), 1));
-  EXPECT_EQ(JobView(*m, "o1").state, JobState::kPending);  // no guarantee
-  // g1 runs 2 tasks: its minimum no longer counts, its usage does.
-  ASSERT_TRUE(m->Allocate("g1", 2).ok());
-  EXPECT_EQ(JobView(*m, "g2").state, JobState::kPending);  // not re-examined on allocate
-  ASSERT_TRUE(m->Release("g1", 1).ok());                   // 3 <= 5 − 1 − 0
-  EXPECT_EQ(JobView(*m, "g2").state, JobState::kInqueue);
-  EXPECT_EQ(JobView(*m, "o1").state, JobState::kPending);
-  // Removal re-examines in submission order.
-  ASSERT_TRUE(m->Remove("g2").ok());
-  EXPECT_EQ(JobView(*m, "o1").state, JobState::kPending);
-}
-
-TEST(ReferenceGate, CapacityChangeAndFinishReexamine) {
-  auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a")}, 1.0);
-  ASSERT_NE(m, nullptr);
-  MustSubmit(*m, WithMin(J("big", "root/a", 12, {{"cpu", kCpu}}), 10));
-  EXPECT_EQ(JobView(*m, "big").state, JobState::kInqueue);
-  MustSubmit(*m, WithMin(J("p1", "root/a", 2, {{"cpu", kCpu}}), 2));
-  MustSubmit(*m, WithMin(J("p2", "root/a", 2, {{"cpu", kCpu}}), 2));
-  EXPECT_EQ(JobView(*m, "p1").state, JobState::kPending);
-  EXPECT_EQ(m->Fill(), 10);
-  ASSERT_TRUE(m->Finish("big", 3).ok());  // 7 + 2 <= 10: p1; then 7 + 2 + 2 > 10
-  EXPECT_EQ(JobView(*m, "p1").state, JobState::kInqueue);
-  EXPECT_EQ(JobView(*m, "p2").state, JobState::kPending);
-  ASSERT_TRUE(m->SetCapacity({{"cpu", 11 * kCpu}}).ok());
-  EXPECT_EQ(JobView(*m, "p2").state, JobState::kInqueue);
-  ASSERT_TRUE(m->Release("big", 7).ok());
-  EXPECT_EQ(JobView(*m, "big").state, JobState::kInqueue);  // back to Inqueue at 0
-}
-
 
 // ---------------------------------------------------------------------------
 // Choices where the SPEC and docs/semantics.md are read literally
