@@ -90,6 +90,12 @@ Status WritePlot(const std::string& path, const Workload& w, const SimulateResul
   shares.set_labels("time (ms)", "dominant share (plain usage / total)");
   for (size_t k = 0; k < r.timeline.t_ms.size(); ++k)
     shares.Add(static_cast<uint64_t>(r.timeline.t_ms[k]), r.timeline.queues, r.timeline.share[k]);
+  // --reclaim: a tick on the time axis at each eviction (one per plan).
+  if (!r.eviction_ms.empty()) {
+    std::vector<uint64_t> ticks;
+    for (int64_t t : r.eviction_ms) ticks.push_back(static_cast<uint64_t>(std::max<int64_t>(t, 0)));
+    shares.set_markers(std::move(ticks), "evictions (" + std::to_string(r.eviction_ms.size()) + " plans)");
+  }
   std::map<std::string, std::vector<int64_t>> waits;
   for (size_t i = 0; i < r.jobs.size(); ++i)
     if (r.jobs[i].first_start_ms >= 0) waits[r.jobs[i].queue].push_back(r.jobs[i].first_start_ms - w.jobs[i].arrival_ms);
@@ -132,7 +138,7 @@ int CmdSimulate(int argc, char** argv) {
   app.add_option("--jobs-out", a.jobs_out, "write name,queue,arrival,first_start,last_start,end per job");
   app.add_flag("--json", a.json, "print the report as one JSON line (the last stdout line)");
   app.add_option("--compare", a.compare, "also run under OTHER.yaml and print per-queue deltas");
-  app.add_option("--plot", a.plot, "write an SVG: top-level shares over time and wait CDF per leaf");
+  app.add_option("--plot", a.plot, "write an SVG: top-level shares over time (with --reclaim: eviction ticks) and wait CDF per leaf");
   app.add_option("--why", a.why, "explain up to N waiting jobs per leaf at every instant (costly)")
       ->check(CLI::Range(0, 1000));
   app.add_option("--nodes", a.nodes, "node CSV (name + resource columns): tasks placed best-fit on one node");

@@ -95,7 +95,8 @@ std::string SharePlot::Svg(const std::string& title) const {
   // Layout: plot area on the left, legend on the right.
   const double W = 960, left = 70, top = 50, plot_w = 640, plot_h = 380;
   const double legend_x = left + plot_w + 30, row = 16;
-  const double H = std::max(top + plot_h + 60, top + 10 + row * static_cast<double>(names_.size()) + 20);
+  const size_t legend_rows = names_.size() + (markers_.empty() ? 0 : 1);
+  const double H = std::max(top + plot_h + 60, top + 10 + row * static_cast<double>(legend_rows) + 20);
   uint64_t x0 = xs_.empty() ? 0 : xs_.front(), x1 = xs_.empty() ? 1 : xs_.back();
   if (x1 <= x0) x1 = x0 + 1;
   double ymax = 0;
@@ -160,6 +161,20 @@ std::string SharePlot::Svg(const std::string& title) const {
     flush();
     s += "</g>\n";
   }
+  // Markers: one tick per pixel column that holds one or more, rising from
+  // the x axis (one path, however many instants).
+  const char* marker_colour = "#d62728";
+  if (!markers_.empty()) {
+    std::vector<long> cols;
+    for (uint64_t m : markers_) cols.push_back(std::lround(px(std::clamp(m, x0, x1))));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    std::string d;
+    for (long c : cols)
+      d += (d.empty() ? "M" : " M") + std::to_string(c) + "," + Fmt("%.1f", top + plot_h) + " v-10";
+    s += "<g class=\"markers\"><title>" + Xml(marker_legend_) + "</title>\n<path d=\"" + d +
+         "\" fill=\"none\" stroke=\"" + marker_colour + "\" stroke-width=\"1\"/>\n</g>\n";
+  }
   // Legend.
   s += "<g>\n";
   for (size_t i = 0; i < names_.size(); ++i) {
@@ -167,6 +182,13 @@ std::string SharePlot::Svg(const std::string& title) const {
     s += "<rect x=\"" + Fmt("%.1f", legend_x) + "\" y=\"" + Fmt("%.1f", y - 9) + "\" width=\"18\" height=\"4\" fill=\"" +
          Colour(i) + "\"/>";
     s += "<text x=\"" + Fmt("%.1f", legend_x + 24) + "\" y=\"" + Fmt("%.1f", y) + "\">" + Xml(names_[i]) + "</text>\n";
+  }
+  if (!markers_.empty()) {
+    const double y = top + 10 + row * static_cast<double>(names_.size());
+    s += "<path d=\"M" + Fmt("%.1f", legend_x + 9) + "," + Fmt("%.1f", y - 1) + " v-10\" stroke=\"" + marker_colour +
+         "\" stroke-width=\"1\"/>";
+    s += "<text x=\"" + Fmt("%.1f", legend_x + 24) + "\" y=\"" + Fmt("%.1f", y) + "\">" + Xml(marker_legend_) +
+         "</text>\n";
   }
   s += "</g>\n</svg>\n";
   return s;

@@ -29,6 +29,14 @@ class SharePlot {
   }
   // Draw each series through the samples where it is absent (default: a gap).
   void set_connect_gaps(bool on) { connect_gaps_ = on; }
+  // Instants to mark with short ticks along the x axis (e.g. the evictions
+  // of hdrf simulate --reclaim), with a legend entry `legend`; drawn only
+  // when `xs` is non-empty. Instants outside the samples' range are drawn
+  // at its nearer end.
+  void set_markers(std::vector<uint64_t> xs, std::string legend) {
+    markers_ = std::move(xs);
+    marker_legend_ = std::move(legend);
+  }
   size_t samples() const { return xs_.size(); }
   const std::vector<std::string>& names() const { return names_; }
 
@@ -44,6 +52,8 @@ class SharePlot {
   std::vector<std::vector<double>> ys_;    // per series, per sample (NaN: absent)
   std::string x_label_ = "event (engine sequence number)", y_label_ = "dominant share";
   bool connect_gaps_ = false;
+  std::vector<uint64_t> markers_;
+  std::string marker_legend_;
 };
 
 // Writes SVG documents (as SharePlot::Svg returns them) stacked vertically

@@ -105,14 +105,13 @@ TEST(ReferenceGate, CapacityChangeAndFinishReexamine) {
 // Gangs (§14)
 // ---------------------------------------------------------------------------
 
-TEST(ReferenceGang, SubmitRefusesAGangLargerThanItsJob) {
+TEST(ReferenceGang, AGangLargerThanItsJobIsCappedAtItsTasks) {
   auto m = Make({{"cpu", 10 * kCpu}}, {Q("root/a")});
   ASSERT_NE(m, nullptr);
-  auto r = m->Submit(WithMin(J("g", "root/a", 3, {{"cpu", kCpu}}), 4));
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().ToString(), HasSubstr("gang larger than its job"));
-  EXPECT_TRUE(m->Jobs().empty());
+  MustSubmit(*m, WithMin(J("g", "root/a", 3, {{"cpu", kCpu}}), 4));
+  EXPECT_EQ(JobView(*m, "g").step_tasks, 3);  // m capped at the 3 tasks
+  ASSERT_EQ(m->Step(), std::optional<std::string>("g"));
+  EXPECT_EQ(JobView(*m, "g").allocated, 3);
   // minAvailable 0 or 1 is fine for any task count, 0 included.
   MustSubmit(*m, WithMin(J("z0", "root/a", 0, {{"cpu", kCpu}}), 0));
   MustSubmit(*m, WithMin(J("z1", "root/a", 0, {{"cpu", kCpu}}), 1));

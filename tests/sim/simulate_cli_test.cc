@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -19,6 +20,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 using Result = hdrf::testing::ShellResult;
@@ -79,6 +81,35 @@ TEST_F(SimulateCli, TableCompareAndPlot) {
   EXPECT_THAT(svg, HasSubstr("<svg"));
   EXPECT_THAT(svg, HasSubstr("root/research/nlp"));
   EXPECT_THAT(svg, HasSubstr("wait-time CDF"));
+  // Without --reclaim: no eviction marks.
+  EXPECT_THAT(svg, Not(HasSubstr("class=\"markers\"")));
+  EXPECT_THAT(svg, Not(HasSubstr("evictions (")));
+}
+
+// --reclaim --plot: a tick on the shares chart's time axis per eviction
+// instant (one path of "M x,y v-10" segments, one per pixel column) and the
+// legend entry "evictions (N plans)", N = plans_applied of the report.
+TEST_F(SimulateCli, PlotMarksEvictionsWithReclaim) {
+  Result r = Run(Sample() + " --reclaim --json --plot " + dir_ + "/r.svg");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const int64_t plans = nlohmann::json::parse(r.last_line())["plans_applied"].get<int64_t>();
+  ASSERT_GT(plans, 0) << "the sample should need plans with --reclaim";
+  const std::string svg = Slurp(dir_ + "/r.svg");
+  const std::string legend = "evictions (" + std::to_string(plans) + " plans)";
+  EXPECT_THAT(svg, HasSubstr("<title>" + legend + "</title>"));
+  EXPECT_THAT(svg, HasSubstr(">" + legend + "</text>"));
+  // The marks: in the first chart (shares over time), not the CDF.
+  const size_t marks = svg.find("<g class=\"markers\">"), cdf = svg.find("wait-time CDF");
+  ASSERT_NE(marks, std::string::npos);
+  EXPECT_LT(marks, cdf);
+  EXPECT_EQ(svg.find("<g class=\"markers\">", marks + 1), std::string::npos) << "marks in one chart only";
+  const size_t d = svg.find("d=\"M", marks), end = svg.find('"', d + 3);
+  ASSERT_NE(d, std::string::npos);
+  const std::string path = svg.substr(d + 3, end - d - 3);
+  const auto ticks = std::count(path.begin(), path.end(), 'M');
+  EXPECT_GT(ticks, 1);
+  EXPECT_LE(ticks, plans);
+  EXPECT_EQ(std::count(path.begin(), path.end(), 'v'), ticks);
 }
 
 TEST_F(SimulateCli, ClusterFlagReplacesTheConfigs) {

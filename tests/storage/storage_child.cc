@@ -9,12 +9,20 @@
 //   done LAST DIGEST            all events applied (no Close)
 //   closed LAST DIGEST          all events applied, Close() returned OK
 //   dying in checkpoint SEQ     --die-in-checkpoint: SIGKILL follows
+//   acked DURABLE LAST DIGEST KIND [VICTIMS]
+//                               --plans: as "acked", with the state digest
+//                               right after the event and its kind (submit,
+//                               step, plan with its victim count, remove)
 //
 // usage: storage_child --db DIR --durability sync|async|none --seed S
 //          --events N [--threads T] [--checkpoint-every K] [--close]
 //          [--fsize BYTES] [--hold-ms MS (keep the store open after "done")]
 //          [--die-in-checkpoint STEP:N (SIGKILL itself after step STEP =
 //           chunks|flushed|committed of the Nth checkpoint after creation)]
+//        storage_child --plans --db DIR --durability D --seed S [--rounds R]
+//          [--checkpoint-every K]: the plan workload (storage_util.h,
+//          RunPlanWorkload) on PlanCluster()/PlanQueues() for R rounds
+//          (default: until killed), then "done LAST DIGEST"
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -22,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,7 +91,8 @@ int main(int argc, char** argv) {
   std::string db, durability = "sync";
   uint64_t seed = 1, events = 1000, checkpoint_every = 1000000, fsize = 0, hold_ms = 0;
   int threads = 1;
-  bool close = false;
+  bool close = false, plans = false;
+  uint64_t rounds = UINT64_MAX;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -97,6 +107,8 @@ int main(int argc, char** argv) {
     else if (a == "--checkpoint-every") checkpoint_every = std::stoull(next());
     else if (a == "--fsize") fsize = std::stoull(next());
     else if (a == "--close") close = true;
+    else if (a == "--plans") plans = true;
+    else if (a == "--rounds") rounds = std::stoull(next());
     else if (a == "--hold-ms") hold_ms = std::stoull(next());
     else if (a == "--die-in-checkpoint") {
       const std::string v = next();
@@ -118,6 +130,24 @@ int main(int argc, char** argv) {
   o.durability = *d;
   o.checkpoint_every = checkpoint_every;
 
+  if (plans) {
+    auto created = Engine::Create(PlanCluster(), PlanQueues(), o);
+    if (!created.ok()) Die(created.status().ToString());
+    std::unique_ptr<Engine> eng = std::move(created).value();
+    Say("ready");
+    Status s = RunPlanWorkload(*eng, seed, rounds, [&](const char* kind, size_t victims) {
+      const unsigned long long durable = eng->durable_seq(), last = eng->last_seq();
+      const std::string digest = eng->DigestHex();
+      if (victims)
+        Say("acked %llu %llu %s %s %zu", durable, last, digest.c_str(), kind, victims);
+      else
+        Say("acked %llu %llu %s %s", durable, last, digest.c_str(), kind);
+      return true;
+    });
+    if (!s.ok()) Die("plan workload: " + s.ToString());
+    Say("done %llu %s", static_cast<unsigned long long>(eng->last_seq()), eng->DigestHex().c_str());
+    _exit(0);
+  }
   StreamGen gen(seed);
   auto created = Engine::Create(TestCluster(), TestQueues(), o);
   if (!created.ok()) Die(created.status().ToString());

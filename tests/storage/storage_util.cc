@@ -331,6 +331,90 @@ std::string ChildPath() {
   return p ? p : "";
 }
 
+ResourceAmounts PlanCluster() { return {{"cpu", 48000}, {"nvidia.com/gpu", 24000}}; }
+
+std::vector<QueueSpec> PlanQueues() {
+  std::vector<QueueSpec> q(3);
+  const char* paths[] = {"root/a", "root/b", "root/c"};
+  // No guarantees: one would hold room back for the waiting queue, and
+  // its job would start without a plan. The plans move shares (§15).
+  for (int i = 0; i < 3; ++i) {
+    q[i].path = paths[i];
+    q[i].weight = i == 1 ? 2 : 1;
+  }
+  return q;
+}
+
+Status RunPlanWorkload(Engine& e, uint64_t seed, uint64_t max_rounds,
+                       const std::function<bool(const char* kind, size_t victims)>& after) {
+  Rng rng(seed);
+  const char* queues[] = {"root/a", "root/b", "root/c"};
+  auto job = [&](const std::string& name, const char* queue, int64_t tasks, int64_t m) {
+    JobSpec j;
+    j.name = name;
+    j.queue = queue;
+    j.user = rng.Chance(50) ? "alice" : "bob";
+    j.tasks = tasks;
+    j.min_available = m;
+    j.task = {{"cpu", 2000}, {"nvidia.com/gpu", 1000}};
+    return j;
+  };
+  for (uint64_t round = 0; round < max_rounds; ++round) {
+    const std::string prefix = "r" + std::to_string(round) + "-";
+    const int w = static_cast<int>(rng.Uniform(0, 2));
+    std::vector<JobRef> jobs;
+    // Contention: the two other queues ask for more than the cluster's 24
+    // GPUs, and the steps give them all of it.
+    int64_t asked = 0;
+    for (int k = 0; asked < 28; ++k) {
+      const char* q = queues[(w + 1 + k % 2) % 3];
+      const int64_t tasks = rng.Uniform(4, 12);
+      const int64_t m = rng.Chance(30) ? rng.Uniform(2, 3) : 1;
+      auto r = e.Submit(job(prefix + "j" + std::to_string(k), q, tasks, m));
+      if (!r.ok()) return r.status();
+      jobs.push_back(*r);
+      asked += tasks;
+      if (!after("submit", 0)) return Status();
+    }
+    for (;;) {
+      auto s = e.Step();
+      if (!s.ok()) return s.status();
+      if (!s->has_value()) break;
+      if (!after("step", 0)) return Status();
+    }
+    // The waiting job, a gang one time in three.
+    auto r = e.Submit(job(prefix + "wait", queues[w], rng.Uniform(4, 10), rng.Chance(35) ? rng.Uniform(2, 4) : 1));
+    if (!r.ok()) return r.status();
+    jobs.push_back(*r);
+    if (!after("submit", 0)) return Status();
+    for (int tries = 0; tries < 40; ++tries) {
+      auto p = e.Plan(*r, {PlanMode::kReclaim});
+      if (!p.ok()) {
+        if (p.status().code() == StatusCode::kFailedPrecondition) break;  // nothing left to wait for
+        return p.status();
+      }
+      if (!p->fits) break;
+      if (p->victims.empty()) {
+        // Room now (a gang victim freed more than the demand): a step.
+        auto s = e.Step();
+        if (!s.ok()) return s.status();
+        if (!s->has_value()) break;
+        if (!after("step", 0)) return Status();
+        continue;
+      }
+      Status s = e.ApplyPlan(*p);
+      if (!s.ok()) return s;
+      if (!after("plan", p->victims.size())) return Status();
+    }
+    for (const JobRef& j : jobs) {
+      Status s = e.Remove(j);
+      if (!s.ok()) return s;
+      if (!after("remove", 0)) return Status();
+    }
+  }
+  return Status();
+}
+
 Acks ParseAcks(const std::vector<std::string>& lines) {
   Acks a;
   for (const std::string& l : lines) {

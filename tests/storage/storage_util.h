@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +56,23 @@ std::vector<Event> MakeStream(uint64_t seed, const StreamOptions& o);
 
 // Digest after applying the first `n` events of `stream` in memory.
 uint64_t PrefixDigest(const std::vector<Event>& stream, size_t n);
+
+// The plan workload (storage_child --plans, crash_test's SigkillPlans): on
+// an engine created with PlanCluster()/PlanQueues(), round after round two
+// of the three queues fill the whole cluster (steps; some jobs are gangs,
+// JobSpec::min_available 2..3), a job (sometimes a gang) waits in the
+// third, and reclaim plans (Engine::Plan, Engine::ApplyPlan) take tasks back
+// for it until none fits; then the round's jobs are removed. Every event is
+// its own call; after each one that returned OK, `after(kind, victims)` is
+// called (kind "submit" | "step" | "plan" | "remove"; victims: the plan's
+// entries, 0 for other events); the workload stops when it returns false,
+// or after `max_rounds` rounds. Deterministic: the same seed gives the same
+// events on any engine in the same state (a store or none). An error
+// (a refused or stale call) is returned.
+ResourceAmounts PlanCluster();
+std::vector<QueueSpec> PlanQueues();
+Status RunPlanWorkload(Engine& e, uint64_t seed, uint64_t max_rounds,
+                       const std::function<bool(const char* kind, size_t victims)>& after);
 
 // A fresh empty directory under TEST_TMPDIR or /tmp; removed with the object.
 class TempDir {
