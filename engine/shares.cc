@@ -393,8 +393,13 @@ void Tree::ComputeRealCapabilities() {
       for (int r = 0; r < R_; ++r) gsum[r] += queues_[c].guar[r];
     for (QueueId c : p.children) {
       Queue& q = queues_[c];
-      for (int r = 0; r < R_; ++r)
-        q.realcap[r] = std::min(q.cap[r], p.realcap[r] - (gsum[r] - q.guar[r]));
+      for (int r = 0; r < R_; ++r) {
+        // Clamped: after a capacity decrease realcap may go below zero, and
+        // deep below it on a deep path (guarantee sums fit an int64 each).
+        const __int128 rc = __int128{p.realcap[r]} - (gsum[r] - q.guar[r]);
+        q.realcap[r] = std::min<int64_t>(
+            q.cap[r], static_cast<int64_t>(std::max<__int128>(rc, -kUnlimited)));
+      }
       stack.push_back(c);
     }
   }

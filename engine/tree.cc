@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "engine/tree_internal.h"
@@ -47,6 +48,22 @@ Status SiblingSumRule(const std::string& path, const std::string& parent_path, c
   return Status::Ok();
 }
 
+// "" when `w` may be a weight (docs/semantics.md §3), else why not.
+std::string WeightError(double w) {
+  if (!std::isfinite(w)) return "weight must be a finite number";
+  if (w > kMaxWeight) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", w);
+    return "weight " + std::string(buf) + " is above the largest weight, 1e9";
+  }
+  return "";
+}
+
+// a + b, or false when the sum does not fit an int64 (amounts are >= 0).
+bool AddAmounts(int64_t a, int64_t b, int64_t* sum) { return !__builtin_add_overflow(a, b, sum); }
+
+const std::string kInt64Max = "9223372036854775807";
+
 }  // namespace
 
 Tree::Tree() : main_(std::make_unique<Scratch>()) {}
@@ -64,6 +81,14 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
     return Status::InvalidArgument("overcommitFactor must be a positive number");
   for (const auto& [name, amount] : cluster) {
     HDRF_RETURN_IF_ERROR(CheckName(NameKind::kResource, name).WithContext("cluster"));
+    // The one check of resource names (every binding creates trees here):
+    // what the C interface, the tools and the configs refuse, nothing
+    // accepts, and a store holds only names its recovery reads back.
+    if (!IsKnownResourceName(name))
+      return Status::InvalidArgument(
+          "cluster: unknown resource '" + name +
+          "' (cpu, memory, pods, ephemeral-storage, hugepages-<size> or a domain-qualified "
+          "name such as nvidia.com/gpu)");
     if (amount < 0) return Status::InvalidArgument("cluster: negative amount of " + name);
     t->names_.push_back(name);
     t->total_.push_back(amount);
@@ -143,7 +168,7 @@ StatusOr<std::vector<int64_t>> Tree::Dense(const ResourceAmounts& a, const std::
 StatusOr<QueueSpec> Tree::Normalize(const QueueSpec& in) const {
   QueueSpec q = in;
   HDRF_RETURN_IF_ERROR(CheckQueuePath(q.path));
-  if (!std::isfinite(q.weight)) return QueueError(q.path, "weight must be a finite number");
+  if (std::string why = WeightError(q.weight); !why.empty()) return QueueError(q.path, why);
   if (q.weight < 1) q.weight = 1;
   if (q.min_user_limit_percent < 1 || q.min_user_limit_percent > 100)
     return QueueError(q.path, "minUserLimitPercent must be within 1..100");
@@ -216,7 +241,9 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
     if (parent != kNone && !bulk_) {
       int64_t sum = guar[r];
       for (QueueId s : queues_[parent].children)
-        if (s != self) sum += queues_[s].guar[r];
+        if (s != self && !AddAmounts(sum, queues_[s].guar[r], &sum))
+          return QueueError(q.path, "guarantees of " + queues_[parent].path + "'s children add up to more than " +
+                                        kInt64Max + " (the largest amount) of " + rn);
       const int64_t old_sum = sum - guar[r] + (self != kNone ? queues_[self].guar[r] : 0);
       const Queue& p = queues_[parent];
       HDRF_RETURN_IF_ERROR(SiblingSumRule(q.path, p.path, rn, ((p.guar_set >> r) & 1) ? std::optional(p.guar[r]) : std::nullopt,
@@ -225,8 +252,9 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
     // own children's guarantees within the new guarantee (update only)
     if (self != kNone && guar[r] > 0 && !queues_[self].children.empty()) {
       int64_t sum = 0;
-      for (QueueId ch : queues_[self].children) sum += queues_[ch].guar[r];
-      if (sum > guar[r])
+      bool overflow = false;
+      for (QueueId ch : queues_[self].children) overflow |= !AddAmounts(sum, queues_[ch].guar[r], &sum);
+      if (overflow || sum > guar[r])
         return QueueError(q.path, "guarantee " + rn + " " + FormatQuantity(rn, guar[r]) +
                                       " is below the sum of its children's guarantees " +
                                       FormatQuantity(rn, sum));
@@ -420,8 +448,19 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   if (spec.tasks < 0) return Status::InvalidArgument("job " + spec.name + ": tasks must be >= 0");
   if (spec.min_available < 0)
     return Status::InvalidArgument("job " + spec.name + ": minAvailable must be >= 0");
-  if (!std::isfinite(spec.weight))
-    return Status::InvalidArgument("job " + spec.name + ": weight must be a finite number");
+  if (std::string why = WeightError(spec.weight); !why.empty())
+    return Status::InvalidArgument("job " + spec.name + ": " + why);
+  // A job's whole demand and its gate minimum are amounts too.
+  for (int r = 0; r < R_; ++r) {
+    int64_t product;
+    if (__builtin_mul_overflow(spec.tasks, (*task)[r], &product) ||
+        __builtin_mul_overflow(spec.min_available, (*task)[r], &product))
+      return Status::InvalidArgument("job " + spec.name + ": " +
+                                     std::to_string(std::max(spec.tasks, spec.min_available)) +
+                                     " tasks of " + FormatQuantity(names_[r], (*task)[r]) + " " +
+                                     names_[r] + " need more than " + kInt64Max +
+                                     " (the largest amount)");
+  }
   auto leaf_or = Admit(spec.queue);
   if (!leaf_or.ok()) return leaf_or.status().WithContext("job " + spec.name);
   QueueId leaf = *leaf_or;

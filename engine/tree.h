@@ -203,7 +203,7 @@ class Tree {
   enum class TaskRule { kOk, kBadCount, kTooFewTasks, kPending };
   static TaskRule AllocateRule(int64_t n, int64_t allocated, int64_t tasks, JobState state) {
     if (n < 1) return TaskRule::kBadCount;
-    if (allocated + n > tasks) return TaskRule::kTooFewTasks;
+    if (n > tasks - allocated) return TaskRule::kTooFewTasks;  // no overflow for a huge n
     if (state == JobState::kPending) return TaskRule::kPending;
     return TaskRule::kOk;
   }
@@ -233,6 +233,7 @@ class Tree {
   std::vector<QueueSpec> QueueSpecs() const;
   StatusOr<QueueId> FindQueue(std::string_view path) const;
   const std::vector<std::string>& resource_names() const { return names_; }
+  const TreeOptions& options() const { return options_; }
   const std::vector<int64_t>& total() const { return total_; }
   const std::vector<int64_t>& free() const { return free_; }
   ResMask saturated() const { return saturated_; }

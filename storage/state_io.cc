@@ -259,6 +259,31 @@ StatusOr<std::unique_ptr<engine::Tree>> BuildQueueTree(const ResourceAmounts& cl
   return t;
 }
 
+StatusOr<std::unique_ptr<engine::Tree>> CopyTree(const engine::Tree& tree) {
+  const std::vector<std::string>& names = tree.resource_names();
+  ResourceAmounts cluster;
+  for (size_t r = 0; r < names.size(); ++r) cluster[names[r]] = tree.total()[r];
+  auto copy = BuildQueueTree(cluster, tree.QueueSpecs(), tree.options().overcommit_factor);
+  if (!copy.ok()) return Status::Internal("copy of the state: " + copy.status().message());
+  engine::Tree& t = **copy;
+  const std::vector<JobId> jobs = tree.JobsInSubmitOrder();
+  t.ReserveJobs(jobs.size());
+  for (JobId j : jobs) {
+    const JobInfo info = tree.GetJob(j);
+    auto leaf = t.FindQueue(info.queue);
+    Status s = leaf.status();
+    if (s.ok())
+      s = t.RestoreJob(info.name, *leaf, info.user, tree.job_task(j), info.tasks, info.weight,
+                       info.min_available, info.seq, info.allocated, info.state);
+    if (!s.ok()) return Status::Internal("copy of the state: " + s.message());
+  }
+  t.set_next_seq(tree.next_seq());
+  t.RebuildAll();
+  if (t.Digest() != tree.Digest())
+    return Status::Internal("copy of the state: its digest differs from the state's");
+  return copy;
+}
+
 namespace {
 void (*checkpoint_hook)(CheckpointStep, uint64_t) = nullptr;
 void Step(CheckpointStep step, uint64_t seq) {

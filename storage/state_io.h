@@ -164,6 +164,13 @@ StatusOr<std::unique_ptr<engine::Tree>> BuildQueueTree(const ResourceAmounts& cl
                                                        const std::vector<QueueSpec>& queues,
                                                        std::optional<double> overcommit_factor);
 
+// A copy of `tree`'s state (queues, jobs, counts, states, submission
+// numbers), built as recovery builds a checkpoint's: the same digest, and
+// every event accepted or refused alike. For what-ifs that must not touch
+// the live tree (Engine::Reconcile's dry run). Internal when the copy's
+// digest differs (a bug).
+StatusOr<std::unique_ptr<engine::Tree>> CopyTree(const engine::Tree& tree);
+
 }  // namespace hdrf::storage
 
 #endif  // HDRF_STORAGE_STATE_IO_H_

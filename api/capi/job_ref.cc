@@ -8,6 +8,8 @@
 // submission sequence number. The tag (EngineUse::tag) ties the ref to the
 // engine (slot and generation) that handed it out; the engine itself checks
 // that the job under JobId still has that sequence number.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,12 @@ StatusOr<hdrf::Event::Type> OpType(int type) {
 Status Apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops, size_t op_size,
              hdrf_code* results, size_t* applied) {
   if (applied) *applied = 0;
+  // An array of nops ops of op_size bytes must fit the address space
+  // (and the results array too); checked first, as refuse_all writes
+  // `results`.
+  if (nops > 0 && nops > static_cast<size_t>(PTRDIFF_MAX) / std::max(op_size, sizeof(hdrf_code)))
+    return Status::InvalidArgument("nops " + std::to_string(nops) + ": an array of that many ops of " +
+                                   std::to_string(op_size) + " bytes cannot exist");
   auto refuse_all = [&](Status s) {
     if (results)
       for (size_t i = 0; i < nops; ++i) results[i] = static_cast<hdrf_code>(s.code());

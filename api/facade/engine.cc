@@ -146,10 +146,14 @@ ShardedLatencyHistogram::Snapshot Engine::EventLatency() const { return impl_->l
 namespace {
 // Applies one event and, with a store, waits for its durability outside the
 // engine lock so that concurrent callers share writes.
-Status ApplyAndWaitUntimed(EngineImpl& impl, const Event& e, JobRef* submitted) {
+// With `ref`, the event is one on that job (the event names it by its
+// submission number only): it must name a live job of this engine.
+Status ApplyAndWaitUntimed(EngineImpl& impl, const Event& e, JobRef* submitted,
+                           const JobRef* ref = nullptr) {
   uint64_t seq;
   {
     Exclusive lock(impl);
+    if (ref) HDRF_RETURN_IF_ERROR(CheckRef(*impl.tree, *ref));
     HDRF_RETURN_IF_ERROR(impl.ApplyLocked(e, submitted));
     seq = impl.last_seq;
   }
@@ -157,16 +161,17 @@ Status ApplyAndWaitUntimed(EngineImpl& impl, const Event& e, JobRef* submitted) 
   return Status::Ok();
 }
 
-Status ApplyAndWait(EngineImpl& impl, const Event& e, JobRef* submitted) {
+Status ApplyAndWait(EngineImpl& impl, const Event& e, JobRef* submitted, const JobRef* ref = nullptr) {
   EventTimer timer(impl);
-  return timer.Done(ApplyAndWaitUntimed(impl, e, submitted));
+  return timer.Done(ApplyAndWaitUntimed(impl, e, submitted, ref));
 }
 
 }  // namespace
 
 Status CheckRef(const engine::Tree& t, JobRef j) {
   if (!t.job_live(j.id, j.seq))
-    return Status::NotFound("job #" + std::to_string(j.seq) + ": unknown job (removed?)");
+    return Status::NotFound("job ref #" + std::to_string(j.seq) + "/" + std::to_string(j.id) +
+                            ": no such job in this engine (removed, or not a ref it handed out)");
   return Status::Ok();
 }
 
@@ -611,7 +616,7 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
   return Status::Ok();
 }
 
-Status Engine::Remove(JobRef job) { return ApplyAndWait(*impl_, Event::Remove(job.seq), nullptr); }
+Status Engine::Remove(JobRef job) { return ApplyAndWait(*impl_, Event::Remove(job.seq), nullptr, &job); }
 
 Status Engine::CreateQueue(const QueueSpec& q) {
   Event e;

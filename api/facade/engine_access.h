@@ -4,7 +4,13 @@
 #ifndef HDRF_API_FACADE_ENGINE_ACCESS_H_
 #define HDRF_API_FACADE_ENGINE_ACCESS_H_
 
+#include <memory>
+
 #include "hdrf/engine.h"
+
+namespace hdrf::engine {
+class Tree;
+}
 
 namespace hdrf {
 
@@ -13,6 +19,9 @@ namespace hdrf {
 struct EngineAccess {
   using Impl = Engine::Impl;
   static const Impl& impl(const Engine& e) { return *e.impl_; }
+  // A memory-only engine over `tree` after event `last_seq`, for what-ifs
+  // on a copy of a state (api/facade/reconcile.cc).
+  static std::unique_ptr<Engine> Scratch(std::unique_ptr<engine::Tree> tree, uint64_t last_seq);
 };
 using EngineImpl = EngineAccess::Impl;
 

@@ -12,12 +12,23 @@
 //           for the second phase)
 // A job with more tasks than the engine's, or another queue, user, shape,
 // weight or min_available, is removed and submitted again.
+//
+// A refusal changes nothing: the events are first applied to a copy of the
+// state in memory (no store, no log), and only when every one of them is
+// accepted there are they applied to the engine, in the same order, where
+// they are then accepted alike. So a bad truth (an unknown queue or
+// resource, a bad spec, counts that do not fit, an overflow) is refused
+// before the engine or its store changed.
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "api/facade/engine_impl.h"
+#include "api/facade/event_log.h"
+#include "api/facade/follower.h"
 #include "hdrf/engine.h"
 #include "hdrf/quantity.h"
+#include "storage/state_io.h"
 
 namespace hdrf {
 namespace {
@@ -134,9 +145,8 @@ Status DeleteQueues(Engine& e, const std::vector<std::string>& stale, Tally& t) 
   return Status::Ok();
 }
 
-}  // namespace
-
-StatusOr<ReconcileResult> Engine::Reconcile(const ClusterTruth& truth) {
+// The events that make `e` hold `truth`, applied to `e`.
+StatusOr<ReconcileResult> ReconcileOn(Engine& e, const ClusterTruth& truth) {
   ReconcileResult result;
   Tally t{&result};
   std::map<std::string, const TruthJob*> want;
@@ -149,19 +159,19 @@ StatusOr<ReconcileResult> Engine::Reconcile(const ClusterTruth& truth) {
       return Status::InvalidArgument("reconcile: job " + j.name + " given twice");
   }
   std::vector<std::string> stale_queues;
-  if (truth.queues) HDRF_RETURN_IF_ERROR(ReconcileQueues(*this, *truth.queues, t, &stale_queues));
+  if (truth.queues) HDRF_RETURN_IF_ERROR(ReconcileQueues(e, *truth.queues, t, &stale_queues));
 
-  const std::vector<std::string> names = ResourceNames();
+  const std::vector<std::string> names = e.ResourceNames();
   // Phase 1: removals and decreases.
   std::vector<const TruthJob*> submit;                    // new or resubmitted
   std::vector<std::pair<JobRef, int64_t>> allocate_later;  // increases
   std::vector<std::pair<JobRef, const TruthJob*>> finish_later;  // A < f
   std::set<std::string> seen;
-  for (const JobInfo& have : Jobs()) {
+  for (const JobInfo& have : e.Jobs()) {
     const JobRef ref{have.id, have.seq};
     auto it = want.find(have.name);
     if (it == want.end() || !SameJob(*it->second, have, names)) {
-      HDRF_RETURN_IF_ERROR(t.Do("job " + have.name, Remove(ref)));
+      HDRF_RETURN_IF_ERROR(t.Do("job " + have.name, e.Remove(ref)));
       if (it == want.end()) {
         result.jobs_removed.push_back(have.name);
       } else {
@@ -180,21 +190,21 @@ StatusOr<ReconcileResult> Engine::Reconcile(const ClusterTruth& truth) {
       finish_later.emplace_back(ref, &w);
       continue;
     }
-    if (f > 0) HDRF_RETURN_IF_ERROR(t.Do("job " + have.name, Finish(ref, f)));
+    if (f > 0) HDRF_RETURN_IF_ERROR(t.Do("job " + have.name, e.Finish(ref, f)));
     const int64_t running = have.allocated - f;
     if (running > w.running) {
-      HDRF_RETURN_IF_ERROR(t.Do("job " + have.name, Release(ref, running - w.running)));
+      HDRF_RETURN_IF_ERROR(t.Do("job " + have.name, e.Release(ref, running - w.running)));
     } else if (running < w.running) {
       allocate_later.emplace_back(ref, w.running - running);
     }
   }
-  if (!stale_queues.empty()) HDRF_RETURN_IF_ERROR(DeleteQueues(*this, stale_queues, t));
+  if (!stale_queues.empty()) HDRF_RETURN_IF_ERROR(DeleteQueues(e, stale_queues, t));
   // Phase 2: submissions and increases.
   for (const TruthJob& j : truth.jobs)
     if (!seen.count(j.name)) submit.push_back(&j);
   std::sort(submit.begin(), submit.end(), [](const TruthJob* a, const TruthJob* b) { return a->name < b->name; });
   for (const TruthJob* j : submit) {
-    auto submitted = Submit(SpecOf(*j));
+    auto submitted = e.Submit(SpecOf(*j));
     if (!submitted.ok()) return submitted.status().WithContext("reconcile: job " + j->name);
     const JobRef ref = *submitted;
     ++result.events;
@@ -202,19 +212,45 @@ StatusOr<ReconcileResult> Engine::Reconcile(const ClusterTruth& truth) {
     if (j->running > 0) allocate_later.emplace_back(ref, j->running);
   }
   for (const auto& [ref, w] : finish_later) {
-    auto info = GetJob(ref);
+    auto info = e.GetJob(ref);
     if (!info.ok()) return info.status().WithContext("reconcile: job " + w->name);
     const int64_t f = info->tasks - w->tasks;
-    HDRF_RETURN_IF_ERROR(t.Do("job " + w->name, Allocate(ref, f - info->allocated)));
-    HDRF_RETURN_IF_ERROR(t.Do("job " + w->name, Finish(ref, f)));
-    if (w->running > 0) HDRF_RETURN_IF_ERROR(t.Do("job " + w->name, Allocate(ref, w->running)));
+    HDRF_RETURN_IF_ERROR(t.Do("job " + w->name, e.Allocate(ref, f - info->allocated)));
+    HDRF_RETURN_IF_ERROR(t.Do("job " + w->name, e.Finish(ref, f)));
+    if (w->running > 0) HDRF_RETURN_IF_ERROR(t.Do("job " + w->name, e.Allocate(ref, w->running)));
   }
   for (const auto& [ref, n] : allocate_later) {
-    auto info = GetJob(ref);
+    auto info = e.GetJob(ref);
     const std::string name = info.ok() ? info->name : "#" + std::to_string(ref.seq);
-    HDRF_RETURN_IF_ERROR(t.Do("job " + name, Allocate(ref, n)));
+    HDRF_RETURN_IF_ERROR(t.Do("job " + name, e.Allocate(ref, n)));
   }
   return result;
+}
+
+}  // namespace
+
+// A memory-only engine over `tree` (Reconcile's dry run).
+std::unique_ptr<Engine> EngineAccess::Scratch(std::unique_ptr<engine::Tree> tree, uint64_t last_seq) {
+  auto impl = std::make_unique<Impl>();
+  impl->tree = std::move(tree);
+  impl->last_seq = last_seq;
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+StatusOr<ReconcileResult> Engine::Reconcile(const ClusterTruth& truth) {
+  std::unique_ptr<Engine> scratch;
+  {
+    Exclusive lock(*impl_);
+    HDRF_RETURN_IF_ERROR(impl_->Writable());
+    auto copy = storage::CopyTree(*impl_->tree);
+    if (!copy.ok()) return copy.status().WithContext("reconcile");
+    scratch = EngineAccess::Scratch(std::move(copy).value(), impl_->last_seq);
+  }
+  // The dry run: every refusal the engine would give, given on the copy.
+  auto dry = ReconcileOn(*scratch, truth);
+  if (!dry.ok() || !dry->changed()) return dry;
+  scratch.reset();
+  return ReconcileOn(*this, truth);
 }
 
 }  // namespace hdrf

@@ -38,7 +38,8 @@ type ReconcileResult struct {
 // Reconcile makes the engine hold exactly `jobs` (and, when queues is not
 // nil, exactly those queues) with the fewest ordinary events, each logged
 // like any event: call it after Open, before other events, with the
-// platform's view of the cluster.
+// platform's view of the cluster. A refused truth changes nothing (the
+// events are tried on a copy of the state first).
 func (e *Engine) Reconcile(jobs []TruthJob, queues []QueueSpec) (ReconcileResult, error) {
 	var out ReconcileResult
 	cj := make([]C.hdrf_truth_job_t, len(jobs))

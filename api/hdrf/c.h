@@ -439,7 +439,7 @@ typedef struct hdrf_op {
    (optional, nops entries) receives each op's code; *applied (optional)
    the number applied. Returns HDRF_OK when every op was applied, else the
    code of the first refused op, with a message naming it ("op 3 of 1000
-   (2 refused): job #7: unknown job (removed?)"); when the call itself is
+   (2 refused): job ref #7/3: no such job in this engine ..."); when the call itself is
    refused (bad handle, closed engine, NULL ops) every results entry gets
    that code and nothing is applied. */
 HDRF_EXPORT hdrf_code hdrf_apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops,
@@ -471,7 +471,9 @@ HDRF_EXPORT void hdrf_truth_job_init(hdrf_truth_job_t* job);
    with hdrf_free) a JSON object naming what changed: {"events": N,
    "queues_created": [...], "queues_updated": [...], "queues_deleted":
    [...], "jobs_removed": [...], "jobs_submitted": [...],
-   "jobs_resubmitted": [...], "jobs_adjusted": [...]}. */
+   "jobs_resubmitted": [...], "jobs_adjusted": [...]}. A refused truth
+   (unknown queue or resource, bad counts, tasks that do not fit, an
+   overflow) changes nothing: the events are tried on a copy first. */
 HDRF_EXPORT hdrf_code hdrf_reconcile(hdrf_engine_t* engine, const hdrf_truth_job_t* jobs,
                                      size_t njobs, const hdrf_queue_spec_t* queues, size_t nqueues,
                                      int match_queues, uint64_t* events, char** changes_json,

@@ -255,8 +255,14 @@ class Engine {
   // count, and (when truth.queues is set) creates, updates, closes and
   // deletes queues. Uses the fewest ordinary events, frees before it
   // allocates, and logs each like any event. Meant for a quiet engine
-  // (events from other threads meanwhile may be undone). On an error the
-  // events applied so far stay; calling it again goes on from there.
+  // (events from other threads meanwhile may be undone). A refused truth
+  // (bad counts or specs, an unknown queue or resource, an overflow, tasks
+  // that do not fit) changes nothing: the events are tried on a copy of the
+  // state first (O(jobs) time, and a second copy of the state in memory
+  // while it runs), so the state, last_seq and the store
+  // stay as they were. Only a failure of the store midway (or an event of
+  // another thread in between that makes one refused) can leave the events
+  // applied before it; calling it again goes on from there.
   StatusOr<ReconcileResult> Reconcile(const ClusterTruth& truth);
 
   // ---- scheduling (SPEC §5) ----

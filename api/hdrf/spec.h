@@ -48,10 +48,15 @@ Status CheckQueuePath(std::string_view path);
 // `text` with every byte outside 0x20..0x7e (and '\\') written as \xNN, for
 // messages that show untrusted text.
 std::string EscapeName(std::string_view text);
+// The largest queue or job weight (docs/semantics.md §3): a weight is a
+// divisor of shares, and a larger one would make a parent's share of its
+// children overflow to infinity. A weight above it, NaN or infinite is
+// InvalidArgument.
+inline constexpr double kMaxWeight = 1e9;
 
 struct QueueSpec {
   std::string path;            // "root/eng/prod"; "root" itself is allowed
-  double weight = 1;           // below 1 is raised to 1 by the engine
+  double weight = 1;           // below 1 is raised to 1; at most kMaxWeight
   ResourceAmounts capability;  // absent resource = unlimited
   ResourceAmounts guarantee;   // absent resource = 0
   bool reclaimable = true;
@@ -67,7 +72,8 @@ struct JobSpec {
   std::string user = "default";
   int64_t tasks = 1;       // number of tasks (running + not yet allocated)
   ResourceAmounts task;    // shape of one task
-  double weight = 1;       // job weight (divisor of its key), >= 1 after clamping
+  double weight = 1;       // job weight (divisor of its key), >= 1 after clamping,
+                           // at most kMaxWeight
   // Gang size m (SPEC §14): a job holding no task starts only with m tasks
   // at once; also the §12 enqueue gate's minimum. 0 counts as 1.
   int64_t min_available = 1;

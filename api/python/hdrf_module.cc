@@ -21,6 +21,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -125,8 +126,17 @@ QueueSpec ToQueueSpec(const py::dict& d) {
 // A Job: a JobRef and the serial number of the engine that made it.
 struct Job {
   JobRef ref;
-  uint64_t engine = 0;
+  uint64_t engine = 0;  // 0 for a Job.__new__(Job) (zero-filled): no engine's
+  static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
+  static void operator delete(void* p) { ::operator delete(p); }
 };
+
+// Job.id as Python sees it: the engine's tag (its serial, 31 bits, so that
+// the id fits an int64 array) above the JobId, as the C interface's refs
+// carry it, so that a ref read back from a buffer of ints is checked like
+// a Job object (PyEngine::Decode).
+constexpr uint64_t kTagMask = 0x7fffffff;
+uint64_t TaggedId(const Job& j) { return (j.engine & kTagMask) << 32 | j.ref.id; }
 
 EngineOptions ToOptions(const std::string& db_path, const std::string& durability,
                         double overcommit_factor, int64_t checkpoint_every,
@@ -134,6 +144,11 @@ EngineOptions ToOptions(const std::string& db_path, const std::string& durabilit
   EngineOptions o;
   o.db_path = db_path;
   o.durability = Value(ParseDurability(durability));
+  // As hdrf_options_set_overcommit_factor: NaN, infinite or negative is an
+  // error, not a gate silently off.
+  if (!(std::isfinite(overcommit_factor) && overcommit_factor >= 0))
+    Raise(Status::InvalidArgument("overcommit factor must be a finite number >= 0 (0 = off), not " +
+                                  std::to_string(overcommit_factor)));
   if (overcommit_factor > 0) o.overcommit_factor = overcommit_factor;
   if (checkpoint_every >= 0) o.checkpoint_every = static_cast<uint64_t>(checkpoint_every);
   o.latency_sample_every = latency_sample_every;
@@ -141,16 +156,30 @@ EngineOptions ToOptions(const std::string& db_path, const std::string& durabilit
 }
 
 // hdrf.Engine. `mu` shared: a call; exclusive: close (waits for calls).
+// `hdrf.Engine.__new__(hdrf.Engine)` makes an object without running
+// __init__: pybind11 then allocates it with this class's operator new,
+// which zero-fills, so serial_ is 0 and every method raises (Init()).
 class PyEngine {
  public:
   explicit PyEngine(std::unique_ptr<Engine> e) : engine_(std::move(e)) {
     static std::atomic<uint64_t> next{1};
-    serial_ = next.fetch_add(1);
+    // Never 0 (uninitialised) nor one whose tag would be 0.
+    do serial_ = next.fetch_add(1); while ((serial_ & kTagMask) == 0);
+  }
+  static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
+  static void operator delete(void* p) { ::operator delete(p); }
+
+  // Raises unless __init__ made this engine (the GIL held).
+  void Init() const {
+    if (serial_ == 0)
+      Raise(Status::FailedPrecondition(
+          "hdrf.Engine is not initialised (made by Engine.__new__ without __init__)"));
   }
 
   // Runs `f(engine)` with the GIL released and the engine held.
   template <typename F>
   auto Run(F&& f) {
+    Init();
     py::gil_scoped_release nogil;
     std::shared_lock<std::shared_mutex> l(mu_);
     if (!engine_) {
@@ -161,12 +190,22 @@ class PyEngine {
   }
 
   JobRef Ref(const Job& j) const {
+    Init();
     if (j.engine != serial_)
       Raise(Status::InvalidArgument("job #" + std::to_string(j.ref.seq) +
                                     " belongs to another engine"));
     return j.ref;
   }
   Job MakeJob(JobRef r) const { return Job{r, serial_}; }
+  // A ref from a buffer: Job.id (TaggedId) and Job.seq.
+  JobRef Decode(int64_t id, int64_t seq) const {
+    Init();
+    const uint64_t tagged = static_cast<uint64_t>(id);
+    if (tagged >> 32 != (serial_ & kTagMask))
+      Raise(Status::InvalidArgument("job ref #" + std::to_string(seq) +
+                                    " belongs to another engine (or is not a Job.id)"));
+    return JobRef{static_cast<JobId>(tagged & 0xffffffffu), static_cast<uint64_t>(seq)};
+  }
   // A Job or a job name.
   JobRef Resolve(const py::object& job) {
     if (py::isinstance<py::str>(job)) {
@@ -177,6 +216,7 @@ class PyEngine {
   }
 
   void Close() {
+    Init();
     std::unique_ptr<Engine> e;
     {
       py::gil_scoped_release nogil;
@@ -193,6 +233,7 @@ class PyEngine {
     Check(s);
   }
   bool closed() {
+    Init();
     std::shared_lock<std::shared_mutex> l(mu_);
     return !engine_;
   }
@@ -219,7 +260,8 @@ Event::Type OpType(const py::handle& op) {
 }
 
 // ops: a list of (job, op, n) tuples, or a buffer (numpy array,
-// array.array, memoryview) of int64 with 4 per op: job id, job seq, op, n.
+// array.array, memoryview) of int64 with 4 per op: Job.id, Job.seq, op, n.
+// Either way every ref is checked to be this engine's before any op runs.
 py::object Apply(PyEngine& self, const py::object& ops, bool results) {
   std::vector<Engine::TaskOp> task_ops;
   if (py::isinstance<py::buffer>(ops) && !py::isinstance<py::list>(ops)) {
@@ -233,7 +275,7 @@ py::object Apply(PyEngine& self, const py::object& ops, bool results) {
     const auto* v = static_cast<const int64_t*>(b.ptr);
     task_ops.resize(static_cast<size_t>(b.size / 4));
     for (size_t i = 0; i < task_ops.size(); ++i) {
-      task_ops[i].job = JobRef{static_cast<JobId>(v[4 * i]), static_cast<uint64_t>(v[4 * i + 1])};
+      task_ops[i].job = self.Decode(v[4 * i], v[4 * i + 1]);
       task_ops[i].type = OpType(py::int_(v[4 * i + 2]));
       task_ops[i].n = v[4 * i + 3];
     }
@@ -389,7 +431,7 @@ PYBIND11_MODULE(hdrf, m) {
   m.attr("OP_REMOVE") = 4;
   DefineErrors(m);
   py::class_<Job>(m, "Job", "One job of one engine (a job ref); a plain value.")
-      .def_property_readonly("id", [](const Job& j) { return j.ref.id; })
+      .def_property_readonly("id", &TaggedId)
       .def_property_readonly("seq", [](const Job& j) { return j.ref.seq; })
       .def("__eq__", [](const Job& a, const Job& b) {
         return a.engine == b.engine && a.ref.id == b.ref.id && a.ref.seq == b.ref.seq;
@@ -586,7 +628,8 @@ void DefineEvents(PyEngineClass& c) {
              return ReconcileDict(Value(self.Run([&](Engine& e) { return e.Reconcile(t); })));
            }, py::arg("jobs"), py::arg("queues") = py::none(),
            "Makes the engine hold exactly these jobs (dicts: name, queue, user, task, tasks, "
-           "running, weight, min_available) and, when given, these queues; returns what changed.");
+           "running, weight, min_available) and, when given, these queues; returns what changed. "
+           "A refused truth changes nothing.");
 }
 
 // Engine: scheduling steps and read-only views.

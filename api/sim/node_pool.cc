@@ -39,6 +39,7 @@ StatusOr<NodePool> NodePool::Parse(std::string_view text, const std::string& sou
   bool header = false;
   int line_no = 0;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark: skipped
+  std::vector<int64_t> totals(p.R_, 0);
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     std::string_view line = Trim(text.substr(0, nl));
@@ -74,6 +75,11 @@ StatusOr<NodePool> NodePool::Parse(std::string_view text, const std::string& sou
       if (!q.ok()) return LineError(source, line_no, r + ": " + q.status().message());
       cap[column_res[i - 1]] = *q;
     }
+    // The nodes' capacities add up to a cluster total: it must fit an int64.
+    for (size_t r = 0; r < p.R_; ++r)
+      if (__builtin_add_overflow(totals[r], cap[r], &totals[r]))
+        return LineError(source, line_no, resources[r] + ": the nodes so far add up to more than " +
+                                              "9223372036854775807 (the largest amount)");
     p.names_.emplace_back(f[0]);
     p.cap_.insert(p.cap_.end(), cap.begin(), cap.end());
   }

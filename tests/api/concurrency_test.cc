@@ -407,7 +407,7 @@ TEST(ConcurrencyTest, GuaranteesTakeTheExclusivePathAndStayExact) {
 // Each phase is checked against a full recompute and a serial engine that
 // saw the same events.
 TEST(ConcurrencyTest, LeasesComeBackWhenNoneWasHandedOutAndAfterBackOff) {
-  const ResourceAmounts cluster{{"cpu", 10}, {"gpu", 3}};
+  const ResourceAmounts cluster{{"cpu", 10}, {"nvidia.com/gpu", 3}};
   std::vector<QueueSpec> queues;
   for (int q = 0; q < 3; ++q) {
     QueueSpec s;
@@ -419,7 +419,7 @@ TEST(ConcurrencyTest, LeasesComeBackWhenNoneWasHandedOutAndAfterBackOff) {
     s.name = "j" + std::to_string(q) + "_" + std::to_string(cpu) + "_" + std::to_string(gpu);
     s.queue = "root/q" + std::to_string(q);
     s.tasks = 10;
-    s.task = {{"cpu", cpu}, {"gpu", gpu}};
+    s.task = {{"cpu", cpu}, {"nvidia.com/gpu", gpu}};
     return s;
   };
   const std::vector<JobSpec> jobs{job(0, 1, 0), job(1, 1, 1), job(2, 1, 0)};

@@ -125,7 +125,7 @@ TEST(JobRef, FindStepAndRemove) {
   ASSERT_EQ(hdrf_job_remove_ref(e, refs[0], &err), HDRF_OK) << err.str();
   const uint64_t seq = LastSeq(e);
   EXPECT_EQ(hdrf_job_allocate_ref(e, refs[0], 1, &err), HDRF_NOT_FOUND);
-  EXPECT_THAT(err.str(), HasSubstr("unknown job"));
+  EXPECT_THAT(err.str(), HasSubstr("no such job in this engine"));
   EXPECT_EQ(hdrf_job_remove_ref(e, refs[0], &err), HDRF_NOT_FOUND);
   EXPECT_EQ(hdrf_job_find(e, "j0-0", &r, &err), HDRF_NOT_FOUND);
   EXPECT_EQ(hdrf_job_allocate(e, "j0-0", 1, &err), HDRF_NOT_FOUND);

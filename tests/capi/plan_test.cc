@@ -157,7 +157,7 @@ TEST(CApiPlan, RefusedPlansAndApplies) {
   const uint64_t seq = LastSeq(f.e);
   hdrf_plan_t* plan = reinterpret_cast<hdrf_plan_t*>(&err);  // overwritten with NULL
   EXPECT_EQ(hdrf_plan(f.e, gone, HDRF_PLAN_RECLAIM, -1, &plan, &err), HDRF_NOT_FOUND);
-  EXPECT_THAT(err.str(), HasSubstr("unknown job"));
+  EXPECT_THAT(err.str(), HasSubstr("no such job in this engine"));
   EXPECT_EQ(plan, nullptr);
   EXPECT_EQ(hdrf_plan(f.e, hdrf_job_ref_t{0, 0}, HDRF_PLAN_RECLAIM, -1, &plan, &err),
             HDRF_INVALID_ARGUMENT);

@@ -41,6 +41,8 @@ TEST(NodePool, ErrorsNameFileLineAndField) {
       {"name,cpu\n,1\n", "n.csv:2: name: empty"},
       {"name,cpu\n", "no nodes"},
       {"", "no header line"},
+      // Issue 26 item 8: the nodes' total wrapped round.
+      {"name,cpu\nn1,5P\nn2,5P\n", "n.csv:3: cpu: the nodes so far add up to more than 9223372036854775807"},
   };
   for (const auto& c : cases) {
     auto p = NodePool::Parse(c.text, "n.csv", kRes);
