@@ -133,6 +133,9 @@ class Simulator {
   // Puts the tasks started since the last call (started_now_) in the calendar.
   void ScheduleStarted(int64_t t);
   void PushEnding(const Ending& e);
+  // With reclaim: drops the calendar's first entries whose tasks were all
+  // evicted (their ends cancelled), so that no instant is made of them.
+  void DropCancelled();
   // The reclaim phase (SimulateOptions::reclaim) and its evictions.
   Status Reclaim(int64_t t);
   Status Evict(int64_t t, uint32_t victim, int64_t n);
@@ -284,6 +287,17 @@ void Simulator::PushEnding(const Ending& e) {
     g.back().count += e.count;
   } else {
     g.push_back(Group{e.end, e.node, e.count});
+  }
+}
+
+void Simulator::DropCancelled() {
+  if (!o_.reclaim) return;
+  while (!calendar_.empty()) {
+    const Ending& e = calendar_.top();
+    if (auto l = live_.find(e.job); l != live_.end())
+      for (const Group& x : l->second)
+        if (x.end == e.end && x.node == e.node && x.count > 0) return;
+    calendar_.pop();
   }
 }
 
@@ -552,7 +566,9 @@ Status Simulator::Run(SimulateResult* res) {
   size_t next = 0;
   int64_t t = 0, instants = 0;
   size_t progress_at = o_.progress_every_jobs;
-  while (next < n || !calendar_.empty()) {
+  // SPEC §13: an instant is when something happens; an end cancelled by an
+  // eviction is not one.
+  while ((DropCancelled(), next < n || !calendar_.empty())) {
     t = next < n ? w_.jobs[order[next]].arrival_ms : INT64_MAX;
     if (!calendar_.empty()) t = std::min(t, calendar_.top().end);
     ++instants;

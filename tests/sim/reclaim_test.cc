@@ -117,5 +117,33 @@ TEST(Reclaim, MinAvailableAboveTasksIsALineError) {
   EXPECT_NE(w.status().message().find("w.csv:2: min_available"), std::string::npos) << w.status().message();
 }
 
+// An end cancelled by an eviction is no instant (SPEC §13: the instants are
+// when something happens), so it runs no reclaim phase of its own. cpu 4;
+// in a, a1 (1 task of 5 s, weight 1) and a2 (3 tasks of 10 s, weight 4) at
+// 0 fill the cluster; b1 and b2 (b, 1 task of 10 s each) arrive at 1.
+//  t=1   b1 is tried first (keys 0, submitted first): a's d 1 > b's 0; its
+//        victim is a1 (d/w .25 > a2's .75/4): a1's task stops (its end at 5
+//        is cancelled), b1 starts (ends 11). Budget 1 reached: b2 waits.
+//  t=5   nothing happens: no instant (the simulator used to process one
+//        here, whose fresh budget let b2 take a task of a2 at 5).
+//  t=10  a2 ends; fill: a (share 0) first: a1 starts again (ends 15), then
+//        b2 (ends 20).
+TEST(Reclaim, CancelledEndIsNoInstant) {
+  const std::string csv =
+      "name,queue,arrival,duration,tasks,weight,cpu\n"
+      "a1,root/a,0,5,1,1,1\n"
+      "a2,root/a,0,10,3,4,1\n"
+      "b1,root/b,1,10,1,1,1\n"
+      "b2,root/b,1,10,1,1,1\n";
+  SimulateOptions o;
+  o.reclaim = true;
+  o.reclaim_budget = 1;
+  auto r = Simulate(kCluster, kQueues, Parse(csv), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 10000, 15000, 1}, {0, 0, 10000, 0}, {1000, 1000, 11000, 0}, {10000, 10000, 20000, 0}});
+  EXPECT_EQ(r->plans_applied, 1);
+  EXPECT_EQ(r->instants, 6);  // 0, 1, 10, 11, 15, 20
+}
+
 }  // namespace
 }  // namespace hdrf

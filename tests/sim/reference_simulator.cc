@@ -1,6 +1,8 @@
 #include "tests/sim/reference_simulator.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
@@ -261,6 +263,9 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
         tried.insert(*name);
         auto plan = model.Plan(*name, options.preempt ? PlanMode::kBoth : PlanMode::kReclaim);
         if (!plan.ok()) return plan.status();
+        if (std::getenv("HDRF_REFSIM_TRACE"))
+          std::fprintf(stderr, "ref t=%lld try %s fits=%d victims=%zu\n", static_cast<long long>(t), name->c_str(),
+                       static_cast<int>(plan->fits), plan->victims.size());
         if (!plan->fits || plan->victims.empty()) continue;
         // Each victim's `tasks` latest started running tasks; with nodes,
         // tasks that started together leave the node listed last first.
@@ -287,6 +292,13 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
           if (where.empty()) continue;  // passed over at this instant
         }
         HDRF_RETURN_IF_ERROR(model.ApplyPlan(*plan));
+        if (std::getenv("HDRF_REFSIM_TRACE")) {
+          std::fprintf(stderr, "ref t=%lld plan for %s (%lld tasks):", static_cast<long long>(t), name->c_str(),
+                       static_cast<long long>(plan->tasks));
+          for (const ref::RefPlanVictim& v : plan->victims)
+            std::fprintf(stderr, " %s x%lld", v.job.c_str(), static_cast<long long>(v.tasks));
+          std::fprintf(stderr, "\n");
+        }
         ++res.plans_applied;
         std::sort(evict.begin(), evict.end());
         for (size_t e = evict.size(); e-- > 0;) {

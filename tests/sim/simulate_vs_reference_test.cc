@@ -82,6 +82,19 @@ std::string MakeWorkloadText(Rng& rng, const RandomWorld& world, bool jsonl, boo
   return text;
 }
 
+// Both sides job by job, for a failure message.
+std::string Table(const Workload& w, const SimulateResult& fast, const RefSimResult& ref) {
+  std::string out = "job: first_start last_start end evicted (fast | ref)\n";
+  for (size_t i = 0; i < w.jobs.size(); ++i) {
+    const JobOutcome& f = fast.jobs[i];
+    const RefSimJob& r = ref.jobs[i];
+    out += w.jobs[i].spec.name + ": " + Ms(f.first_start_ms) + " " + Ms(f.last_start_ms) + " " + Ms(f.end_ms) + " " +
+           std::to_string(f.evicted) + " | " + Ms(r.first_start) + " " + Ms(r.last_start) + " " + Ms(r.end) + " " +
+           std::to_string(r.evicted) + "\n";
+  }
+  return out;
+}
+
 std::string Check(const Workload& w, const SimulateResult& fast, const RefSimResult& ref) {
   for (size_t i = 0; i < w.jobs.size(); ++i) {
     const JobOutcome& f = fast.jobs[i];
@@ -282,7 +295,8 @@ TEST(SimulateVsReference, RandomGangWorkloadsWithReclaim) {
     const std::string diff = Check(*w, *fast, *ref);
     ASSERT_EQ(diff, "") << "seed " << seed << " (HDRF_SIM_SEED=" << seed << ") reclaim " << ro.reclaim << " preempt "
                         << ro.preempt << " budget " << (ro.reclaim_budget ? std::to_string(*ro.reclaim_budget) : "none")
-                        << "\n" << (with_nodes ? NodesCsv(nodes, world.cluster) : "") << text;
+                        << "\n" << (with_nodes ? NodesCsv(nodes, world.cluster) : "") << text
+                        << Table(*w, *fast, *ref);
     evicted += ref->evicted_tasks;
     plans += ref->plans_applied;
     on_nodes += with_nodes;
