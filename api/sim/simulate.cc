@@ -487,15 +487,22 @@ Status Simulator::Reclaim(int64_t t) {
 // nodes, then the demand's tasks are placed best fit one after another.
 bool Simulator::DemandPlaceable(const Plan& plan, uint32_t taker) const {
   sim::NodePool trial = *nodes_;
+  // A job may be listed more than once: its later entries go on past the
+  // tasks its earlier ones took, as Evict does.
+  std::unordered_map<uint32_t, int64_t> gone;
   for (const PlanVictim& v : plan.victims) {
     const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
     auto it = live_.find(i);
     if (i == kNoJob || it == live_.end()) return false;
     const int64_t* shape = shapes_.at(jobs_[i].shape);
-    int64_t left = v.tasks;
-    for (auto g = it->second.rbegin(); g != it->second.rend() && left > 0; ++g)
-      for (int64_t k = std::min(left, g->count); k > 0; --k, --left)
+    int64_t skip = gone[i], left = v.tasks;
+    gone[i] += v.tasks;
+    for (auto g = it->second.rbegin(); g != it->second.rend() && left > 0; ++g) {
+      const int64_t passed = std::min(skip, g->count);
+      skip -= passed;
+      for (int64_t k = std::min(left, g->count - passed); k > 0; --k, --left)
         if (!trial.Release(g->node, shape).ok()) return false;
+    }
   }
   const int64_t* shape = shapes_.at(jobs_[taker].shape);
   for (int64_t k = 0; k < plan.tasks; ++k) {

@@ -4,6 +4,8 @@
 // gang's demand, the new outputs, and that without --reclaim nothing moves.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "hdrf/simulate.h"
 
 namespace hdrf {
@@ -115,6 +117,26 @@ TEST(Reclaim, MinAvailableAboveTasksIsALineError) {
                          WorkloadFormat::kCsv, "w.csv", {"cpu"});
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.status().message().find("w.csv:2: min_available"), std::string::npos) << w.status().message();
+}
+
+// With nodes, a plan that lists one victim job more than once: the check
+// that the demand can be placed (docs/simulate_nodes.md "Reclaim") lets
+// each entry's tasks leave their nodes, the latest started first, each task
+// once. Nodes n0 (3 cpu) and n1 (1 cpu); h's four tasks go to n1 (best fit:
+// 0 left), then n0. At 5 w's gang of 2 takes two units of h (as in
+// GangDemandTakesTwoUnitsInOnePlan): h's task on n1 (started together: the
+// node listed last first) and one on n0 leave; w's tasks go to n0 and n1.
+// (The check used to let n1's task leave twice, which failed: w waited.)
+TEST(Reclaim, VictimListedTwiceOnNodes) {
+  const std::string nodes = ::testing::TempDir() + "/reclaim_nodes.csv";
+  { std::ofstream(nodes) << "name,cpu\nn0,3\nn1,1\n"; }
+  SimulateOptions o;
+  o.reclaim = true;
+  o.nodes_file = nodes;
+  auto r = Simulate(kCluster, kQueues, Parse(Two("2")), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 15000, 115000, 2}, {5000, 5000, 15000, 0}});
+  EXPECT_EQ(r->plans_applied, 1);
 }
 
 // An end cancelled by an eviction is no instant (SPEC §13: the instants are

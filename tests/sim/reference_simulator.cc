@@ -168,6 +168,7 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
   std::vector<Interval> intervals;
   int64_t prev = 0;
   std::map<std::string, std::map<std::string, int64_t>> usage_now;
+  std::set<std::pair<std::string, std::string>> took;  // (taker, victim) of the plans applied so far
   for (;;) {
     int64_t t = std::numeric_limits<int64_t>::max();
     for (size_t i = 0; i < w.jobs.size(); ++i)
@@ -266,6 +267,9 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
         if (std::getenv("HDRF_REFSIM_TRACE"))
           std::fprintf(stderr, "ref t=%lld try %s fits=%d victims=%zu\n", static_cast<long long>(t), name->c_str(),
                        static_cast<int>(plan->fits), plan->victims.size());
+        if (std::getenv("HDRF_REFSIM_TRACE"))
+          for (const ref::RefPlanVictim& v : plan->victims)
+            std::fprintf(stderr, "   victim %s x%lld\n", v.job.c_str(), static_cast<long long>(v.tasks));
         if (!plan->fits || plan->victims.empty()) continue;
         // Each victim's `tasks` latest started running tasks; with nodes,
         // tasks that started together leave the node listed last first.
@@ -300,6 +304,11 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
           std::fprintf(stderr, "\n");
         }
         ++res.plans_applied;
+        res.eviction_ms.push_back(t);
+        bool pong = false;
+        for (const ref::RefPlanVictim& v : plan->victims) pong = pong || took.count({v.job, *name});
+        res.ping_pong += pong;
+        for (const ref::RefPlanVictim& v : plan->victims) took.insert({*name, v.job});
         std::sort(evict.begin(), evict.end());
         for (size_t e = evict.size(); e-- > 0;) {
           const RunningTask rt = running[evict[e]];

@@ -49,6 +49,10 @@ struct RefSimResult {
   int64_t lost_task_ms = 0;       // Σ over evicted tasks of (eviction − start)
   int64_t plans_applied = 0;
   int64_t evicted_within_60s = 0; // evicted tasks that had run less than 60 s
+  // Plans in which the job took from a job that had, in an earlier plan,
+  // taken from it (docs/simulate.md): counted once per such plan.
+  int64_t ping_pong = 0;
+  std::vector<int64_t> eviction_ms;  // the instant of each applied plan
   std::map<std::string, int64_t> evicted_in;  // every queue, over its subtree
 };
 

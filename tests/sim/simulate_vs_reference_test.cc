@@ -118,6 +118,9 @@ std::string Check(const Workload& w, const SimulateResult& fast, const RefSimRes
   if (fast.evicted_within_60s != ref.evicted_within_60s)
     return "evicted_within_60s " + std::to_string(fast.evicted_within_60s) + " vs ref " +
            std::to_string(ref.evicted_within_60s);
+  if (fast.ping_pong != ref.ping_pong)
+    return "ping_pong " + std::to_string(fast.ping_pong) + " vs ref " + std::to_string(ref.ping_pong);
+  if (fast.eviction_ms != ref.eviction_ms) return "eviction_ms differ";
   for (const QueueReport& f : fast.queues) {
     const auto it = ref.evicted_in.find(f.path);
     const int64_t want = it == ref.evicted_in.end() ? 0 : it->second;
@@ -291,7 +294,8 @@ TEST(SimulateVsReference, RandomGangWorkloadsWithReclaim) {
       o.nodes_file = file;
     }
     auto fast = Simulate(world.cluster, world.queues, *w, o);
-    ASSERT_TRUE(fast.ok()) << "seed " << seed << ": " << fast.status().message();
+    ASSERT_TRUE(fast.ok()) << "seed " << seed << ": " << fast.status().message() << "\n"
+                           << (with_nodes ? NodesCsv(nodes, world.cluster) : "") << text;
     const std::string diff = Check(*w, *fast, *ref);
     ASSERT_EQ(diff, "") << "seed " << seed << " (HDRF_SIM_SEED=" << seed << ") reclaim " << ro.reclaim << " preempt "
                         << ro.preempt << " budget " << (ro.reclaim_budget ? std::to_string(*ro.reclaim_budget) : "none")
