@@ -446,14 +446,16 @@ Status Simulator::Reclaim(int64_t t) {
     HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
     ++plans_applied_;
     eviction_ms_.push_back(t);
+    bool pong = false;  // counted once per plan (a victim may be listed more than once)
     for (const PlanVictim& v : plan->victims) {
       const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
       if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
       HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
       evicted_now += v.tasks;
-      if (took_.count({i, taker})) ++ping_pong_;
+      pong = pong || took_.count({i, taker}) > 0;
       took_.insert({taker, i});
     }
+    ping_pong_ += pong;
     if (nodes_) {
       const int64_t* shape = shapes_.at(jobs_[taker].shape);
       std::vector<int> on;
