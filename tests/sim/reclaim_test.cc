@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include <unistd.h>
+
 #include "hdrf/simulate.h"
 
 namespace hdrf {
@@ -128,7 +130,7 @@ TEST(Reclaim, MinAvailableAboveTasksIsALineError) {
 // node listed last first) and one on n0 leave; w's tasks go to n0 and n1.
 // (The check used to let n1's task leave twice, which failed: w waited.)
 TEST(Reclaim, VictimListedTwiceOnNodes) {
-  const std::string nodes = ::testing::TempDir() + "/reclaim_nodes.csv";
+  const std::string nodes = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_reclaim_nodes.csv";
   { std::ofstream(nodes) << "name,cpu\nn0,3\nn1,1\n"; }
   SimulateOptions o;
   o.reclaim = true;

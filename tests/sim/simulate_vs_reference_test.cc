@@ -15,6 +15,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "hdrf/simulate.h"
 #include "tests/property/random_stream.h"
 #include "tests/rng.h"
@@ -26,6 +28,12 @@ namespace {
 constexpr double kTol = 1e-9;
 
 std::string Ms(int64_t ms) { return FormatMs(ms); }
+
+// A file of this process in the test temp folder (several runs of this test
+// may share the folder at once).
+std::string TempFile(const std::string& name) {
+  return ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
+}
 
 // A random workload file (CSV or JSONL) over `world`'s cluster and queues.
 // With `gangs`, a min_available column/key: empty (1) or 1..tasks.
@@ -190,7 +198,7 @@ std::string NodesCsv(const std::vector<RefNode>& nodes, const ResourceAmounts& c
 TEST(SimulateVsReference, RandomWorkloadsOnNodes) {
   int seeds = 200;
   if (const char* s = std::getenv("HDRF_SIM_SEEDS")) seeds = std::atoi(s);
-  const std::string file = ::testing::TempDir() + "/sim_nodes.csv";
+  const std::string file = TempFile("sim_nodes.csv");
   int64_t fragmented = 0;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
     Rng rng(seed * 7919);
@@ -256,13 +264,15 @@ TEST(SimulateVsReference, RandomWorkloads) {
 // runs with reclaim on (some with preempt, budgets none/0/1), some with it
 // off (gangs in the fill alone); a third of them on nodes. Job by job and
 // the reclaim totals must agree.
-// HDRF_SIM_SEEDS (default 300) and HDRF_SIM_SEED (one seed) tune it.
+// HDRF_SIM_SEEDS (default 300) and HDRF_SIM_SEED (the first seed; alone,
+// that one seed only) tune it.
 TEST(SimulateVsReference, RandomGangWorkloadsWithReclaim) {
   int seeds = 300;
-  if (const char* s = std::getenv("HDRF_SIM_SEEDS")) seeds = std::atoi(s);
+  const char* count = std::getenv("HDRF_SIM_SEEDS");
+  if (count) seeds = std::atoi(count);
   uint64_t first = 1;
-  if (const char* s = std::getenv("HDRF_SIM_SEED")) first = std::strtoull(s, nullptr, 10), seeds = 1;
-  const std::string file = ::testing::TempDir() + "/sim_reclaim_nodes.csv";
+  if (const char* s = std::getenv("HDRF_SIM_SEED")) first = std::strtoull(s, nullptr, 10), seeds = count ? seeds : 1;
+  const std::string file = TempFile("sim_reclaim_nodes.csv");
   int64_t evicted = 0, plans = 0, gangs = 0, on_nodes = 0, preempt = 0;
   for (uint64_t seed = first; seed < first + static_cast<uint64_t>(seeds); ++seed) {
     Rng rng(seed * 104729 + 17);
