@@ -133,6 +133,9 @@ class Simulator {
   // Puts the tasks started since the last call (started_now_) in the calendar.
   void ScheduleStarted(int64_t t);
   void PushEnding(const Ending& e);
+  // With reclaim: drops the calendar's first entries whose tasks were all
+  // evicted (their ends cancelled), so that no instant is made of them.
+  void DropCancelled();
   // The reclaim phase (SimulateOptions::reclaim) and its evictions.
   Status Reclaim(int64_t t);
   Status Evict(int64_t t, uint32_t victim, int64_t n);
@@ -287,6 +290,17 @@ void Simulator::PushEnding(const Ending& e) {
   }
 }
 
+void Simulator::DropCancelled() {
+  if (!o_.reclaim) return;
+  while (!calendar_.empty()) {
+    const Ending& e = calendar_.top();
+    if (auto l = live_.find(e.job); l != live_.end())
+      for (const Group& x : l->second)
+        if (x.end == e.end && x.node == e.node && x.count > 0) return;
+    calendar_.pop();
+  }
+}
+
 // Tasks of one job started at one instant end together.
 void Simulator::ScheduleStarted(int64_t t) {
   std::sort(started_now_.begin(), started_now_.end());
@@ -432,14 +446,16 @@ Status Simulator::Reclaim(int64_t t) {
     HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
     ++plans_applied_;
     eviction_ms_.push_back(t);
+    bool pong = false;  // counted once per plan (a victim may be listed more than once)
     for (const PlanVictim& v : plan->victims) {
       const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
       if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
       HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
       evicted_now += v.tasks;
-      if (took_.count({i, taker})) ++ping_pong_;
+      pong = pong || took_.count({i, taker}) > 0;
       took_.insert({taker, i});
     }
+    ping_pong_ += pong;
     if (nodes_) {
       const int64_t* shape = shapes_.at(jobs_[taker].shape);
       std::vector<int> on;
@@ -473,15 +489,22 @@ Status Simulator::Reclaim(int64_t t) {
 // nodes, then the demand's tasks are placed best fit one after another.
 bool Simulator::DemandPlaceable(const Plan& plan, uint32_t taker) const {
   sim::NodePool trial = *nodes_;
+  // A job may be listed more than once: its later entries go on past the
+  // tasks its earlier ones took, as Evict does.
+  std::unordered_map<uint32_t, int64_t> gone;
   for (const PlanVictim& v : plan.victims) {
     const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
     auto it = live_.find(i);
     if (i == kNoJob || it == live_.end()) return false;
     const int64_t* shape = shapes_.at(jobs_[i].shape);
-    int64_t left = v.tasks;
-    for (auto g = it->second.rbegin(); g != it->second.rend() && left > 0; ++g)
-      for (int64_t k = std::min(left, g->count); k > 0; --k, --left)
+    int64_t skip = gone[i], left = v.tasks;
+    gone[i] += v.tasks;
+    for (auto g = it->second.rbegin(); g != it->second.rend() && left > 0; ++g) {
+      const int64_t passed = std::min(skip, g->count);
+      skip -= passed;
+      for (int64_t k = std::min(left, g->count - passed); k > 0; --k, --left)
         if (!trial.Release(g->node, shape).ok()) return false;
+    }
   }
   const int64_t* shape = shapes_.at(jobs_[taker].shape);
   for (int64_t k = 0; k < plan.tasks; ++k) {
@@ -552,7 +575,9 @@ Status Simulator::Run(SimulateResult* res) {
   size_t next = 0;
   int64_t t = 0, instants = 0;
   size_t progress_at = o_.progress_every_jobs;
-  while (next < n || !calendar_.empty()) {
+  // SPEC §13: an instant is when something happens; an end cancelled by an
+  // eviction is not one.
+  while ((DropCancelled(), next < n || !calendar_.empty())) {
     t = next < n ? w_.jobs[order[next]].arrival_ms : INT64_MAX;
     if (!calendar_.empty()) t = std::min(t, calendar_.top().end);
     ++instants;

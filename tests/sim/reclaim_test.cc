@@ -4,6 +4,10 @@
 // gang's demand, the new outputs, and that without --reclaim nothing moves.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include <unistd.h>
+
 #include "hdrf/simulate.h"
 
 namespace hdrf {
@@ -115,6 +119,54 @@ TEST(Reclaim, MinAvailableAboveTasksIsALineError) {
                          WorkloadFormat::kCsv, "w.csv", {"cpu"});
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.status().message().find("w.csv:2: min_available"), std::string::npos) << w.status().message();
+}
+
+// With nodes, a plan that lists one victim job more than once: the check
+// that the demand can be placed (docs/simulate_nodes.md "Reclaim") lets
+// each entry's tasks leave their nodes, the latest started first, each task
+// once. Nodes n0 (3 cpu) and n1 (1 cpu); h's four tasks go to n1 (best fit:
+// 0 left), then n0. At 5 w's gang of 2 takes two units of h (as in
+// GangDemandTakesTwoUnitsInOnePlan): h's task on n1 (started together: the
+// node listed last first) and one on n0 leave; w's tasks go to n0 and n1.
+// (The check used to let n1's task leave twice, which failed: w waited.)
+TEST(Reclaim, VictimListedTwiceOnNodes) {
+  const std::string nodes = ::testing::TempDir() + "/" + std::to_string(getpid()) + "_reclaim_nodes.csv";
+  { std::ofstream(nodes) << "name,cpu\nn0,3\nn1,1\n"; }
+  SimulateOptions o;
+  o.reclaim = true;
+  o.nodes_file = nodes;
+  auto r = Simulate(kCluster, kQueues, Parse(Two("2")), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 15000, 115000, 2}, {5000, 5000, 15000, 0}});
+  EXPECT_EQ(r->plans_applied, 1);
+}
+
+// An end cancelled by an eviction is no instant (SPEC §13: the instants are
+// when something happens), so it runs no reclaim phase of its own. cpu 4;
+// in a, a1 (1 task of 5 s, weight 1) and a2 (3 tasks of 10 s, weight 4) at
+// 0 fill the cluster; b1 and b2 (b, 1 task of 10 s each) arrive at 1.
+//  t=1   b1 is tried first (keys 0, submitted first): a's d 1 > b's 0; its
+//        victim is a1 (d/w .25 > a2's .75/4): a1's task stops (its end at 5
+//        is cancelled), b1 starts (ends 11). Budget 1 reached: b2 waits.
+//  t=5   nothing happens: no instant (the simulator used to process one
+//        here, whose fresh budget let b2 take a task of a2 at 5).
+//  t=10  a2 ends; fill: a (share 0) first: a1 starts again (ends 15), then
+//        b2 (ends 20).
+TEST(Reclaim, CancelledEndIsNoInstant) {
+  const std::string csv =
+      "name,queue,arrival,duration,tasks,weight,cpu\n"
+      "a1,root/a,0,5,1,1,1\n"
+      "a2,root/a,0,10,3,4,1\n"
+      "b1,root/b,1,10,1,1,1\n"
+      "b2,root/b,1,10,1,1,1\n";
+  SimulateOptions o;
+  o.reclaim = true;
+  o.reclaim_budget = 1;
+  auto r = Simulate(kCluster, kQueues, Parse(csv), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Expect(*r, {{0, 10000, 15000, 1}, {0, 0, 10000, 0}, {1000, 1000, 11000, 0}, {10000, 10000, 20000, 0}});
+  EXPECT_EQ(r->plans_applied, 1);
+  EXPECT_EQ(r->instants, 6);  // 0, 1, 10, 11, 15, 20
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "tests/sim/reference_simulator.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
@@ -13,6 +15,7 @@ struct RunningTask {
   size_t job;
   int64_t end;
   int node = -1;
+  int64_t start = 0;
 };
 
 // The node a task goes to, by a plain scan; -1 when it fits on none.
@@ -84,10 +87,58 @@ int64_t NearestRank(const std::vector<int64_t>& sorted, int p) {
   return sorted.back();
 }
 
+// SPEC §13 additions: among the waiting jobs (admitted, with unallocated
+// tasks) not in `tried`, the one a step would serve first if everything fit:
+// from root, at each level the child with a waiting job below it and the
+// smallest key (§4; blocked or not), keys within 1e-9 equal, ties to the
+// name that sorts first; in the leaf the waiting job with the smallest key,
+// ties to the earlier submitted.
+std::optional<std::string> FirstWaiting(const ref::ReferenceModel& model, const std::set<std::string>& tried) {
+  const std::vector<ref::RefJobView> jobs = model.Jobs();  // submission order
+  const std::vector<ref::RefNodeView> queues = model.Queues();
+  auto waiting = [&](const ref::RefJobView& j) {
+    return j.state != JobState::kPending && j.allocated < j.tasks && !tried.count(j.name);
+  };
+  auto waiting_below = [&](const std::string& q) {
+    for (const ref::RefJobView& j : jobs)
+      if (waiting(j) && InSubtree(j.queue, q)) return true;
+    return false;
+  };
+  std::string q = "root";
+  if (!waiting_below(q)) return std::nullopt;
+  for (;;) {
+    std::vector<const ref::RefNodeView*> kids;
+    for (const ref::RefNodeView& n : queues)
+      if (ParentOf(n.name) == q && waiting_below(n.name)) kids.push_back(&n);
+    if (kids.empty()) break;
+    double least = kids[0]->key;
+    for (const ref::RefNodeView* k : kids) least = std::min(least, k->key);
+    const ref::RefNodeView* pick = nullptr;
+    for (const ref::RefNodeView* k : kids)
+      if (k->key <= least + 1e-9 && (pick == nullptr || k->name < pick->name)) pick = k;
+    q = pick->name;
+  }
+  std::vector<const ref::RefJobView*> cands;
+  for (const ref::RefJobView& j : jobs)
+    if (waiting(j) && j.queue == q) cands.push_back(&j);
+  double least = cands[0]->key;
+  for (const ref::RefJobView* j : cands) least = std::min(least, j->key);
+  for (const ref::RefJobView* j : cands)
+    if (j->key <= least + 1e-9) return j->name;  // the earliest submitted among the least
+  return std::nullopt;
+}
+
+int64_t StepTasksOf(const ref::ReferenceModel& model, const std::string& job) {
+  for (const ref::RefJobView& j : model.Jobs())
+    if (j.name == job) return j.step_tasks;
+  return 1;
+}
+
 }  // namespace
 
 StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const std::vector<QueueSpec>& queues,
-                                         const Workload& w, const std::vector<RefNode>* nodes) {
+                                         const Workload& w, const std::vector<RefNode>* nodes,
+                                         const RefSimOptions& options) {
   auto model_or = ref::ReferenceModel::Create(cluster, queues);
   if (!model_or.ok()) return model_or.status();
   ref::ReferenceModel& model = **model_or;
@@ -117,6 +168,7 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
   std::vector<Interval> intervals;
   int64_t prev = 0;
   std::map<std::string, std::map<std::string, int64_t>> usage_now;
+  std::set<std::pair<std::string, std::string>> took;  // (taker, victim) of the plans applied so far
   for (;;) {
     int64_t t = std::numeric_limits<int64_t>::max();
     for (size_t i = 0; i < w.jobs.size(); ++i)
@@ -152,26 +204,128 @@ StatusOr<RefSimResult> ReferenceSimulate(const ResourceAmounts& cluster, const s
       res.jobs[i].queue = *leaf;
       not_completed[i] = w.jobs[i].spec.tasks;
     }
-    // 3. Fill: each step starts one task (on a node, with nodes).
-    std::set<std::string> refused_now;
-    while (auto name = nodes ? model.PickNext(refused_now) : model.Step()) {
+    // 3. Fill: each step starts one task, or a gang's step_tasks (on nodes,
+    //    one after another best-fit, all or none, with nodes).
+    auto job_index = [&](const std::string& name) {
       size_t j = 0;
-      while (w.jobs[j].spec.name != *name) ++j;
-      int node = -1;
-      if (nodes) {
-        node = BestFitNode(cluster, node_free, w.jobs[j].spec.task);
-        if (node < 0) {
-          refused_now.insert(*name);
-          for (const std::string& q : res.queue_paths)
-            if (InSubtree(res.jobs[j].queue, q)) ++res.fragmentation_waits[q];
-          continue;
-        }
-        HDRF_RETURN_IF_ERROR(model.Allocate(*name, 1));
-        for (const auto& [r, v] : w.jobs[j].spec.task) node_free[node][r] -= v;
+      while (w.jobs[j].spec.name != name) ++j;
+      return j;
+    };
+    // Places k tasks of job j one after another best-fit on a copy of `free`;
+    // the nodes chosen, or empty when one of them fits on none.
+    auto place = [&](std::vector<std::map<std::string, int64_t>> free, size_t j, int64_t k) {
+      std::vector<int> chosen;
+      for (int64_t i = 0; i < k; ++i) {
+        const int n = BestFitNode(cluster, free, w.jobs[j].spec.task);
+        if (n < 0) return std::vector<int>{};
+        for (const auto& [r, v] : w.jobs[j].spec.task) free[n][r] -= v;
+        chosen.push_back(n);
       }
-      if (res.jobs[j].first_start < 0) res.jobs[j].first_start = t;
-      res.jobs[j].last_start = t;
-      running.push_back({j, t + w.jobs[j].duration_ms, node});
+      return chosen;
+    };
+    auto start_tasks = [&](size_t j, const std::vector<int>& where) {
+      for (int node : where) {
+        if (node >= 0)
+          for (const auto& [r, v] : w.jobs[j].spec.task) node_free[node][r] -= v;
+        if (res.jobs[j].first_start < 0) res.jobs[j].first_start = t;
+        res.jobs[j].last_start = t;
+        running.push_back({j, t + w.jobs[j].duration_ms, node, t});
+      }
+    };
+    auto fill = [&]() -> Status {
+      std::set<std::string> refused_now;
+      while (auto name = nodes ? model.PickNext(refused_now) : model.PickNext()) {
+        const size_t j = job_index(*name);
+        const int64_t k = StepTasksOf(model, *name);
+        std::vector<int> where(static_cast<size_t>(k), -1);
+        if (nodes) {
+          where = place(node_free, j, k);
+          if (where.empty()) {
+            refused_now.insert(*name);
+            for (const std::string& q : res.queue_paths)
+              if (InSubtree(res.jobs[j].queue, q)) ++res.fragmentation_waits[q];
+            continue;
+          }
+          HDRF_RETURN_IF_ERROR(model.Allocate(*name, k));
+        } else {
+          if (model.Step() != *name) return Status::Internal("reference: Step disagrees with PickNext");
+        }
+        start_tasks(j, where);
+      }
+      return Status::Ok();
+    };
+    HDRF_RETURN_IF_ERROR(fill());
+    // 4. The reclaim phase.
+    if (options.reclaim) {
+      std::set<std::string> tried;
+      int64_t evicted_now = 0;
+      while (auto name = FirstWaiting(model, tried)) {
+        if (options.reclaim_budget && evicted_now >= *options.reclaim_budget) break;
+        tried.insert(*name);
+        auto plan = model.Plan(*name, options.preempt ? PlanMode::kBoth : PlanMode::kReclaim);
+        if (!plan.ok()) return plan.status();
+        if (std::getenv("HDRF_REFSIM_TRACE"))
+          std::fprintf(stderr, "ref t=%lld try %s fits=%d victims=%zu\n", static_cast<long long>(t), name->c_str(),
+                       static_cast<int>(plan->fits), plan->victims.size());
+        if (std::getenv("HDRF_REFSIM_TRACE"))
+          for (const ref::RefPlanVictim& v : plan->victims)
+            std::fprintf(stderr, "   victim %s x%lld\n", v.job.c_str(), static_cast<long long>(v.tasks));
+        if (!plan->fits || plan->victims.empty()) continue;
+        // Each victim's `tasks` latest started running tasks; with nodes,
+        // tasks that started together leave the node listed last first.
+        std::vector<size_t> evict;  // indices into running
+        for (const ref::RefPlanVictim& v : plan->victims) {
+          const size_t vj = job_index(v.job);
+          std::vector<size_t> mine;
+          for (size_t k = 0; k < running.size(); ++k)
+            if (running[k].job == vj && std::find(evict.begin(), evict.end(), k) == evict.end()) mine.push_back(k);
+          std::sort(mine.begin(), mine.end(), [&](size_t a, size_t b) {
+            if (running[a].start != running[b].start) return running[a].start > running[b].start;
+            return running[a].node > running[b].node;
+          });
+          if (static_cast<int64_t>(mine.size()) < v.tasks) return Status::Internal("reference: victim runs too few tasks");
+          evict.insert(evict.end(), mine.begin(), mine.begin() + v.tasks);
+        }
+        const size_t j = job_index(*name);
+        std::vector<int> where(static_cast<size_t>(plan->tasks), -1);
+        if (nodes) {
+          std::vector<std::map<std::string, int64_t>> free = node_free;
+          for (size_t k : evict)
+            for (const auto& [r, v] : w.jobs[running[k].job].spec.task) free[running[k].node][r] += v;
+          where = place(free, j, plan->tasks);
+          if (where.empty()) continue;  // passed over at this instant
+        }
+        HDRF_RETURN_IF_ERROR(model.ApplyPlan(*plan));
+        if (std::getenv("HDRF_REFSIM_TRACE")) {
+          std::fprintf(stderr, "ref t=%lld plan for %s (%lld tasks):", static_cast<long long>(t), name->c_str(),
+                       static_cast<long long>(plan->tasks));
+          for (const ref::RefPlanVictim& v : plan->victims)
+            std::fprintf(stderr, " %s x%lld", v.job.c_str(), static_cast<long long>(v.tasks));
+          std::fprintf(stderr, "\n");
+        }
+        ++res.plans_applied;
+        res.eviction_ms.push_back(t);
+        bool pong = false;
+        for (const ref::RefPlanVictim& v : plan->victims) pong = pong || took.count({v.job, *name});
+        res.ping_pong += pong;
+        for (const ref::RefPlanVictim& v : plan->victims) took.insert({*name, v.job});
+        std::sort(evict.begin(), evict.end());
+        for (size_t e = evict.size(); e-- > 0;) {
+          const RunningTask rt = running[evict[e]];
+          if (rt.node >= 0)
+            for (const auto& [r, v] : w.jobs[rt.job].spec.task) node_free[rt.node][r] += v;
+          ++res.jobs[rt.job].evicted;
+          ++res.evicted_tasks;
+          ++evicted_now;
+          res.lost_task_ms += t - rt.start;
+          if (t - rt.start < 60000) ++res.evicted_within_60s;
+          for (const std::string& q : res.queue_paths)
+            if (InSubtree(res.jobs[rt.job].queue, q)) ++res.evicted_in[q];
+          running.erase(running.begin() + static_cast<long>(evict[e]));
+        }
+        start_tasks(j, where);
+        HDRF_RETURN_IF_ERROR(fill());
+      }
     }
     // The usage of every queue until the next instant, from the running tasks.
     usage_now.clear();

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "hdrf/simulate.h"
 #include "tests/property/random_stream.h"
 #include "tests/rng.h"
@@ -27,14 +29,22 @@ constexpr double kTol = 1e-9;
 
 std::string Ms(int64_t ms) { return FormatMs(ms); }
 
+// A file of this process in the test temp folder (several runs of this test
+// may share the folder at once).
+std::string TempFile(const std::string& name) {
+  return ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
+}
+
 // A random workload file (CSV or JSONL) over `world`'s cluster and queues.
-std::string MakeWorkloadText(Rng& rng, const RandomWorld& world, bool jsonl) {
+// With `gangs`, a min_available column/key: empty (1) or 1..tasks.
+std::string MakeWorkloadText(Rng& rng, const RandomWorld& world, bool jsonl, bool gangs = false) {
   std::vector<std::string> queues = {"root", ""};
   for (const QueueSpec& q : world.queues) queues.push_back(q.path);
   const int n = static_cast<int>(rng.Uniform(1, 22));
   std::string text;
   if (!jsonl) {
     text = "name,queue,arrival,duration,user,tasks,weight";
+    if (gangs) text += ",min_available";
     for (const auto& [r, v] : world.cluster) text += "," + r;
     text += "\n";
   }
@@ -46,6 +56,8 @@ std::string MakeWorkloadText(Rng& rng, const RandomWorld& world, bool jsonl) {
     const std::string user = "u" + std::to_string(rng.Uniform(1, 3));
     const int64_t tasks = rng.Chance(50) ? 1 : rng.Uniform(2, 5);
     const int64_t weight = rng.Uniform(1, 3);
+    std::string gang;
+    if (gangs && rng.Chance(60)) gang = std::to_string(rng.Chance(30) ? 1 : rng.Uniform(1, tasks));
     std::vector<std::pair<std::string, std::string>> amounts;
     for (const auto& [r, total] : world.cluster) {
       int64_t milli = 0;
@@ -63,17 +75,32 @@ std::string MakeWorkloadText(Rng& rng, const RandomWorld& world, bool jsonl) {
       text += "{\"name\": \"" + name + "\", \"queue\": \"" + queue + "\", \"arrival\": " + Ms(arrival) +
               ", \"duration\": \"" + Ms(duration) + "\", \"user\": \"" + user + "\", \"tasks\": " +
               std::to_string(tasks) + ", \"weight\": " + std::to_string(weight);
+      if (!gang.empty()) text += ", \"min_available\": " + gang;
       for (const auto& [r, v] : amounts)
         if (!v.empty()) text += ", \"" + r + "\": \"" + v + "\"";
       text += "}\n";
     } else {
       text += name + "," + queue + "," + Ms(arrival) + "," + Ms(duration) + "," + user + "," +
               std::to_string(tasks) + "," + std::to_string(weight);
+      if (gangs) text += "," + gang;
       for (const auto& [r, v] : amounts) text += "," + v;
       text += "\n";
     }
   }
   return text;
+}
+
+// Both sides job by job, for a failure message.
+std::string Table(const Workload& w, const SimulateResult& fast, const RefSimResult& ref) {
+  std::string out = "job: first_start last_start end evicted (fast | ref)\n";
+  for (size_t i = 0; i < w.jobs.size(); ++i) {
+    const JobOutcome& f = fast.jobs[i];
+    const RefSimJob& r = ref.jobs[i];
+    out += w.jobs[i].spec.name + ": " + Ms(f.first_start_ms) + " " + Ms(f.last_start_ms) + " " + Ms(f.end_ms) + " " +
+           std::to_string(f.evicted) + " | " + Ms(r.first_start) + " " + Ms(r.last_start) + " " + Ms(r.end) + " " +
+           std::to_string(r.evicted) + "\n";
+  }
+  return out;
 }
 
 std::string Check(const Workload& w, const SimulateResult& fast, const RefSimResult& ref) {
@@ -86,6 +113,27 @@ std::string Check(const Workload& w, const SimulateResult& fast, const RefSimRes
     if (f.first_start_ms != r.first_start) return who + "first_start " + Ms(f.first_start_ms) + " vs ref " + Ms(r.first_start);
     if (f.last_start_ms != r.last_start) return who + "last_start " + Ms(f.last_start_ms) + " vs ref " + Ms(r.last_start);
     if (f.end_ms != r.end) return who + "end " + Ms(f.end_ms) + " vs ref " + Ms(r.end);
+    if (f.evicted != r.evicted)
+      return who + "evicted " + std::to_string(f.evicted) + " vs ref " + std::to_string(r.evicted);
+  }
+  if (fast.evicted_tasks != ref.evicted_tasks)
+    return "evicted_tasks " + std::to_string(fast.evicted_tasks) + " vs ref " + std::to_string(ref.evicted_tasks);
+  if (fast.plans_applied != ref.plans_applied)
+    return "plans_applied " + std::to_string(fast.plans_applied) + " vs ref " + std::to_string(ref.plans_applied);
+  if (std::abs(fast.lost_task_seconds - static_cast<double>(ref.lost_task_ms) / 1000) > 1e-6)
+    return "lost_task_seconds " + std::to_string(fast.lost_task_seconds) + " vs ref " +
+           std::to_string(static_cast<double>(ref.lost_task_ms) / 1000);
+  if (fast.evicted_within_60s != ref.evicted_within_60s)
+    return "evicted_within_60s " + std::to_string(fast.evicted_within_60s) + " vs ref " +
+           std::to_string(ref.evicted_within_60s);
+  if (fast.ping_pong != ref.ping_pong)
+    return "ping_pong " + std::to_string(fast.ping_pong) + " vs ref " + std::to_string(ref.ping_pong);
+  if (fast.eviction_ms != ref.eviction_ms) return "eviction_ms differ";
+  for (const QueueReport& f : fast.queues) {
+    const auto it = ref.evicted_in.find(f.path);
+    const int64_t want = it == ref.evicted_in.end() ? 0 : it->second;
+    if (f.evicted_tasks != want)
+      return "queue " + f.path + " evicted_tasks " + std::to_string(f.evicted_tasks) + " vs ref " + std::to_string(want);
   }
   if (fast.makespan_ms != ref.makespan) return "makespan " + Ms(fast.makespan_ms) + " vs ref " + Ms(ref.makespan);
   for (size_t k = 0; k < fast.resources.size(); ++k)
@@ -150,7 +198,7 @@ std::string NodesCsv(const std::vector<RefNode>& nodes, const ResourceAmounts& c
 TEST(SimulateVsReference, RandomWorkloadsOnNodes) {
   int seeds = 200;
   if (const char* s = std::getenv("HDRF_SIM_SEEDS")) seeds = std::atoi(s);
-  const std::string file = ::testing::TempDir() + "/sim_nodes.csv";
+  const std::string file = TempFile("sim_nodes.csv");
   int64_t fragmented = 0;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
     Rng rng(seed * 7919);
@@ -209,6 +257,72 @@ TEST(SimulateVsReference, RandomWorkloads) {
     EXPECT_GT(refused, 20);
     EXPECT_GT(multi, 200);
     EXPECT_GT(parents, 50);
+  }
+}
+
+// Gangs (min_available) and the reclaim phase of SPEC §13 additions: most
+// runs with reclaim on (some with preempt, budgets none/0/1), some with it
+// off (gangs in the fill alone); a third of them on nodes. Job by job and
+// the reclaim totals must agree.
+// HDRF_SIM_SEEDS (default 300) and HDRF_SIM_SEED (the first seed; alone,
+// that one seed only) tune it.
+TEST(SimulateVsReference, RandomGangWorkloadsWithReclaim) {
+  int seeds = 300;
+  const char* count = std::getenv("HDRF_SIM_SEEDS");
+  if (count) seeds = std::atoi(count);
+  uint64_t first = 1;
+  if (const char* s = std::getenv("HDRF_SIM_SEED")) first = std::strtoull(s, nullptr, 10), seeds = count ? seeds : 1;
+  const std::string file = TempFile("sim_reclaim_nodes.csv");
+  int64_t evicted = 0, plans = 0, gangs = 0, on_nodes = 0, preempt = 0;
+  for (uint64_t seed = first; seed < first + static_cast<uint64_t>(seeds); ++seed) {
+    Rng rng(seed * 104729 + 17);
+    RandomWorld world = MakeWorld(rng);
+    const bool jsonl = rng.Chance(30);
+    const std::string text = MakeWorkloadText(rng, world, jsonl, true);
+    std::vector<std::string> names;
+    for (const auto& [r, v] : world.cluster) names.push_back(r);
+    auto w = ParseWorkload(text, jsonl ? WorkloadFormat::kJsonl : WorkloadFormat::kCsv, "random", names);
+    ASSERT_TRUE(w.ok()) << "seed " << seed << ": " << w.status().message() << "\n" << text;
+    RefSimOptions ro;
+    ro.reclaim = !rng.Chance(15);
+    ro.preempt = rng.Chance(35);
+    const int budget = static_cast<int>(rng.Uniform(0, 5));  // none, none, none, 0, 1, 1
+    if (budget == 3) ro.reclaim_budget = 0;
+    if (budget >= 4) ro.reclaim_budget = 1;
+    const bool with_nodes = rng.Chance(35);
+    std::vector<RefNode> nodes;
+    if (with_nodes) nodes = MakeNodes(rng, world.cluster);
+    auto ref = ReferenceSimulate(world.cluster, world.queues, *w, with_nodes ? &nodes : nullptr, ro);
+    if (!ref.ok() && ref.status().code() == StatusCode::kInternal) FAIL() << "seed " << seed << ": " << ref.status().message();
+    if (!ref.ok()) continue;  // MakeWorld may build a tree the rules refuse; so must the engine
+    SimulateOptions o;
+    o.reclaim = ro.reclaim;
+    o.preempt = ro.preempt;
+    o.reclaim_budget = ro.reclaim_budget;
+    if (with_nodes) {
+      std::ofstream(file) << NodesCsv(nodes, world.cluster);
+      o.nodes_file = file;
+    }
+    auto fast = Simulate(world.cluster, world.queues, *w, o);
+    ASSERT_TRUE(fast.ok()) << "seed " << seed << ": " << fast.status().message() << "\n"
+                           << (with_nodes ? NodesCsv(nodes, world.cluster) : "") << text;
+    const std::string diff = Check(*w, *fast, *ref);
+    ASSERT_EQ(diff, "") << "seed " << seed << " (HDRF_SIM_SEED=" << seed << ") reclaim " << ro.reclaim << " preempt "
+                        << ro.preempt << " budget " << (ro.reclaim_budget ? std::to_string(*ro.reclaim_budget) : "none")
+                        << "\n" << (with_nodes ? NodesCsv(nodes, world.cluster) : "") << text
+                        << Table(*w, *fast, *ref);
+    evicted += ref->evicted_tasks;
+    plans += ref->plans_applied;
+    on_nodes += with_nodes;
+    preempt += ro.preempt && ref->plans_applied > 0;
+    for (const WorkloadJob& j : w->jobs) gangs += j.spec.min_available > 1;
+  }
+  if (seeds >= 100) {
+    EXPECT_GT(plans, 50) << "the generator must reach applied plans";
+    EXPECT_GT(evicted, 50);
+    EXPECT_GT(gangs, 200);
+    EXPECT_GT(on_nodes, 50);
+    EXPECT_GT(preempt, 10);
   }
 }
 
