@@ -282,7 +282,7 @@ BENCHMARK(BM_StepWhere)->ArgNames({"jobs", "refuse_pct"})->Args({100000, 0})->Ar
 
 // A fill where K waiting jobs cannot fit (issue 14 item 5): K jobs of 60
 // cpu wait in root/big on a 100-cpu cluster while a 50-cpu job runs in
-// root/small (cpu is not saturated, so SPEC §4 does not block them); each
+// root/small (cpu is not saturated, so docs/spec.md §4 does not block them); each
 // iteration submits a 1-cpu job to root/small, fills (one step that places
 // it, one that finds nothing), then finishes and removes it. `fill_us` is
 // the time of Engine::Fill alone; compare K = 0 with the others.

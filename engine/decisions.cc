@@ -1,4 +1,4 @@
-// engine::Tree: decisions a host scheduler asks for (SPEC §5, §8) and
+// engine::Tree: decisions a host scheduler asks for (docs/spec.md §5, §8) and
 // explanations.
 #include <algorithm>
 #include <cmath>
@@ -53,7 +53,7 @@ Explanation Tree::Explain(JobId id) const {
   e.schedulable = Schedulable(id);
   auto next = PickNext();
   e.is_next = next && *next == id;
-  // Blocked reasons (SPEC §4).
+  // Blocked reasons (docs/spec.md §4).
   if (j.state == JobState::kPending) e.blocked_by.push_back("Pending: not admitted by the enqueue gate");
   if (j.allocated >= j.tasks) e.blocked_by.push_back("all tasks allocated");
   const ResMask user_mask = leaf.limits_active ? UserExhausted(j.queue, j.user) : 0;
@@ -74,7 +74,7 @@ Explanation Tree::Explain(JobId id) const {
   if (leaf.state != QueueState::kOpen)
     e.blocked_by.push_back(std::string("note: queue is ") + QueueStateName(leaf.state) +
                            " (accepts no new jobs; running jobs go on)");
-  // Fit (SPEC §6).
+  // Fit (docs/spec.md §6).
   if (j.allocated < j.tasks && j.state != JobState::kPending) {
     for (int r = 0; r < R_; ++r) {
       const std::string& rn = names_[r];

@@ -2,7 +2,7 @@
 // view, a component-wise lower bound `wait_min` of the task shapes of the
 // non-blocked jobs in its subtree (the only jobs a step looks at). A step
 // skips a subtree in O(depth · R) when some resource of that bound exceeds
-// what is available to every job there (SPEC §6: free capacity, and the
+// what is available to every job there (docs/spec.md §6: free capacity, and the
 // headroom under the capabilities on the path), instead of calling Fits on
 // each of its jobs. The skip is exact: every job it passes over fails Fits.
 //

@@ -1,5 +1,5 @@
-// engine::Tree: reclaim and preemption plans (SPEC §15), the transfer rule
-// behind them and behind Preemptable/Reclaimable (SPEC §8).
+// engine::Tree: reclaim and preemption plans (docs/spec.md §15), the transfer rule
+// behind them and behind Preemptable/Reclaimable (docs/spec.md §8).
 //
 // A plan is computed on the live tree plus an overlay (PlanState) of the
 // units taken so far: per job the tasks taken, per queue the usage taken,
@@ -10,7 +10,7 @@
 //     that is not reclaimable, or (below the lowest common ancestor C) a
 //     giver B whose share test fails for any unit and whose taker A is not
 //     within its guarantee;
-//   * room (SPEC §15) needs only what a plan changes: held_back(J's leaf)
+//   * room (docs/spec.md §15) needs only what a plan changes: held_back(J's leaf)
 //     moves only through the siblings of J's path that lost usage (B), the
 //     capability headroom only at C and above, the user headroom only for
 //     units of J's user in J's leaf.
@@ -43,7 +43,7 @@ bool ParsePlanMode(std::string_view text, PlanMode* out) {
 
 namespace engine {
 namespace {
-// SPEC §15: shares within this distance are equal.
+// docs/spec.md §15: shares within this distance are equal.
 constexpr double kEps = 1e-9;
 }  // namespace
 
@@ -116,7 +116,7 @@ StatusOr<Tree::PlanCtx> Tree::MakePlanCtx(JobId j, int64_t k) const {
   return c;
 }
 
-// SPEC §15: a unit of V is one task when V holds more than m_V tasks, else
+// docs/spec.md §15: a unit of V is one task when V holds more than m_V tasks, else
 // all of them (a gang is never cut below m). 0: V holds nothing.
 int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
   const int64_t holds = jobs_[v].allocated - s.Taken(v);
@@ -124,7 +124,7 @@ int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
   return holds > GangSize(v) ? 1 : holds;
 }
 
-// SPEC §15, the transfer rule, for `ut` tasks of job v on state s. A unit in
+// docs/spec.md §15, the transfer rule, for `ut` tasks of job v on state s. A unit in
 // J's leaf is judged as preemption (A = J, B = V), any other as reclaim.
 bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
   return Check(c, s, v, ut, nullptr) == Rule::kOk;
@@ -212,7 +212,7 @@ Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut
   return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
 }
 
-// SPEC §15 room[r]: the most one more allocation in J's leaf could take on
+// docs/spec.md §15 room[r]: the most one more allocation in J's leaf could take on
 // state s (free minus held back, capability headroom on J's path, the user
 // limit's headroom).
 void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room) const {
@@ -355,7 +355,7 @@ bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const
   return PlainShare(a) / QA.weight <= PlainShare(b) / Q.weight + kEps;
 }
 
-// SPEC §15 victim descent from q: among the children whose subtree holds a
+// docs/spec.md §15 victim descent from q: among the children whose subtree holds a
 // permitted unit that helps, the largest d(subtree)/w (ties to the name
 // sorting last); in the leaf, the largest d(allocation)/w (ties to the
 // later submitted). With `any`, the first such unit found (an existence
@@ -454,7 +454,7 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
   return FindVictim(c, s, pick, room, false);
 }
 
-// Valid (SPEC §15): each entry, in order, is its job's unit and permitted
+// Valid (docs/spec.md §15): each entry, in order, is its job's unit and permitted
 // on the state after the entries before it; then the demand fits.
 bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
   PlanState s;
@@ -471,7 +471,7 @@ bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const
   return DemandFits(c, s);
 }
 
-// SPEC §8: each victim judged on its own by the transfer rule of §15, with
+// docs/spec.md §8: each victim judged on its own by the transfer rule of §15, with
 // the actor's one task as the demand and the victim's one task as the unit.
 // A job listed k times is judged k times on the same state.
 StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor, const std::vector<JobId>& victims) const {
@@ -568,7 +568,7 @@ Status Tree::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& vic
   return Status::Ok();
 }
 
-// Explain (SPEC §14, §15): a gang's demand, and for a job that waits its
+// Explain (docs/spec.md §14, §15): a gang's demand, and for a job that waits its
 // reclaim plan, or why there is none: the resources short and, for up to
 // ten units that would help, the rule that refuses each.
 void Tree::ExplainPlan(JobId j, Explanation* e) const {

@@ -1,5 +1,5 @@
 // engine::Tree: the scheduling step, fit, admission and the enqueue gate
-// (SPEC §5, §6, §12).
+// (docs/spec.md §5, §6, §12).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 namespace hdrf::engine {
 
-// SPEC §6 with §14's k tasks. Capability and held-back checks are written
+// docs/spec.md §6 with §14's k tasks. Capability and held-back checks are written
 // as headroom comparisons so that unlimited capabilities cannot overflow;
 // k·task is formed in 128 bits.
 bool Tree::Fits(JobId id, int64_t k) const {
@@ -53,7 +53,7 @@ int64_t Tree::StepDemand(JobId id) const {
   return jobs_[id].allocated == 0 ? GangSize(id) : 1;
 }
 
-// SPEC §5 with §14: a job holding no task needs room for its gang.
+// docs/spec.md §5 with §14: a job holding no task needs room for its gang.
 bool Tree::Schedulable(JobId id) const {
   const Job& j = jobs_[id];
   if (j.state == JobState::kPending || j.allocated >= j.tasks) return false;
@@ -68,7 +68,7 @@ bool Tree::Pickable(JobId id, const SkipSet* skip) const {
   return it == skip->end() || it->second != jobs_[id].seq;
 }
 
-// The job a step would pick inside q's subtree (SPEC §5 with the tie rule of
+// The job a step would pick inside q's subtree (docs/spec.md §5 with the tie rule of
 // docs/semantics.md §6). Schedulable jobs are never blocked, so only the
 // non-blocked heap is searched, in two passes: children in key order up to
 // the first that has a pick (key m), then every child with a key within
@@ -255,7 +255,7 @@ void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* 
   }
 }
 
-// SPEC §5 admission: descend through open children by the plain dominant
+// docs/spec.md §5 admission: descend through open children by the plain dominant
 // share of their usage over their weight, ties to the name sorting first.
 StatusOr<QueueId> Tree::Admit(std::string_view path) const {
   QueueId q = 0;
@@ -318,7 +318,7 @@ void Tree::CountInqueueMin(JobId id, int sign, int64_t* total) {
   }
 }
 
-// SPEC §12, read literally: every resource must satisfy the inequalities.
+// docs/spec.md §12, read literally: every resource must satisfy the inequalities.
 bool Tree::GateAdmits(JobId id) const {
   if (!options_.overcommit_factor) return true;
   const Job& j = jobs_[id];

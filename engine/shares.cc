@@ -1,4 +1,4 @@
-// engine::Tree: incremental Dynamic H-DRF shares (SPEC §4), blocked-ness and
+// engine::Tree: incremental Dynamic H-DRF shares (docs/spec.md §4), blocked-ness and
 // the per-saturated-set views. The algorithm is described in
 // docs/algorithm.md.
 #include <algorithm>
@@ -19,7 +19,7 @@ auto Tree::JobHeapPos() {
   return [this](uint32_t x) { return RelaxedPos{&JV(x).heap_pos}; };
 }
 
-// SPEC §7 with exact integer comparisons where the limit is a ratio:
+// docs/spec.md §7 with exact integer comparisons where the limit is a ratio:
 // usage >= max(B·p/100, B/n)  <=>  100·usage >= B·p  and  n·usage >= B.
 ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
   const Queue& q = queues_[leaf];
@@ -42,7 +42,7 @@ ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
   return m;
 }
 
-// A running non-blocked job's term (w/d)·task of its leaf's sum_norm (SPEC
+// A running non-blocked job's term (w/d)·task of its leaf's sum_norm (docs/spec.md
 // §4; d its dominant share per task), added or taken out; nothing when d
 // is 0 (no share resource in the task).
 void Tree::AddNormTerm(QueueView& q, double weight, const int64_t* t) {

@@ -182,7 +182,7 @@ StatusOr<QueueSpec> Tree::Normalize(const QueueSpec& in) const {
   return q;
 }
 
-// Checks every rule of SPEC §3 that involves `q` as it would be with `self`
+// Checks every rule of docs/spec.md §3 that involves `q` as it would be with `self`
 // (kNone when being created under `parent`) replaced by q.
 Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const {
   std::vector<int64_t> cap = *Dense(q.capability, "");
@@ -496,7 +496,7 @@ StatusOr<JobId> Tree::Submit(const JobSpec& spec) {
   MarkDirty(leaf);
   if (limits_changed) RefreshJobsIn(leaf);  // a new user changes every user's limit
   Propagate();
-  // SPEC §12: the gate examines a new job at once; the others wait for a
+  // docs/spec.md §12: the gate examines a new job at once; the others wait for a
   // release (docs/semantics.md §12).
   if (j.state == JobState::kPending) {
     if (GateAdmits(id)) {

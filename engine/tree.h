@@ -1,5 +1,5 @@
 // Tree: the HDRF queue tree with its jobs and incrementally maintained
-// Dynamic H-DRF shares (SPEC §3-§7, §12).
+// Dynamic H-DRF shares (docs/spec.md §3-§7, §12).
 //
 // Raw state: the cluster total T, queues (weight, capability, guarantee,
 // state, user limits), jobs (task shape, task count, running tasks). Derived
@@ -63,18 +63,18 @@ namespace hdrf::engine {
 
 using ResMask = uint32_t;
 inline constexpr int kMaxResources = 32;
-// Keys within this distance are equal (SPEC §5).
+// Keys within this distance are equal (docs/spec.md §5).
 inline constexpr double kKeyEpsilon = 1e-9;
 
 struct TreeOptions {
-  // SPEC §12 enqueue gate; nullopt (default) = off, every job Inqueue at once.
+  // docs/spec.md §12 enqueue gate; nullopt (default) = off, every job Inqueue at once.
   std::optional<double> overcommit_factor;
 };
 
 class Tree {
  public:
   // Builds `root` plus `queues` (any order; missing parents are created open
-  // with weight 1). Every rule of SPEC §3 is checked.
+  // with weight 1). Every rule of docs/spec.md §3 is checked.
   static StatusOr<std::unique_ptr<Tree>> Create(const ResourceAmounts& cluster,
                                                 const std::vector<QueueSpec>& queues,
                                                 const TreeOptions& options = {});
@@ -94,7 +94,7 @@ class Tree {
   Status Finish(JobId job, int64_t n);
   Status SetCapacity(const ResourceAmounts& cluster);
 
-  // ---- scheduling (SPEC §5) ----
+  // ---- scheduling (docs/spec.md §5) ----
   std::optional<JobId> PickNext() const;
   // Jobs a step passes over (Engine::StepWhere): JobId -> submission
   // sequence number; an entry counts only for the live job with that number
@@ -108,7 +108,7 @@ class Tree {
   int64_t Fill();
   // The waiting job (admitted, with an unallocated task, not in `skip`) a
   // step would serve first if every task fit: the §5 descent by smallest
-  // key, blocked or not, with §5's ties (the reclaim phase of SPEC §13).
+  // key, blocked or not, with §5's ties (the reclaim phase of docs/spec.md §13).
   std::optional<JobId> PickWaiting(const SkipSet* skip) const;
   // Every such job in the order successive PickWaiting calls would give
   // them, each passing over the ones before (the state unchanged): one
@@ -117,14 +117,14 @@ class Tree {
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
 
-  // ---- decisions (SPEC §5, §8) ----
+  // ---- decisions (docs/spec.md §5, §8) ----
   // Queue order of §5 for two leaf queues: <0 when a comes first, 0 when
   // equal, >0 when b comes first.
   int CompareQueues(QueueId a, QueueId b) const;
   // Job order of §5 within a queue: DRF share over all resources / weight,
   // ties to the earlier submitted. <0 when a comes first.
   int CompareJobs(JobId a, JobId b) const;
-  // SPEC §8: result[i] is true when the transfer rule of §15 permits one
+  // docs/spec.md §8: result[i] is true when the transfer rule of §15 permits one
   // task of victims[i] to go to one task of the actor: Preemptable for
   // victims in the actor's leaf, Reclaimable for victims in other leaves
   // (a victim in the wrong place, the actor itself or a job holding no task
@@ -135,7 +135,7 @@ class Tree {
   // Why `j` is or is not next: keys along its path, blocked reasons, fit.
   Explanation Explain(JobId j) const;
 
-  // ---- gangs and plans (SPEC §14, §15; engine/plan.cc) ----
+  // ---- gangs and plans (docs/spec.md §14, §15; engine/plan.cc) ----
   // A job's gang size m: minAvailable, 0 counting as 1, capped at its
   // current task count (so 0 for a job of 0 tasks).
   int64_t GangSize(JobId j) const;
@@ -152,7 +152,7 @@ class Tree {
     std::vector<PlanEntry> victims;   // plan order; empty on failure
     std::vector<int64_t> short_by;    // R amounts; 0 where not short
   };
-  // SPEC §15: the plan for waiting job j. Changes nothing. Errors: unknown
+  // docs/spec.md §15: the plan for waiting job j. Changes nothing. Errors: unknown
   // job (NotFound), j Pending or without an unallocated task
   // (FailedPrecondition), a negative max_victims (InvalidArgument).
   StatusOr<PlanOutcome> MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const;
@@ -248,7 +248,7 @@ class Tree {
   size_t seq_index_size() const { return job_by_seq_.size(); }
   size_t queue_count() const { return live_queues_; }
   QueueId root() const { return 0; }
-  // SPEC §9 state digest.
+  // docs/spec.md §9 state digest.
   uint64_t Digest() const;
   // Recomputes every derived value from scratch and compares it with the
   // incremental one; returns the first disagreement (for tests).
@@ -425,7 +425,7 @@ class Tree {
   void RecountUsers(QueueId leaf);
 
   // plan.cc: the state a plan is computed on (the live tree minus the
-  // units taken so far) and the transfer rule of SPEC §15.
+  // units taken so far) and the transfer rule of docs/spec.md §15.
   struct PlanState;
   struct PlanCtx;
   StatusOr<PlanCtx> MakePlanCtx(JobId j, int64_t k) const;
@@ -452,7 +452,7 @@ class Tree {
   double PlainShare(const int64_t* y) const;  // d(Y): max_r Y[r]/T[r], every resource
 
   // schedule.cc
-  // SPEC §6 (with §14): k more tasks of j fit.
+  // docs/spec.md §6 (with §14): k more tasks of j fit.
   bool Fits(JobId j, int64_t k) const;
   bool Fits(JobId j) const { return Fits(j, StepDemand(j)); }
   bool Schedulable(JobId j) const;

@@ -12,7 +12,7 @@
 
 namespace hdrf::engine {
 
-// Per (leaf queue, user) bookkeeping for SPEC §7; kept only while the leaf
+// Per (leaf queue, user) bookkeeping for docs/spec.md §7; kept only while the leaf
 // has a user limit.
 struct Tree::User {
   std::vector<int64_t> usage;  // R
@@ -32,17 +32,17 @@ struct alignas(64) Tree::Queue {
   ResMask held_mask = 0;          // leaf: free - held_back <= 0
   bool alive = false;
   bool limits_active = false;     // leaf has a user limit
-  double weight = 1;              // (SPEC §3)
+  double weight = 1;              // (docs/spec.md §3)
   std::vector<QueueId> children;  // child queues, name order
   std::vector<JobId> jobs;        // jobs of a leaf; Job::slot indexes this
   ResArray<int64_t> usage;        // Σ allocations in the subtree
-  ResArray<int64_t> cap;          // kUnlimited where unset (SPEC §3)
+  ResArray<int64_t> cap;          // kUnlimited where unset (docs/spec.md §3)
 
   // ---- cold ----
   int depth = 0;
   std::string name;
   std::string path;
-  // Attributes (SPEC §3).
+  // Attributes (docs/spec.md §3).
   std::vector<int64_t> guar;  // 0 where unset
   ResMask cap_set = 0;
   ResMask guar_set = 0;
@@ -56,7 +56,7 @@ struct alignas(64) Tree::Queue {
   int64_t jobs_by_state[4] = {0, 0, 0, 0};
   std::vector<int64_t> held_back; // leaf: held_back(Q), when any guarantee
   // leaf: Σ min_available × task over its Inqueue jobs (the enqueue gate,
-  // SPEC §12), kept on every state change so the gate costs O(R), not a
+  // docs/spec.md §12), kept on every state change so the gate costs O(R), not a
   // pass over the leaf's jobs. Guarded like usage: shard-owned below root.
   std::vector<int64_t> inqueue_min;
   // A lower bound of the task shapes of the jobs in the subtree (every job
@@ -108,7 +108,7 @@ struct Tree::RelaxedPos {
   void operator=(uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 };
 
-// Derived state of a queue within one View (SPEC §4). Layout: line 0 holds
+// Derived state of a queue within one View (docs/spec.md §4). Layout: line 0 holds
 // the heap and the scalars, lines 1-2 the three sums of R <= 4 resources
 // (what an event reads and writes on each queue of its path), line 3 the
 // wait bound.

@@ -143,7 +143,7 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
   }
 }
 
-// A run may start only when no job is Pending: with the SPEC §12 gate, a
+// A run may start only when no job is Pending: with the docs/spec.md §12 gate, a
 // release or finish re-examines Pending jobs at that moment, which depends on
 // the order of the events (Pending jobs appear only through submissions,
 // which end runs, so one check at the start suffices).

@@ -52,7 +52,7 @@ enum class CheckpointStep {
 void SetCheckpointHookForTesting(void (*hook)(CheckpointStep step, uint64_t seq));
 
 struct LoadOptions {
-  // When set, must equal the store's (SPEC §12 gate); unset = the store's.
+  // When set, must equal the store's (docs/spec.md §12 gate); unset = the store's.
   std::optional<double> overcommit_factor;
   // When non-empty, the store's resource names must be these.
   std::vector<std::string> expected_resources;

@@ -1,4 +1,4 @@
-// The worked examples of SPEC §14 and §15 in tests/data/plans: NAME.yaml (a
+// The worked examples of docs/spec.md §14 and §15 in tests/data/plans: NAME.yaml (a
 // scenario with `plan`/`evict` steps, its answer worked by hand in its
 // comment) and NAME.expected.json (what `hdrf sim NAME.yaml` prints). Used
 // by the reference's runner (tests/reference/reference_plans_test.cc) and

@@ -80,7 +80,7 @@ pre:empty { display: none; }
   <div class="cards" id="cards"></div>
   <h2>Queue tree <span class="note" id="treenote"></span></h2>
   <p class="legend"><b>Usage</b>: the plain usage share, max over resources of allocated / cluster.
-  <b>Share</b>: the H-DRF share s(U) of SPEC &sect;4: the queue's non-blocked children are rescaled to
+  <b>Share</b>: the H-DRF share s(U) of docs/spec.md &sect;4: the queue's non-blocked children are rescaled to
   M&middot;weight, M the smallest key among them, so a non-blocked child that holds nothing makes it 0.
   <b>Key</b>: share / weight; among siblings the non-blocked one with the smallest key is served next.
   Hover a Share or Key cell for why it has its value.</p>

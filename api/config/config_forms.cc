@@ -1,4 +1,4 @@
-// Queue configuration forms 1-3 (SPEC §3, docs/config.md): Volcano Queue
+// Queue configuration forms 1-3 (docs/spec.md §3, docs/config.md): Volcano Queue
 // objects, a root Queue with spec.hierarchy, and kind: HierarchicalQueue.
 #include <algorithm>
 #include <set>

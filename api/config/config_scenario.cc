@@ -1,4 +1,4 @@
-// Form 4: scenarios (SPEC §10, docs/config.md).
+// Form 4: scenarios (docs/spec.md §10, docs/config.md).
 #include "api/config/yaml_fields.h"
 #include "hdrf/plan.h"
 

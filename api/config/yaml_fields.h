@@ -1,4 +1,4 @@
-// Internal to api/config: what the four configuration forms share (SPEC §3,
+// Internal to api/config: what the four configuration forms share (docs/spec.md §3,
 // docs/config.md). YAML fields with their lines, the error vocabulary
 // "SOURCE:LINE: [CONTEXT: ]WHAT", typed field readers, queue paths, the
 // common queue fields and the queue table of forms 1-3; and the entry point
@@ -265,7 +265,7 @@ class QueueTable {
   std::map<std::string, size_t> index_;
 };
 
-// ---- the forms (SPEC §3) ----
+// ---- the forms (docs/spec.md §3) ----
 // Form 1: one Volcano Queue object.
 Status ParseVolcanoQueue(const Reporter& rep, const MapView& obj, const ResourceScope& scope, QueueTable* table);
 // Form 2: a root Queue with spec.hierarchy.

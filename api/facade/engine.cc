@@ -670,7 +670,7 @@ StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef r
   return impl.RecordLocked(&e);
 }
 
-// One step (SPEC §5, §14: a gang holding no task gets its m tasks in one
+// One step (docs/spec.md §5, §14: a gang holding no task gets its m tasks in one
 // event): with `can_place`, the first job in step order that it
 // accepts; the ones it refuses go into `skip` (Engine::StepWhere).
 StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* can_place,

@@ -185,7 +185,7 @@ Shapes GenJobs(const TraceGenOptions& o, Rng& rng, const std::vector<std::string
 // Cluster: load x demand per resource, at least the largest task.
 // - Default: cpu, memory and GPUs get whole granules plus half a granule,
 //   so they come close to full and allocations hit the limits, yet free
-//   never drops to exactly 0: no resource is ever saturated (SPEC §4), the
+//   never drops to exactly 0: no resource is ever saturated (docs/spec.md §4), the
 //   plain ingest case. Pods get the full demand (never the limit).
 // - `saturate`: whole granules; pods (one per task, needed by every job)
 //   and GPUs get `load`, cpu and memory 0.3 more so that they rarely bind.

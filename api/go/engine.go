@@ -41,7 +41,7 @@ import (
 	"unsafe"
 )
 
-// Durability of events with a store (SPEC §9).
+// Durability of events with a store (docs/spec.md §9).
 type Durability int
 
 const (
@@ -54,7 +54,7 @@ const (
 // defaults: memory only, gate off, sync durability, a checkpoint every
 // 1,000,000 events, one event call in 16 timed.
 type Options struct {
-	OvercommitFactor float64    // SPEC §12 enqueue gate; 0 = off
+	OvercommitFactor float64    // docs/spec.md §12 enqueue gate; 0 = off
 	DBPath           string     // store directory; "" = memory only (Open takes its own)
 	Durability       Durability // with a store
 	CheckpointEvery  int64      // 0 = default; < 0 = only on Checkpoint and Close
@@ -139,7 +139,7 @@ func create(opts *Options, fn createFn) (*Engine, error) {
 }
 
 // Create makes an engine over `cluster` (a resource list:
-// "cpu=10,memory=64Gi,nvidia.com/gpu=8") with `queues` (SPEC §3; missing
+// "cpu=10,memory=64Gi,nvidia.com/gpu=8") with `queues` (docs/spec.md §3; missing
 // parents are created). opts may be nil.
 func Create(cluster string, queues []QueueSpec, opts *Options) (*Engine, error) {
 	cc := cstr(cluster)
@@ -166,7 +166,7 @@ func CreateFromConfig(yaml, cluster string, opts *Options) (*Engine, error) {
 	})
 }
 
-// CreateFromScenario makes an engine from a scenario (SPEC §10): its
+// CreateFromScenario makes an engine from a scenario (docs/spec.md §10): its
 // cluster, queues and jobs, and its steps when runSteps.
 func CreateFromScenario(yaml string, runSteps bool, opts *Options) (*Engine, error) {
 	cy := cstr(yaml)
@@ -180,7 +180,7 @@ func CreateFromScenario(yaml string, runSteps bool, opts *Options) (*Engine, err
 	})
 }
 
-// Open recovers the engine persisted at dbPath (SPEC §9); opts.DBPath is
+// Open recovers the engine persisted at dbPath (docs/spec.md §9); opts.DBPath is
 // ignored.
 func Open(dbPath string, opts *Options) (*Engine, error) {
 	cp := cstr(dbPath)

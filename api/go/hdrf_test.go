@@ -12,7 +12,7 @@ import (
 // The scenario of the same example (tests/data).
 const workedYAMLPath = "../../tests/data/scenarios/worked_example_1.yaml"
 
-// Worked example 1 of SPEC §4.
+// Worked example 1 of docs/spec.md §4.
 func workedExample(t testing.TB) (*Engine, map[string]Job) {
 	t.Helper()
 	queues := []QueueSpec{{Path: "root/sci", Weight: 50}, {Path: "root/eng", Weight: 50},

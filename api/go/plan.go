@@ -5,7 +5,7 @@ import "C"
 
 import "runtime"
 
-// PlanMode says which running tasks a plan may take (SPEC §15).
+// PlanMode says which running tasks a plan may take (docs/spec.md §15).
 type PlanMode int32
 
 const (
@@ -26,7 +26,7 @@ type Victim struct {
 }
 
 // Plan answers "job Job waits: which running tasks should stop so that it
-// can start?" (SPEC §15). It is a Go value: copy it freely. ApplyPlan
+// can start?" (docs/spec.md §15). It is a Go value: copy it freely. ApplyPlan
 // applies the plan as Engine.Plan made it (changing the fields does not
 // change what is applied); the C plan it carries is freed by the garbage
 // collector once no copy of the Plan is left.

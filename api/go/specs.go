@@ -11,7 +11,7 @@ import (
 	"unsafe"
 )
 
-// QueueState of a queue (SPEC §3).
+// QueueState of a queue (docs/spec.md §3).
 type QueueState int
 
 const (
@@ -68,7 +68,7 @@ type JobSpec struct {
 	Tasks        int64   // 0 = 1
 	Task         string  // one task's shape, a resource list: "cpu=1,memory=1Gi"
 	Weight       float64 // 0 = 1
-	MinAvailable int64   // the gang size m (SPEC §14): starts with m tasks at once; 0 = 1
+	MinAvailable int64   // the gang size m (docs/spec.md §14): starts with m tasks at once; 0 = 1
 }
 
 // Submit submits a job and returns its Job.
@@ -149,7 +149,7 @@ func (e *Engine) SetCapacity(cluster string) error {
 }
 
 // Step allocates one task to the job hdrf picks (MinAvailable tasks, in
-// one step, for a gang that holds no task yet: SPEC §14); ok is false when
+// one step, for a gang that holds no task yet: docs/spec.md §14); ok is false when
 // no job can run.
 func (e *Engine) Step() (job Job, ok bool, err error) {
 	var stepped C.int
@@ -309,7 +309,7 @@ func (e *Engine) Metrics() (string, error) {
 	return C.GoStringN(text, C.int(n)), nil
 }
 
-// Digest returns the state digest (SPEC §9), 16 hex digits.
+// Digest returns the state digest (docs/spec.md §9), 16 hex digits.
 func (e *Engine) Digest() (string, error) {
 	var buf [C.HDRF_DIGEST_SIZE]C.char
 	var msg *C.char

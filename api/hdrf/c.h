@@ -50,7 +50,7 @@
 
    Quantities and resource lists
    -----------------------------
-   Amounts are given as Kubernetes quantities (SPEC §2) in resource lists:
+   Amounts are given as Kubernetes quantities (docs/spec.md §2) in resource lists:
    "cpu=10,memory=64Gi,nvidia.com/gpu=8" (spaces around items, names and
    values are ignored; "" or NULL is the empty list). The unit of a value
    follows its resource: "1x", "0.5m" for cpu or "-1" are refused with
@@ -93,7 +93,7 @@ HDRF_EXPORT const char* hdrf_version(int* major, int* minor, int* patch);
 typedef int hdrf_code;
 enum {
   HDRF_OK = 0,
-  HDRF_INVALID_ARGUMENT = 1,    /* malformed input, NULL/bad handle, a SPEC rule broken */
+  HDRF_INVALID_ARGUMENT = 1,    /* malformed input, NULL/bad handle, a spec rule broken */
   HDRF_NOT_FOUND = 2,           /* unknown queue, job or resource */
   HDRF_ALREADY_EXISTS = 3,      /* duplicate name */
   HDRF_FAILED_PRECONDITION = 4, /* not allowed in the current state (closed engine...) */
@@ -106,7 +106,7 @@ enum {
                                    only hdrf_apply_plan returns it */
 };
 
-/* Job states (SPEC §12). */
+/* Job states (docs/spec.md §12). */
 enum {
   HDRF_JOB_PENDING = 0,
   HDRF_JOB_INQUEUE = 1,
@@ -114,10 +114,10 @@ enum {
   HDRF_JOB_UNKNOWN = 3
 };
 
-/* Queue states (SPEC §3). */
+/* Queue states (docs/spec.md §3). */
 enum { HDRF_QUEUE_OPEN = 0, HDRF_QUEUE_CLOSING = 1, HDRF_QUEUE_CLOSED = 2 };
 
-/* Durability of events with a store (SPEC §9). */
+/* Durability of events with a store (docs/spec.md §9). */
 enum { HDRF_DURABILITY_SYNC = 0, HDRF_DURABILITY_ASYNC = 1, HDRF_DURABILITY_NONE = 2 };
 
 /* Size of the buffer hdrf_digest needs: 16 hex digits and a NUL. */
@@ -136,7 +136,7 @@ HDRF_EXPORT void hdrf_free(void* ptr);
    hdrf_resource_names): each string and the array. NULL is allowed. */
 HDRF_EXPORT void hdrf_free_strings(char** list, size_t n);
 
-/* Parses one quantity of `resource` into canonical units (SPEC §2).
+/* Parses one quantity of `resource` into canonical units (docs/spec.md §2).
    parse_quantity("cpu", "500m") = 500; ("memory", "1Gi") = 1073741824. */
 HDRF_EXPORT hdrf_code hdrf_parse_quantity(const char* resource, const char* text,
                                           int64_t* amount, char** errptr);
@@ -149,7 +149,7 @@ typedef struct hdrf_options hdrf_options_t;
    1,000,000 events. Returns NULL only when out of memory. */
 HDRF_EXPORT hdrf_options_t* hdrf_options_create(void);
 HDRF_EXPORT void hdrf_options_destroy(hdrf_options_t* options); /* NULL ok */
-/* SPEC §12 enqueue gate factor; 0 turns the gate off (the default). Values
+/* docs/spec.md §12 enqueue gate factor; 0 turns the gate off (the default). Values
    that are negative or not finite are refused. */
 HDRF_EXPORT hdrf_code hdrf_options_set_overcommit_factor(hdrf_options_t* options, double factor,
                                                          char** errptr);
@@ -200,14 +200,14 @@ HDRF_EXPORT void hdrf_queue_spec_init(hdrf_queue_spec_t* spec);
 typedef struct hdrf_job_spec {
   size_t struct_size;     /* sizeof(hdrf_job_spec_t); set by hdrf_job_spec_init */
   const char* name;       /* unique; required */
-  const char* queue;      /* a leaf, a parent (admission, SPEC §5) or NULL/"" = root */
+  const char* queue;      /* a leaf, a parent (admission, docs/spec.md §5) or NULL/"" = root */
   const char* user;       /* NULL = "default" */
   int64_t tasks;          /* default 1 */
   const char* task;       /* shape of one task, a resource list: "cpu=1,memory=1Gi" */
   double weight;          /* default 1 */
-  int64_t min_available;  /* the gang size m (SPEC §14): a job holding no task
+  int64_t min_available;  /* the gang size m (docs/spec.md §14): a job holding no task
                              starts with m tasks at once (one step) or not at
-                             all; also the enqueue gate's m (SPEC §12); 0 counts
+                             all; also the enqueue gate's m (docs/spec.md §12); 0 counts
                              as 1, capped at the job's task count; default 1 */
 } hdrf_job_spec_t;
 
@@ -220,14 +220,14 @@ typedef struct hdrf_engine hdrf_engine_t;
 
 /* A new engine over the cluster `cluster` (a resource list; every name
    must be a known resource name such as cpu, memory, pods or a
-   domain-qualified one like nvidia.com/gpu) and `nqueues` queues (SPEC §3
+   domain-qualified one like nvidia.com/gpu) and `nqueues` queues (docs/spec.md §3
    rules; missing parents are created with weight 1). `queues` may be NULL
    when nqueues is 0. `options` may be NULL (defaults). */
 HDRF_EXPORT hdrf_code hdrf_engine_create(const char* cluster, const hdrf_queue_spec_t* queues,
                                          size_t nqueues, const hdrf_options_t* options,
                                          hdrf_engine_t** engine, char** errptr);
 
-/* A new engine from a queue configuration in YAML (SPEC §3 forms 1-4, see
+/* A new engine from a queue configuration in YAML (docs/spec.md §3 forms 1-4, see
    docs/config.md). `cluster`, when not NULL or "", gives or overrides the
    cluster; otherwise the text must name one. A scenario's jobs are not
    submitted here (see hdrf_engine_create_from_scenario). `source_name`
@@ -241,7 +241,7 @@ HDRF_EXPORT hdrf_code hdrf_engine_create_from_config_file(const char* path, cons
                                                           const hdrf_options_t* options,
                                                           hdrf_engine_t** engine, char** errptr);
 
-/* A new engine from a scenario (SPEC §10): its cluster and queues, its jobs
+/* A new engine from a scenario (docs/spec.md §10): its cluster and queues, its jobs
    submitted in order and, when run_steps is not 0, its steps run as
    `hdrf sim` runs them. The scenario's overcommitFactor applies unless the
    options set one. */
@@ -254,7 +254,7 @@ HDRF_EXPORT hdrf_code hdrf_engine_create_from_scenario_file(const char* path, in
                                                             hdrf_engine_t** engine,
                                                             char** errptr);
 
-/* Recovers the engine persisted at `db_path` (SPEC §9). The options give
+/* Recovers the engine persisted at `db_path` (docs/spec.md §9). The options give
    the durability and checkpoint interval from now on (their db_path is
    ignored). */
 HDRF_EXPORT hdrf_code hdrf_engine_open(const char* db_path, const hdrf_options_t* options,
@@ -479,10 +479,10 @@ HDRF_EXPORT hdrf_code hdrf_reconcile(hdrf_engine_t* engine, const hdrf_truth_job
                                      int match_queues, uint64_t* events, char** changes_json,
                                      char** errptr);
 
-/* ---- scheduling (SPEC §5) ---------------------------------------------- */
+/* ---- scheduling (docs/spec.md §5) ---------------------------------------------- */
 
 /* One step: allocates one task to the job hdrf picks (m tasks when the job
-   is a gang that holds no task yet, SPEC §14: one step, one event).
+   is a gang that holds no task yet, docs/spec.md §14: one step, one event).
    *stepped (optional) is 1 when a step was made (whatever its number of
    tasks: hdrf_job_get tells the job's allocation), 0 when no job could
    run. *job_name (optional) receives that job's name (malloc'd) or NULL
@@ -537,7 +537,7 @@ HDRF_EXPORT hdrf_code hdrf_fill_where(hdrf_engine_t* engine, hdrf_placement_fn c
                                       void* user, hdrf_skips_t* skips, int64_t* steps,
                                       char** errptr);
 
-/* ---- taking back: plans (SPEC §15, hdrf/plan.h) -------------------------
+/* ---- taking back: plans (docs/spec.md §15, hdrf/plan.h) -------------------------
 
    A plan answers "job J waits: which running tasks should stop so that J
    can start?". Making one changes nothing; applying one stops each
@@ -595,7 +595,7 @@ HDRF_EXPORT void hdrf_plan_free(hdrf_plan_t* plan);
 /* 1 when the demand fits once the victims are stopped (no victims: it
    fits now), else 0. */
 HDRF_EXPORT int hdrf_plan_fits(const hdrf_plan_t* plan);
-/* The demand k: the job's min_available m (SPEC §14) when it holds no task,
+/* The demand k: the job's min_available m (docs/spec.md §14) when it holds no task,
    else 1. */
 HDRF_EXPORT int64_t hdrf_plan_tasks(const hdrf_plan_t* plan);
 /* The plan's mode, an HDRF_PLAN_* value. */
@@ -637,7 +637,7 @@ typedef struct hdrf_job_info {
   int64_t tasks;         /* tasks not finished (running + waiting) */
   int64_t allocated;     /* running tasks */
   int state;             /* HDRF_JOB_* */
-  int blocked;           /* 0/1 (SPEC §4) */
+  int blocked;           /* 0/1 (docs/spec.md §4) */
   double key;            /* the job's key in its queue */
   double share;          /* DRF share over all resources: max_r alloc[r]/T[r] */
   double weight;
@@ -668,7 +668,7 @@ HDRF_EXPORT hdrf_code hdrf_job_queue(hdrf_engine_t* engine, const char* name, ch
 typedef struct hdrf_queue_info {
   size_t struct_size;    /* set by the caller: HDRF_QUEUE_INFO_INIT or hdrf_queue_info_init */
   double weight;
-  double share;          /* dominant share s(U) (SPEC §4) */
+  double share;          /* dominant share s(U) (docs/spec.md §4) */
   double key;            /* s(U)/weight */
   int blocked;           /* 0/1 */
   int state;             /* HDRF_QUEUE_* */
@@ -697,7 +697,7 @@ HDRF_EXPORT hdrf_code hdrf_queue_paths(hdrf_engine_t* engine, char*** paths, siz
    free with hdrf_free_strings. */
 HDRF_EXPORT hdrf_code hdrf_resource_names(hdrf_engine_t* engine, char*** names, size_t* count,
                                           char** errptr);
-/* Why the job `name` is or is not next (SPEC §5; `hdrf explain`): a JSON
+/* Why the job `name` is or is not next (docs/spec.md §5; `hdrf explain`): a JSON
    object, malloc'd, in the form of `hdrf explain --json` (docs/tools.md):
    {"job", "queue", "key", "blocked", "schedulable", "next",
    "blocked_by": [...], "unfit_because": [...], "levels": [{"parent",
@@ -705,7 +705,7 @@ HDRF_EXPORT hdrf_code hdrf_resource_names(hdrf_engine_t* engine, char*** names, 
 HDRF_EXPORT hdrf_code hdrf_explain(hdrf_engine_t* engine, const char* name, char** json,
                                    char** errptr);
 
-/* State digest (SPEC §9): 16 lowercase hex digits and a NUL written to
+/* State digest (docs/spec.md §9): 16 lowercase hex digits and a NUL written to
    buf, which must hold HDRF_DIGEST_SIZE bytes (else HDRF_OUT_OF_RANGE, and
    buf gets "" when buf_len > 0). */
 HDRF_EXPORT hdrf_code hdrf_digest(hdrf_engine_t* engine, char* buf, size_t buf_len,

@@ -1,11 +1,11 @@
-// Loaders for queue configurations and scenarios (SPEC §3, §10, §12).
+// Loaders for queue configurations and scenarios (docs/spec.md §3, §10, §12).
 //
 // Four YAML forms are read (docs/config.md describes each with an example):
 //   1. Volcano `Queue` objects with the `volcano.sh/hierarchy` and
 //      `volcano.sh/hierarchy-weights` annotations, one object per document;
 //   2. one `root` Queue whose `spec.hierarchy` nests the child queues;
 //   3. a `kind: HierarchicalQueue` object with a flat `spec.queues` list;
-//   4. a scenario (SPEC §10): `cluster`, `queues`, `jobs`, `steps`.
+//   4. a scenario (docs/spec.md §10): `cluster`, `queues`, `jobs`, `steps`.
 //
 // The loaders check syntax, types, ranges and names only; the rules that
 // relate queues to one another (a child's capability within its parent's and
@@ -27,7 +27,7 @@
 namespace hdrf {
 
 // Parses a queue configuration given as YAML text. The form is detected per
-// document: forms 1-3 of SPEC §3, plus an optional `kind: Cluster` document
+// document: forms 1-3 of docs/spec.md §3, plus an optional `kind: Cluster` document
 // (or a top-level `cluster:` map in a form 2/3 object) that fills
 // QueueConfig::cluster. A scenario (form 4) is accepted as well: its cluster
 // and queues are returned and the rest of it is checked but dropped.
@@ -39,7 +39,7 @@ StatusOr<QueueConfig> ParseQueueConfig(std::string_view yaml_text,
 // file by `path` in errors.
 StatusOr<QueueConfig> LoadQueueConfigFile(const std::string& path);
 
-// Parses a scenario (SPEC §10, with the §12 keys `overcommitFactor` and the
+// Parses a scenario (docs/spec.md §10, with the §12 keys `overcommitFactor` and the
 // job key `minAvailable`) given as YAML text holding one document. When the
 // scenario has no `steps`, Scenario::steps is [fill]. Every QueueSpec,
 // JobSpec and ScenarioStep carries the line it came from.

@@ -50,7 +50,7 @@ StatusOr<Durability> ParseDurability(std::string_view text);
 const char* DurabilityName(Durability d);
 
 struct EngineOptions {
-  // SPEC §12 enqueue gate factor. Default: unset (gate off).
+  // docs/spec.md §12 enqueue gate factor. Default: unset (gate off).
   std::optional<double> overcommit_factor;
   // Directory of the RocksDB store. Default: "" (memory only).
   std::string db_path;
@@ -139,8 +139,8 @@ struct PlacementQuery {
   JobRef job;
   std::string_view name;          // the job's name
   std::string_view queue;         // the path of its leaf queue
-  std::span<const int64_t> task;  // one task: ResourceNames() order, SPEC §2 units
-  // How many such tasks: the job's gang size (SPEC §14) when it holds no
+  std::span<const int64_t> task;  // one task: ResourceNames() order, docs/spec.md §2 units
+  // How many such tasks: the job's gang size (docs/spec.md §14) when it holds no
   // task yet, else 1. Place all of them or refuse.
   int64_t tasks = 1;
 };
@@ -169,12 +169,12 @@ class PlacementSkips {
 
 class Engine {
  public:
-  // A new engine over `cluster` and `queues` (SPEC §3 rules). With
+  // A new engine over `cluster` and `queues` (docs/spec.md §3 rules). With
   // options.db_path set, the store there must not exist yet.
   static StatusOr<std::unique_ptr<Engine>> Create(const ResourceAmounts& cluster,
                                                   const std::vector<QueueSpec>& queues,
                                                   const EngineOptions& options = {});
-  // Recovers the engine from the store at options.db_path (SPEC §9).
+  // Recovers the engine from the store at options.db_path (docs/spec.md §9).
   static StatusOr<std::unique_ptr<Engine>> Open(const EngineOptions& options);
   // A follower of the store at options.db_path, which another process may
   // hold and write (see FollowerOptions). Loads the newest checkpoint and
@@ -265,7 +265,7 @@ class Engine {
   // applied before it; calling it again goes on from there.
   StatusOr<ReconcileResult> Reconcile(const ClusterTruth& truth);
 
-  // ---- scheduling (SPEC §5) ----
+  // ---- scheduling (docs/spec.md §5) ----
   // Allocates one task to the job hdrf picks and returns that job; nullopt
   // when none can run.
   StatusOr<std::optional<JobRef>> Step();
@@ -275,7 +275,7 @@ class Engine {
   // exclusive section for the whole fill (cheaper per step: meant for a
   // fill of many steps, e.g. a simulation), appending the job of every task
   // started to *started (when non-null): once per step, m times for the
-  // step that starts a gang of m (SPEC §14). Other threads' events wait for the whole
+  // step that starts a gang of m (docs/spec.md §14). Other threads' events wait for the whole
   // fill. On an error the steps before it stay and are in *started.
   StatusOr<int64_t> Fill(std::vector<JobRef>* started);
   // The job a step would pick, without allocating.
@@ -291,7 +291,7 @@ class Engine {
 
   // ---- host placement: fair order with a host's veto ----
   // A step that also asks the host: candidates are taken in the order a
-  // step would choose them (SPEC §5: the first schedulable job; were it not
+  // step would choose them (docs/spec.md §5: the first schedulable job; were it not
   // a candidate, the next one; ...) and `can_place` is called on each in
   // turn until one is accepted; that job gets one task and is returned.
   // Every refused job is added to `skips` (a set local to the call when
@@ -321,7 +321,7 @@ class Engine {
   // number of steps. Each step is an event of its own, as in Fill().
   StatusOr<int64_t> FillWhere(const PlacementFn& can_place, PlacementSkips* skips = nullptr);
 
-  // ---- decisions (SPEC §5, §8) ----
+  // ---- decisions (docs/spec.md §5, §8) ----
   // Queue order of two leaf queues: <0 a first, 0 equal, >0 b first.
   StatusOr<int> CompareQueues(std::string_view a, std::string_view b) const;
   // Job order within a queue: <0 a first.
@@ -363,7 +363,7 @@ class Engine {
   std::vector<JobInfo> Jobs() const;      // submission order
   std::vector<std::string> ResourceNames() const;
   std::vector<int64_t> Total() const;
-  uint64_t Digest() const;                // SPEC §9
+  uint64_t Digest() const;                // docs/spec.md §9
   std::string DigestHex() const;          // 16 lowercase hex digits
   uint64_t last_seq() const;              // last applied event
   uint64_t durable_seq() const;           // last event known durable

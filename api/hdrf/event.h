@@ -1,4 +1,4 @@
-// Event: one change of engine state (SPEC §1), as applied, logged and
+// Event: one change of engine state (docs/spec.md §1), as applied, logged and
 // replayed. Jobs are named by their submission sequence number (`job_seq`,
 // unique for the life of a store and restored by recovery), so that logged
 // events stay small and never depend on in-memory ids.

@@ -1,4 +1,4 @@
-// One JSON value on one line, as the tools print it (SPEC §10, §11): an
+// One JSON value on one line, as the tools print it (docs/spec.md §10, §11): an
 // nlohmann::ordered_json (fields keep the order they were added in) written
 // with ", " and ": " separators, integers in decimal, doubles in the
 // shortest form that reads back to the same double ("%.*g": 1, 0.1,

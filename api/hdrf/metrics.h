@@ -15,7 +15,7 @@
 //               hdrf_queue_jobs{state}, hdrf_queue_capability{resource},
 //               hdrf_queue_guarantee{resource},
 //               hdrf_queue_real_capability{resource}.
-// Amounts are in the canonical units of SPEC §2 (cpu in millicores, memory
+// Amounts are in the canonical units of docs/spec.md §2 (cpu in millicores, memory
 // in bytes, other resources in milli-units).
 //
 // Consistency: every per-queue sample comes from one snapshot of the tree

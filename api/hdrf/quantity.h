@@ -1,4 +1,4 @@
-// Kubernetes quantities (SPEC §2) and the resource space of a cluster.
+// Kubernetes quantities (docs/spec.md §2) and the resource space of a cluster.
 //
 // Every amount inside hdrf is an int64 in the resource's canonical unit:
 //   cpu     -> millicores      ("2" = 2000, "500m" = 500, "2c" = 2000)

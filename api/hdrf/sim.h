@@ -1,4 +1,4 @@
-// Scenario runner (SPEC §10): builds an engine from a Scenario, submits its
+// Scenario runner (docs/spec.md §10): builds an engine from a Scenario, submits its
 // jobs in order and runs its steps.
 #ifndef HDRF_SIM_H_
 #define HDRF_SIM_H_
@@ -21,7 +21,7 @@ struct SimResult {
   std::vector<QueueInfo> queues;       // path order
   int64_t steps = 0;                   // tasks allocated by fill steps
   std::string digest;
-  // One per plan/evict step, in order (SPEC §15): the plan, and whether the
+  // One per plan/evict step, in order (docs/spec.md §15): the plan, and whether the
   // step applied it.
   struct PlanStep {
     Plan plan;
@@ -45,7 +45,7 @@ StatusOr<std::unique_ptr<Engine>> RunScenarioEngine(const Scenario& scenario,
 // line: "step 3 (line 14): finish pg1: finish 5 with 2 running tasks".
 StatusOr<SimResult> RunScenario(const Scenario& scenario);
 
-// The SPEC §10 JSON object: {"jobs": [...], "plans": [...], ...} on one line.
+// The docs/spec.md §10 JSON object: {"jobs": [...], "plans": [...], ...} on one line.
 std::string SimResultToJson(const SimResult& r);
 
 }  // namespace hdrf

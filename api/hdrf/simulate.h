@@ -1,4 +1,4 @@
-// Workload simulation (SPEC §13): jobs that arrive over time run through the
+// Workload simulation (docs/spec.md §13): jobs that arrive over time run through the
 // engine on a virtual clock, and the outcome is reported per job and queue.
 //
 //   auto cfg = hdrf::LoadQueueConfigFile("queues.yaml");          // api/config.h
@@ -12,7 +12,7 @@
 // happens: (1) every task ending at t completes (a job whose last task
 // completes is removed), (2) the jobs arriving at t are submitted in file
 // order (a refused one is reported and never starts), (3) the engine fills
-// (SPEC §5), each step starting one task that ends at t + duration. The
+// (docs/spec.md §5), each step starting one task that ends at t + duration. The
 // simulation stops when no arrival and no running task is left.
 // docs/simulate.md describes the file format, the rules and every report
 // field.
@@ -44,7 +44,7 @@ enum class WorkloadFormat { kCsv, kJsonl };
 StatusOr<WorkloadFormat> WorkloadFormatOf(const std::string& path);
 
 struct WorkloadJob {
-  // name, queue ("" = root, admission of SPEC §5), user ("default" when the
+  // name, queue ("" = root, admission of docs/spec.md §5), user ("default" when the
   // file gives none), tasks (>= 1), task (one task's amounts; zero amounts
   // are left out), weight, line (the source line).
   JobSpec spec;
@@ -57,10 +57,10 @@ struct Workload {
   std::vector<WorkloadJob> jobs;   // file order
 };
 
-// Parses a workload (SPEC §13): CSV with a header line, or JSONL with the
+// Parses a workload (docs/spec.md §13): CSV with a header line, or JSONL with the
 // same keys. Columns/keys: name, queue, arrival, duration (seconds, at most
 // 3 decimals), optional user, tasks, weight, and any resource of
-// `resource_names` (the cluster's), whose cell is the quantity (SPEC §2) of
+// `resource_names` (the cluster's), whose cell is the quantity (docs/spec.md §2) of
 // one task (empty = 0). Blank lines and lines starting with '#' are
 // skipped. Any error is an InvalidArgument "SOURCE:LINE: FIELD: what is
 // wrong" for the first bad line; then no workload is returned.
@@ -206,7 +206,7 @@ struct SimulateResult {
   double wall_seconds = 0;
 };
 
-// Runs `workload` on an engine built from `cluster` and `queues` (SPEC §3
+// Runs `workload` on an engine built from `cluster` and `queues` (docs/spec.md §3
 // rules). Errors: the queues or cluster are refused by the engine, or the
 // workload names a resource the cluster lacks. A job the engine refuses is
 // not an error: it is reported in JobOutcome::refused.
@@ -223,7 +223,7 @@ std::string FormatMs(int64_t ms);
 std::string JobsCsv(const Workload& workload, const SimulateResult& result);
 Status WriteJobsCsv(const Workload& workload, const SimulateResult& result, const std::string& path);
 
-// The --json report: one line, SPEC §13 fields plus the extras of
+// The --json report: one line, docs/spec.md §13 fields plus the extras of
 // docs/simulate.md.
 std::string SimulateReportJson(const Workload& workload, const SimulateResult& result);
 

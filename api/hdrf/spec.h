@@ -68,19 +68,19 @@ struct QueueSpec {
 
 struct JobSpec {
   std::string name;
-  std::string queue;       // a leaf, a parent (admission, SPEC §5) or "" = root
+  std::string queue;       // a leaf, a parent (admission, docs/spec.md §5) or "" = root
   std::string user = "default";
   int64_t tasks = 1;       // number of tasks (running + not yet allocated)
   ResourceAmounts task;    // shape of one task
   double weight = 1;       // job weight (divisor of its key), >= 1 after clamping,
                            // at most kMaxWeight
-  // Gang size m (SPEC §14): a job holding no task starts only with m tasks
+  // Gang size m (docs/spec.md §14): a job holding no task starts only with m tasks
   // at once; also the §12 enqueue gate's minimum. 0 counts as 1.
   int64_t min_available = 1;
   int line = 0;
 };
 
-// One step of a scenario (SPEC §10, §15).
+// One step of a scenario (docs/spec.md §10, §15).
 struct ScenarioStep {
   enum class Kind { kFill, kFinish, kRemove, kSubmit, kPlan, kEvict };
   Kind kind = Kind::kFill;
@@ -99,10 +99,10 @@ struct Scenario {
   std::vector<QueueSpec> queues;  // any order; unlisted parents get weight 1
   std::vector<JobSpec> jobs;      // submission order
   std::vector<ScenarioStep> steps;  // parser fills [fill] when absent
-  std::optional<double> overcommit_factor;  // SPEC §12 gate; unset = off
+  std::optional<double> overcommit_factor;  // docs/spec.md §12 gate; unset = off
 };
 
-// A queue configuration file (forms 1-3 of SPEC §3).
+// A queue configuration file (forms 1-3 of docs/spec.md §3).
 struct QueueConfig {
   ResourceAmounts cluster;        // empty when the file names no cluster
   std::vector<QueueSpec> queues;  // parents may be implicit

@@ -15,7 +15,7 @@ namespace hdrf {
 
 enum class StatusCode : int {
   kOk = 0,
-  kInvalidArgument = 1,   // malformed input, a rule of the SPEC violated
+  kInvalidArgument = 1,   // malformed input, a rule of the spec violated
   kNotFound = 2,          // unknown queue, job or resource
   kAlreadyExists = 3,     // duplicate name
   kFailedPrecondition = 4,// request not allowed in the current state

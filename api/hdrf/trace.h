@@ -1,5 +1,5 @@
 // Event traces: the binary trace format, its reader and writer, and the
-// synthetic trace generator behind `hdrf trace gen` (SPEC §11).
+// synthetic trace generator behind `hdrf trace gen` (docs/spec.md §11).
 //
 // A trace is a cluster, a queue tree, a table of jobs and a sequence of
 // events. Events are numbered from 1 in trace order. Every job of the table

@@ -1,4 +1,4 @@
-// Synthetic workloads for `hdrf simulate` (SPEC §13): `hdrf workload gen`.
+// Synthetic workloads for `hdrf simulate` (docs/spec.md §13): `hdrf workload gen`.
 //
 //   hdrf::WorkloadGenOptions o;              // documented defaults below
 //   o.jobs = 1000000;
@@ -9,7 +9,7 @@
 // followed by the resource columns (the resources of the task shapes, in
 // name order); every line is a valid §13 job: unique name `j<i>`, a leaf
 // queue, arrival >= 0 and duration > 0 in seconds with 3 decimals, arrivals
-// in non-decreasing order, quantities in canonical form (SPEC §2).
+// in non-decreasing order, quantities in canonical form (docs/spec.md §2).
 // Same options, same bytes: every random number comes from one SplitMix64
 // stream seeded by `seed`, and the samplers use no library distribution.
 #ifndef HDRF_API_HDRF_WORKLOAD_GEN_H_
@@ -83,7 +83,7 @@ struct WorkloadGenOptions {
   int users = 10;  // user u0..u<users-1>, uniform. Default: 10
 };
 
-// Parses "cpu=1,memory=4Gi[@WEIGHT]" into a shape (SPEC §2 quantities;
+// Parses "cpu=1,memory=4Gi[@WEIGHT]" into a shape (docs/spec.md §2 quantities;
 // resource names checked with IsKnownResourceName).
 StatusOr<WorkloadGenOptions::Shape> ParseWorkloadShape(std::string_view text);
 
@@ -110,7 +110,7 @@ StatusOr<WorkloadGenSummary> GenerateWorkload(const WorkloadGenOptions& o, const
 
 // The generated queue tree (parents before children), with weights.
 std::vector<QueueSpec> WorkloadQueues(const WorkloadGenOptions& o);
-// The tree and `cluster` as a SPEC §10 scenario (no jobs), for
+// The tree and `cluster` as a docs/spec.md §10 scenario (no jobs), for
 // `hdrf simulate --config`.
 std::string WorkloadConfigYaml(const WorkloadGenOptions& o, const ResourceAmounts& cluster);
 

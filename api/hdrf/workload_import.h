@@ -1,4 +1,4 @@
-// Importing other simulators' inputs as SPEC §13 workloads:
+// Importing other simulators' inputs as docs/spec.md §13 workloads:
 // `hdrf workload import --from volcano FILE --out workload.csv`.
 //
 // Volcano's scheduler simulator (`vcsimctl run --config FILE`) reads a JSON

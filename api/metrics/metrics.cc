@@ -184,7 +184,7 @@ void QueueFamilies(const std::vector<QueueInfo>& queues, const std::vector<std::
                "Sum of the allocations of the jobs under the queue, in canonical units.",
                &QueueInfo::usage, always);
   w.Family("hdrf_queue_share", "gauge",
-           "Dominant share s(U) of the queue's H-DRF vector (SPEC 4).");
+           "Dominant share s(U) of the queue's H-DRF vector (docs/spec.md §4).");
   for (const QueueInfo& q : queues) w.Sample({"queue", q.path}, FormatSampleValue(q.share));
   w.Family("hdrf_queue_key", "gauge",
            "Key of the queue among its siblings, s(U)/weight; the smallest is served first.");
@@ -219,7 +219,7 @@ void QueueFamilies(const std::vector<QueueInfo>& queues, const std::vector<std::
   if (options.cluster) {
     per_resource("hdrf_queue_real_capability",
                  "min(capability, parent's real capability - siblings' guarantees), in "
-                 "canonical units (SPEC 6).",
+                 "canonical units (docs/spec.md §6).",
                  &QueueInfo::real_capability, limited);
   }
 }

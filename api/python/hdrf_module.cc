@@ -70,7 +70,7 @@ T Value(StatusOr<T> v) {
 }
 
 // {"cpu": "500m", "memory": 1073741824} -> canonical amounts (strings are
-// quantities, SPEC §2; integers are canonical units).
+// quantities, docs/spec.md §2; integers are canonical units).
 ResourceAmounts Amounts(const py::dict& d, const char* what) {
   ResourceAmounts out;
   for (auto [k, v] : d) {

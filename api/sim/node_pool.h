@@ -5,7 +5,7 @@
 // that node. Among the nodes where it fits, best fit takes the one that
 // leaves the fewest free units of the task's dominant resource (the r with
 // the largest task[r] / total[r], the first such r in resource order), ties
-// to the node listed first in the file. Amounts are canonical (SPEC §2), in
+// to the node listed first in the file. Amounts are canonical (docs/spec.md §2), in
 // the resource order given at Load (the engine's ResourceNames()).
 //
 // Cost: Place/Release O(R log N); BestFit walks one resource's nodes in
@@ -30,7 +30,7 @@ namespace hdrf::sim {
 class NodePool {
  public:
   // Parses a node CSV: a header `name,<resource>,...` then one node a line,
-  // each cell a quantity (SPEC §2; empty = 0). `resources` is the cluster's
+  // each cell a quantity (docs/spec.md §2; empty = 0). `resources` is the cluster's
   // resource order; a column naming another resource is an error, a
   // resource without a column is 0 on every node. Blank lines and lines
   // starting with '#' are skipped. Errors are InvalidArgument

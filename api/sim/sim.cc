@@ -12,7 +12,7 @@ std::string Where(size_t index, int line, const char* what) {
   return s;
 }
 
-// A plan/evict step (SPEC §15): the plan, applied by evict when it fits.
+// A plan/evict step (docs/spec.md §15): the plan, applied by evict when it fits.
 Status PlanStep(Engine& eng, const ScenarioStep& st, std::vector<SimResult::PlanStep>* plans) {
   HDRF_ASSIGN_OR_RETURN(JobRef ref, eng.FindJob(st.job));
   PlanOptions o;

@@ -1,4 +1,4 @@
-// The workload simulator (SPEC §13; api/hdrf/simulate.h, docs/simulate.md).
+// The workload simulator (docs/spec.md §13; api/hdrf/simulate.h, docs/simulate.md).
 //
 // The engine decides everything (admission, fill order); this file keeps the
 // virtual clock, the calendar of task ends and the statistics. Per queue it
@@ -58,7 +58,7 @@ struct Ending {
 };
 
 // Distinct task shapes, with the number of waiting jobs of each: a fill can
-// start nothing when no waiting shape fits in the free capacity (fit, SPEC
+// start nothing when no waiting shape fits in the free capacity (fit, docs/spec.md
 // §6, needs task <= free - held back <= free), and then it is skipped.
 class Shapes {
  public:
@@ -378,8 +378,8 @@ std::string WordAfter(const std::string& s, const std::string& marker) {
 }
 
 // One reason per explained job, from the engine's explanation (the texts
-// of engine/decisions.cc): the first blocked reason (SPEC §4), else the
-// first reason one more task does not fit (SPEC §6), else (a job that could
+// of engine/decisions.cc): the first blocked reason (docs/spec.md §4), else the
+// first reason one more task does not fit (docs/spec.md §6), else (a job that could
 // run) a sibling went first.
 std::string Reason(const Explanation& e, const std::vector<std::string>& names, const int64_t* task,
                    const std::vector<int64_t>& free) {
@@ -575,7 +575,7 @@ Status Simulator::Run(SimulateResult* res) {
   size_t next = 0;
   int64_t t = 0, instants = 0;
   size_t progress_at = o_.progress_every_jobs;
-  // SPEC §13: an instant is when something happens; an end cancelled by an
+  // docs/spec.md §13: an instant is when something happens; an end cancelled by an
   // eviction is not one.
   while ((DropCancelled(), next < n || !calendar_.empty())) {
     t = next < n ? w_.jobs[order[next]].arrival_ms : INT64_MAX;

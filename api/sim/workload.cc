@@ -1,4 +1,4 @@
-// Workload files (SPEC §13; api/hdrf/simulate.h, docs/simulate.md): CSV with
+// Workload files (docs/spec.md §13; api/hdrf/simulate.h, docs/simulate.md): CSV with
 // a header, or JSONL with the same keys. Both syntaxes fill the same slots
 // per line (one per known field), and one Builder turns slots into jobs, so
 // a CSV file and a JSONL file with the same jobs give the same workload.
@@ -153,7 +153,7 @@ class Builder {
         return Error(line, "weight", "'" + t + "' is not a finite number");
       job.spec.weight = v;
     }
-    if (slots[kMinAvailable] && !slots[kMinAvailable]->empty()) {  // a gang (SPEC §14)
+    if (slots[kMinAvailable] && !slots[kMinAvailable]->empty()) {  // a gang (docs/spec.md §14)
       const std::string& t = *slots[kMinAvailable];
       int64_t v = 0;
       auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);

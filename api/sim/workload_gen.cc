@@ -242,7 +242,7 @@ std::vector<QueueSpec> WorkloadQueues(const WorkloadGenOptions& o) {
 
 std::string WorkloadConfigYaml(const WorkloadGenOptions& o, const ResourceAmounts& cluster) {
   std::string y = "# hdrf workload gen --seed " + std::to_string(o.seed) +
-                  ": the queue tree (SPEC §10 scenario form, no jobs)\ncluster: {";
+                  ": the queue tree (docs/spec.md §10 scenario form, no jobs)\ncluster: {";
   bool first = true;
   for (const auto& [r, v] : cluster) {
     y += std::string(first ? "" : ", ") + r + ": \"" + FormatQuantity(r, v) + "\"";

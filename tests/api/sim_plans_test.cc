@@ -1,4 +1,4 @@
-// The worked examples of SPEC §14 and §15 (tests/data/plans, each answer
+// The worked examples of docs/spec.md §14 and §15 (tests/data/plans, each answer
 // worked by hand in its comment) through the engine's scenario runner:
 // hdrf::RunScenario and SimResultToJson, what `hdrf sim` prints, must equal
 // NAME.expected.json. tests/reference/reference_plans_test.cc runs the same

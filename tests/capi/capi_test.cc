@@ -23,7 +23,7 @@ using hdrf::testing::Digest;
 using hdrf::testing::Err;
 using hdrf::testing::LastSeq;
 
-// Worked example 1 of SPEC §4, built by hand.
+// Worked example 1 of docs/spec.md §4, built by hand.
 hdrf_engine_t* WorkedExample(Err& err, const hdrf_options_t* options = nullptr) {
   const char* paths[] = {"root/sci", "root/eng", "root/eng/dev", "root/eng/prod"};
   hdrf_queue_spec_t qs[4];

@@ -1,4 +1,4 @@
-/* Embedding hdrf from C: the SPEC §4 worked example 1.
+/* Embedding hdrf from C: the docs/spec.md §4 worked example 1.
 
    10 CPU, 10 GPU. root/sci (weight 50) runs a job of <1 CPU, 1 GPU> x 10;
    root/eng (weight 50) has dev (weight 50) with a job of <1 CPU> x 10 and

@@ -301,7 +301,7 @@ TEST(Metrics, WorkedExample) {
   EXPECT_EQ(p.Value("hdrf_queue_allocated", {{"queue", "root"}, {"resource", "nvidia.com/gpu"}}), gpu);
   EXPECT_EQ(cpu + gpu, 2000);
 
-  // After the fill every resource is saturated: every share is 0 (SPEC §4).
+  // After the fill every resource is saturated: every share is 0 (docs/spec.md §4).
   ASSERT_TRUE(e->Fill().ok());
   Parsed full = Parse(MetricsText(*e));
   EXPECT_EQ(full.Value("hdrf_queue_allocated", {{"queue", "root/eng"}, {"resource", "cpu"}}), 5000);

@@ -1,4 +1,4 @@
-// SPEC §5 comparators and §8 preemption/reclaim decisions (the transfer
+// docs/spec.md §5 comparators and §8 preemption/reclaim decisions (the transfer
 // rule of §15) on worked cases.
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ JobId Sub(Tree& t, std::string name, std::string queue, int64_t tasks, ResourceA
   return *id;
 }
 
-// SPEC §8 with the transfer rule of §15: each victim alone, the actor's one
+// docs/spec.md §8 with the transfer rule of §15: each victim alone, the actor's one
 // task against the victim's one task, plain dominant shares over all
 // resources divided by the jobs' weights.
 TEST(DecisionsTest, PreemptableUsesTheTransferRule) {

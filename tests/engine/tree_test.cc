@@ -1,4 +1,4 @@
-// Worked examples of SPEC §4/§5 and the §3 validation rules on engine::Tree.
+// Worked examples of docs/spec.md §4/§5 and the §3 validation rules on engine::Tree.
 #include "engine/tree.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// libFuzzer target: scenarios (SPEC §10, api/config.h ParseScenario) and,
+// libFuzzer target: scenarios (docs/spec.md §10, api/config.h ParseScenario) and,
 // for small ones, the scenario runner (api/sim.h) and its JSON output.
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-// libFuzzer target: SPEC §13 workload files (hdrf/simulate.h, ParseWorkload;
+// libFuzzer target: docs/spec.md §13 workload files (hdrf/simulate.h, ParseWorkload;
 // docs/simulate.md). The first byte picks the syntax ('C': CSV, anything
 // else: JSONL); the rest is the file. Properties: nothing throws; an error
 // is InvalidArgument and names the file first ("w.csv:" or "w.csv:LINE:

@@ -6,7 +6,7 @@
 // models; after every event it asks both for a random preemptor and a
 // random reclaimer against random victim lists (same queue, other queues,
 // repeated victims, the actor itself) and checks that they accept or refuse
-// alike and give the same answers. Each victim is judged on its own (SPEC
+// alike and give the same answers. Each victim is judged on its own (docs/spec.md
 // §8 revised): a job listed twice gets the same answer twice. A decision
 // must leave the engine's state exactly as it was.
 //

@@ -1,4 +1,4 @@
-// Random states for the plan property tests (SPEC §14, §15): a random tree
+// Random states for the plan property tests (docs/spec.md §14, §15): a random tree
 // (random_stream.h's MakeWorld, gate off), jobs with gangs, a fill, random
 // host events (allocate, release, finish) that leave states a fill would
 // not, and late jobs that then wait. Described as data, so that the

@@ -1,4 +1,4 @@
-// Property test of the reference model's plans (SPEC §15) on random states
+// Property test of the reference model's plans (docs/spec.md §15) on random states
 // (plan_world.h): gangs, guarantees, capabilities, user limits, host
 // allocations a fill would not make. It needs no engine; the engine's
 // Engine::Plan is compared with the reference in plans_vs_reference_test.cc.

@@ -1,4 +1,4 @@
-// Property test: Engine::Plan / Engine::ApplyPlan (SPEC §15) against the
+// Property test: Engine::Plan / Engine::ApplyPlan (docs/spec.md §15) against the
 // reference model's literal Plan / ApplyPlan on random states
 // (plan_world.h: random trees, jobs with gangs, a fill, host events, late
 // jobs that wait).

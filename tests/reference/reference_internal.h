@@ -7,7 +7,7 @@
 //   reference_decisions.cc §8 decisions and the §15 transfer rule
 //   reference_plans.cc     §15 plans
 //
-// Every formula is written the way the SPEC writes it; where a choice was
+// Every formula is written the way the spec writes it; where a choice was
 // needed the comment says so, marked "Choice:".
 #ifndef HDRF_TESTS_REFERENCE_REFERENCE_INTERNAL_H_
 #define HDRF_TESTS_REFERENCE_REFERENCE_INTERNAL_H_

@@ -1,12 +1,12 @@
 // ReferenceModel: a deliberately simple, full-recompute implementation of
-// SPEC §3-§8, §12, §14 and §15 (queue tree rules, Dynamic H-DRF shares,
+// docs/spec.md §3-§8, §12, §14 and §15 (queue tree rules, Dynamic H-DRF shares,
 // scheduling step, fit, user limits, decisions, enqueue gate, gangs,
 // reclaim and preemption plans).
 //
 // It exists only to check the fast engine: every query recomputes everything
 // from the raw state (allocations, tree, capacity) with the formulas exactly
-// as the SPEC writes them. It is written for clarity, never for speed. Where
-// the SPEC is silent it follows docs/semantics.md.
+// as the spec writes them. It is written for clarity, never for speed. Where
+// the spec is silent it follows docs/semantics.md.
 //
 // Not thread-safe. Every mutating call either succeeds completely or returns
 // an error and changes nothing.

@@ -1,4 +1,4 @@
-// Unit tests of the reference model: the SPEC's worked examples driven
+// Unit tests of the reference model: the spec's worked examples driven
 // through Step/Fill, and one test per rule of §3-§7 and docs/semantics.md.
 // The enqueue gate (§12), gangs (§14) and decisions (§8) are in
 // reference_gangs_test.cc; plans (§15) in reference_plans_test.cc.
@@ -798,7 +798,7 @@ TEST(ReferenceJobs, AllocateReleaseFinish) {
 }
 
 // ---------------------------------------------------------------------------
-// Choices where the SPEC and docs/semantics.md are read literally
+// Choices where the spec and docs/semantics.md are read literally
 // ---------------------------------------------------------------------------
 
 TEST(ReferenceChoices, AllocateChecksOnlyUsedResourcesAgainstFree) {

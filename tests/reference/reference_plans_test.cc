@@ -1,7 +1,7 @@
 // The worked examples of §14 and §15 (tests/data/plans/NAME.yaml, each with
 // its answer worked by hand in its comment) run through the REFERENCE
 // model: the jobs after the steps and the `plans` list must equal
-// NAME.expected.json, what `hdrf sim NAME.yaml` prints (SPEC §10, §15).
+// NAME.expected.json, what `hdrf sim NAME.yaml` prints (docs/spec.md §10, §15).
 //
 // The scenario's cluster, queues and jobs are read by hdrf::ParseScenario;
 // its steps (fill, finish, remove, submit, plan, evict) are read here from

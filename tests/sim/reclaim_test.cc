@@ -141,7 +141,7 @@ TEST(Reclaim, VictimListedTwiceOnNodes) {
   EXPECT_EQ(r->plans_applied, 1);
 }
 
-// An end cancelled by an eviction is no instant (SPEC §13: the instants are
+// An end cancelled by an eviction is no instant (docs/spec.md §13: the instants are
 // when something happens), so it runs no reclaim phase of its own. cpu 4;
 // in a, a1 (1 task of 5 s, weight 1) and a2 (3 tasks of 10 s, weight 4) at
 // 0 fill the cluster; b1 and b2 (b, 1 task of 10 s each) arrive at 1.

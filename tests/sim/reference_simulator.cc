@@ -87,7 +87,7 @@ int64_t NearestRank(const std::vector<int64_t>& sorted, int p) {
   return sorted.back();
 }
 
-// SPEC §13 additions: among the waiting jobs (admitted, with unallocated
+// docs/spec.md §13 additions: among the waiting jobs (admitted, with unallocated
 // tasks) not in `tried`, the one a step would serve first if everything fit:
 // from root, at each level the child with a waiting job below it and the
 // smallest key (§4; blocked or not), keys within 1e-9 equal, ties to the

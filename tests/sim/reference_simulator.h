@@ -1,6 +1,6 @@
-// A deliberately simple, independent implementation of SPEC §13 on top of
+// A deliberately simple, independent implementation of docs/spec.md §13 on top of
 // the full-recompute reference model (tests/reference), used to check the
-// fast simulator (api/sim) job by job. It follows the SPEC text literally:
+// fast simulator (api/sim) job by job. It follows the spec text literally:
 // every running task is its own record, every instant recomputes every
 // queue's plain usage from the running tasks, and statistics are computed
 // from the recorded intervals at the end. Written for clarity, not speed.
@@ -44,7 +44,7 @@ struct RefSimResult {
   std::map<std::string, int64_t> jobs_in;      // jobs that lived in the subtree
   std::map<std::string, RefSimWait> wait;      // every queue, over its subtree
   std::map<std::string, int64_t> fragmentation_waits;  // with nodes: every queue, over its subtree
-  // With reclaim (SPEC §13 additions):
+  // With reclaim (docs/spec.md §13 additions):
   int64_t evicted_tasks = 0;
   int64_t lost_task_ms = 0;       // Σ over evicted tasks of (eviction − start)
   int64_t plans_applied = 0;
@@ -56,7 +56,7 @@ struct RefSimResult {
   std::map<std::string, int64_t> evicted_in;  // every queue, over its subtree
 };
 
-// The reclaim phase of SPEC §13 additions (off by default).
+// The reclaim phase of docs/spec.md §13 additions (off by default).
 struct RefSimOptions {
   bool reclaim = false;
   bool preempt = false;               // plans in mode both instead of reclaim
@@ -75,12 +75,12 @@ struct RefNode {
 // left with the fewest free units of the task's dominant resource (largest
 // task[r]/T[r], first in resource order); no such node: the job is refused
 // for the rest of the fill and counted in fragmentation_waits of its leaf
-// and every ancestor. A step that starts a gang (SPEC §14, a job holding no
+// and every ancestor. A step that starts a gang (docs/spec.md §14, a job holding no
 // task) starts its step_tasks tasks at once; with nodes they are placed one
 // after another best-fit on the pool as it fills, all or none (none: the
 // job is refused as above).
 //
-// With options.reclaim, after each instant's fill the reclaim phase of SPEC
+// With options.reclaim, after each instant's fill the reclaim phase of docs/spec.md
 // §13 additions, literally: repeat: among the waiting jobs (admitted, with
 // unallocated tasks) not yet tried at this instant take the one a step
 // would serve first if everything fit (the §5 descent by smallest key,

@@ -1,4 +1,4 @@
-// hdrf simulate by hand-worked examples (SPEC §13, docs/simulate.md): the
+// hdrf simulate by hand-worked examples (docs/spec.md §13, docs/simulate.md): the
 // order of completions, arrivals and fill at an instant, multi-task jobs,
 // admission of a parent-queue job, refused jobs, the time averages, and the
 // extra reports (waits per level and size class, starvation, Jain's index,

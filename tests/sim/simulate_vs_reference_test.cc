@@ -1,5 +1,5 @@
 // Property test: the fast simulator (api/sim, on the incremental engine)
-// against the literal SPEC §13 simulator of tests/sim/reference_simulator
+// against the literal docs/spec.md §13 simulator of tests/sim/reference_simulator
 // (on the full-recompute reference model) on random small workloads: random
 // trees with capabilities, guarantees and user limits (tests/property),
 // arrivals with ties, multi-task jobs, parent-queue and root submissions,
@@ -67,7 +67,7 @@ std::string MakeWorkloadText(Rng& rng, const RandomWorld& world, bool jsonl, boo
         amounts.emplace_back(r, "");
         continue;
       }
-      // Canonical units: bytes for memory, milli-units otherwise (SPEC §2).
+      // Canonical units: bytes for memory, milli-units otherwise (docs/spec.md §2).
       amounts.emplace_back(r, std::to_string(milli) + (UnitOf(r) == ResourceUnit::kBytes ? "" : "m"));
     }
     const std::string name = "j" + std::to_string(i);
@@ -260,7 +260,7 @@ TEST(SimulateVsReference, RandomWorkloads) {
   }
 }
 
-// Gangs (min_available) and the reclaim phase of SPEC §13 additions: most
+// Gangs (min_available) and the reclaim phase of docs/spec.md §13 additions: most
 // runs with reclaim on (some with preempt, budgets none/0/1), some with it
 // off (gangs in the fill alone); a third of them on nodes. Job by job and
 // the reclaim totals must agree.

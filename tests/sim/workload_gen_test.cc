@@ -1,5 +1,5 @@
 // hdrf workload gen (api/hdrf/workload_gen.h): the same seed gives the same
-// bytes; every line is a valid SPEC §13 job (checked field by field here);
+// bytes; every line is a valid docs/spec.md §13 job (checked field by field here);
 // the samplers have the distributions they claim (means over 10^5
 // samples); the queue config it writes loads and holds every job's queue.
 #include <gtest/gtest.h>
@@ -47,7 +47,7 @@ int64_t Millis(const std::string& s) {
   return std::stoll(s.substr(0, dot)) * 1000 + std::stoll(frac);
 }
 
-// Checks every line against SPEC §13; returns "" or the first problem.
+// Checks every line against docs/spec.md §13; returns "" or the first problem.
 // Fills the arrivals (ms) and the queues seen.
 std::string CheckCsv(const std::string& csv, std::vector<int64_t>* arrivals, std::set<std::string>* queues) {
   std::stringstream in(csv);

@@ -1,4 +1,4 @@
-// Workload files (SPEC §13, api/hdrf/simulate.h): exact seconds, CSV and
+// Workload files (docs/spec.md §13, api/hdrf/simulate.h): exact seconds, CSV and
 // JSONL giving the same jobs, and bad input refused with FILE:LINE and the
 // field.
 #include <gmock/gmock.h>

@@ -3,7 +3,7 @@
 // with the same messages, and the same state (digest, every job's running
 // tasks, tasks and state, every queue's usage and job counts, free
 // capacity), on random logs with structural events and refused events, with
-// and without the SPEC §12 gate, through the incremental and the bulk path;
+// and without the docs/spec.md §12 gate, through the incremental and the bulk path;
 // and through a store (LoadState with and without folding).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

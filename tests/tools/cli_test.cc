@@ -1,5 +1,5 @@
 // `hdrf trace` and `hdrf replay` as a user runs them: the built binary
-// (HDRF_BIN) in a temporary directory. Checks the SPEC §11 contract: flags,
+// (HDRF_BIN) in a temporary directory. Checks the docs/spec.md §11 contract: flags,
 // exit codes, the JSON report on the last stdout line, digest determinism
 // and --until.
 #include <gmock/gmock.h>

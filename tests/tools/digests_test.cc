@@ -1,4 +1,4 @@
-// Pinned digests: the state digest (SPEC §9) of fixed scenarios, generated
+// Pinned digests: the state digest (docs/spec.md §9) of fixed scenarios, generated
 // and imported traces, and the XXH64 checksum of a generated trace's file
 // image. The values were computed by the code before the hand-written XXH64,
 // JSON writer and JSONL parser were replaced by libraries (issue 13); a
@@ -62,7 +62,7 @@ TEST(PinnedDigests, Scenarios) {
   EXPECT_EQ(ScenarioDigest("config/scenario_defaults.yaml"), "222a61e1ba4c06a4");
 }
 
-// The SPEC §10 JSON line, byte for byte (number forms and separators).
+// The docs/spec.md §10 JSON line, byte for byte (number forms and separators).
 TEST(PinnedDigests, SimJsonLine) {
   auto sc = LoadScenarioFile(DataPath("config/scenario_defaults.yaml"));
   ASSERT_TRUE(sc.ok()) << sc.status().ToString();
