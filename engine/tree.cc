@@ -142,7 +142,9 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
     std::vector<int64_t>& sum = sums[n.parent];
     sum.resize(t->R_, 0);
     for (int r = 0; r < t->R_; ++r) {
-      sum[r] += n.guar[r];
+      if (!AddAmounts(sum[r], n.guar[r], &sum[r]))
+        return QueueError(n.path, "guarantees of " + p.path + "'s children add up to more than " + kInt64Max +
+                                      " (the largest amount) of " + t->names_[r]);
       HDRF_RETURN_IF_ERROR(SiblingSumRule(n.path, p.path, t->names_[r],
                                           ((p.guar_set >> r) & 1) ? std::optional(p.guar[r]) : std::nullopt,
                                           t->total_[r], sum[r], sum[r] - n.guar[r]));

@@ -181,7 +181,7 @@ TEST_F(RefusalTest, Queues) {
       {"create existing", create({.path = "root/a"}), StatusCode::kAlreadyExists, "root/a"},
       {"create without parent", create({.path = "root/x/y"}), StatusCode::kNotFound, "root/x"},
       {"create bad path", create({.path = "rot/x"}), StatusCode::kInvalidArgument, "root/"},
-      {"create empty name", create({.path = "root//x"}), StatusCode::kInvalidArgument, "empty name"},
+      {"create empty name", create({.path = "root//x"}), StatusCode::kInvalidArgument, "empty queue name"},
       {"create weight NaN", create({.path = "root/x", .weight = kNaN}), StatusCode::kInvalidArgument, "finite"},
       {"create weight 1e304", create({.path = "root/x", .weight = 1e304}), StatusCode::kInvalidArgument,
        "largest weight"},
@@ -303,7 +303,7 @@ TEST(RefusedCreate, MakesNoStore) {
   } cases[] = {
       // Item 2: Python took these names, C and the tools refused them; an
       // empty one made a store that recovery refused.
-      {"empty resource name", {{"", 5}, {"cpu", 1000}}, {}, "unknown resource ''"},
+      {"empty resource name", {{"", 5}, {"cpu", 1000}}, {}, "empty resource name"},
       {"cpus", {{"cpus", 5}}, {}, "unknown resource 'cpus'"},
       {"a/b/c", {{"a/b/c", 5}, {"cpu", 1000}}, {}, "unknown resource 'a/b/c'"},
       // Item 8: two guarantees of 6e18m on a 9.22e18m cluster wrapped.
