@@ -430,10 +430,10 @@ Status Simulator::Reclaim(int64_t t) {
   // The order of tries changes only when a plan is applied (failed tries
   // change nothing): one traversal, then one more per applied plan.
   std::vector<JobRef> order = eng_.WaitingOrder(&tried);
-  for (size_t at = 0;; ++at) {
+  size_t at = 0;
+  while (at < order.size()) {
     if (o_.reclaim_budget && evicted_now >= *o_.reclaim_budget) break;
-    if (at == order.size()) break;
-    const std::optional<JobRef> next = order[at];
+    const JobRef* next = &order[at++];
     tried.Add(*next);
     auto plan = eng_.Plan(*next, po);
     if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
@@ -479,8 +479,8 @@ Status Simulator::Reclaim(int64_t t) {
       ScheduleStarted(t);
     }
     HDRF_RETURN_IF_ERROR(Fill(t));
-    order = eng_.WaitingOrder(&tried);
-    at = static_cast<size_t>(-1);  // from the start of the new order
+    order = eng_.WaitingOrder(&tried);  // the state changed: the order anew
+    at = 0;
   }
   return Status::Ok();
 }
