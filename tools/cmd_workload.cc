@@ -164,19 +164,22 @@ int RunImportDb(const std::string& dir, const std::string& since, const std::str
   if (!sum.ok()) return Fail("import", sum.status());
   if (Status s = WriteWhole(out_path, csv); !s.ok()) return Fail("import", s);
   if (sum->events == 0) {
-    std::fprintf(stderr, "hdrf workload import: store %s: no event in the window (log events %llu..%llu)\n",
+    std::fprintf(stderr,
+                 "hdrf workload import: store %s: no event in the window (log events %llu..%llu; %llu jobs "
+                 "submitted before the log's first record)\n",
                  dir.c_str(), static_cast<unsigned long long>(sum->first_seq),
-                 static_cast<unsigned long long>(sum->last_seq));
+                 static_cast<unsigned long long>(sum->last_seq), static_cast<unsigned long long>(sum->before_log));
     return 0;
   }
   std::fprintf(stderr,
                "hdrf workload import: store %s, %llu events from %s (arrival 0) to %s: %llu jobs (%llu tasks), "
                "%llu still running at the end (flagged); left out: %llu never started, %llu submitted before "
-               "the window\n",
+               "the window, %llu before the log's first record\n",
                dir.c_str(), static_cast<unsigned long long>(sum->events), FormatEventTime(sum->origin_us).c_str(),
                FormatEventTime(sum->end_us).c_str(), static_cast<unsigned long long>(sum->jobs),
                static_cast<unsigned long long>(sum->tasks), static_cast<unsigned long long>(sum->running),
-               static_cast<unsigned long long>(sum->never_started), static_cast<unsigned long long>(sum->before));
+               static_cast<unsigned long long>(sum->never_started), static_cast<unsigned long long>(sum->before),
+               static_cast<unsigned long long>(sum->before_log));
   return 0;
 }
 

@@ -78,6 +78,8 @@ struct StoreImportSummary {
   uint64_t running = 0;       // jobs with tasks still running at the end (flagged)
   uint64_t never_started = 0; // submitted in the window, never allocated: left out
   uint64_t before = 0;        // submitted before the window (or untimed): left out
+  uint64_t before_log = 0;    // submitted before the log's first record (in a
+                              // checkpoint only, no time known): left out
   uint64_t other_events = 0;  // queue and capacity events in the window: ignored
   int64_t origin_us = 0;      // arrival 0
   int64_t end_us = 0;         // the end of the window (last event time)

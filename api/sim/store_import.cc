@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <deque>
-#include <map>
+#include <cstdio>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include "api/formats/text_lines.h"
 #include "hdrf/quantity.h"
@@ -33,7 +32,8 @@ struct Runs {
 struct Job {
   JobSpec spec;
   int64_t submit_us = 0;
-  std::deque<std::pair<int64_t, int64_t>> open;  // (start, tasks), oldest first
+  std::vector<std::pair<int64_t, int64_t>> open;  // (start, tasks), oldest first from open_head
+  size_t open_head = 0;
   int64_t open_tasks = 0;
   Runs done, released;
   bool started = false;
@@ -152,19 +152,23 @@ class History {
     Job* j = Find(seq);
     if (!j) return;
     Runs& runs = finished ? j->done : j->released;
-    while (n > 0 && !j->open.empty()) {
-      auto& g = finished ? j->open.front() : j->open.back();
+    while (n > 0 && j->open_head < j->open.size()) {
+      auto& g = finished ? j->open[j->open_head] : j->open.back();
       const int64_t k = std::min(n, g.second);
       runs.Add(t - g.first, k);
       g.second -= k;
       n -= k;
       j->open_tasks -= k;
-      if (g.second == 0) finished ? j->open.pop_front() : j->open.pop_back();
+      if (g.second == 0) finished ? void(++j->open_head) : j->open.pop_back();
+    }
+    if (j->open_head == j->open.size()) {
+      j->open.clear();
+      j->open_head = 0;
     }
   }
   Runs OpenRuns(const Job& j) const {
     Runs r;
-    for (const auto& [start, n] : j.open) r.Add(end_us_ - start, n);
+    for (size_t i = j.open_head; i < j.open.size(); ++i) r.Add(end_us_ - j.open[i].first, j.open[i].second);
     return r;
   }
 
@@ -218,6 +222,7 @@ StatusOr<StoreImportSummary> ImportStoreHistory(const std::string& dir, const St
   HDRF_RETURN_IF_ERROR(store->VerifyChecksums());
   HDRF_ASSIGN_OR_RETURN(const uint64_t first_job_seq, FirstJobSeq(*store, dir, meta.resource_names));
   StoreImportSummary sum;
+  sum.before_log = first_job_seq - 1;
   History h(options, first_job_seq);
   storage::EventBatch batch;
   uint64_t next = 0, timed = 0;
