@@ -47,14 +47,16 @@ namespace {
 constexpr double kEps = 1e-9;
 }  // namespace
 
-// What a plan has taken so far, over the live tree.
+// What a plan has taken so far, over the live tree: per job the tasks
+// taken, per queue the usage taken (R amounts per entry of dq, kept apart
+// from the ids so that a lookup scans a few contiguous ids), and the free
+// amounts given back.
 struct Tree::PlanState {
-  struct QueueDelta {
-    QueueId q;
-    std::array<int64_t, kMaxResources> d;  // usage taken
-  };
+  explicit PlanState(int r) : R(r) {}
+  int R;
   std::vector<std::pair<JobId, int64_t>> taken;  // job -> tasks taken
-  std::vector<QueueDelta> dq;
+  std::vector<QueueId> dq;
+  std::vector<int64_t> dq_d;                     // usage taken, R per entry of dq
   std::array<int64_t, kMaxResources> dfree{};    // free given back
 
   int64_t Taken(JobId v) const {
@@ -63,9 +65,16 @@ struct Tree::PlanState {
     return 0;
   }
   const int64_t* Usage(QueueId q) const {  // null: nothing taken under q
-    for (const QueueDelta& e : dq)
-      if (e.q == q) return e.d.data();
+    for (size_t i = 0; i < dq.size(); ++i)
+      if (dq[i] == q) return &dq_d[i * R];
     return nullptr;
+  }
+  int64_t* UsageToChange(QueueId q) {
+    for (size_t i = 0; i < dq.size(); ++i)
+      if (dq[i] == q) return &dq_d[i * R];
+    dq.push_back(q);
+    dq_d.resize(dq_d.size() + R, 0);
+    return &dq_d[dq_d.size() - R];
   }
 };
 
@@ -214,28 +223,51 @@ Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut
 
 // docs/spec.md §15 room[r]: the most one more allocation in J's leaf could take on
 // state s (free minus held back, capability headroom on J's path, the user
-// limit's headroom).
-void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room) const {
+// limit's headroom); with `more`, on s with that unit taken as well (the
+// arithmetic of TakeUnit, without writing s).
+void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more) const {
   const Queue& leaf = queues_[c.leaf];
-  for (int r = 0; r < R_; ++r) room[r] = free_[r] + s.dfree[r] - leaf.held_back[r];
+  int64_t u[kMaxResources] = {};
+  QueueId more_b = kNone;  // the unit's queue whose parent is on J's path, itself not
+  int more_c_depth = -1;   // depth of the common ancestor of the unit and J
+  if (more) {
+    for (int r = 0; r < R_; ++r) u[r] = more->tasks * task_[size_t{more->job} * R_ + r];
+    for (QueueId q = jobs_[more->job].queue; q != kNone; q = queues_[q].parent)
+      if (c.OnPath(*this, q)) {
+        more_c_depth = queues_[q].depth;
+        break;
+      } else if (c.OnPath(*this, queues_[q].parent)) {
+        more_b = q;
+      }
+  }
+  for (int r = 0; r < R_; ++r) room[r] = free_[r] + s.dfree[r] + u[r] - leaf.held_back[r];
   // held_back(leaf) sums max(0, g - usage) over the siblings of J's path:
   // of those, only queues that lost usage to the plan changed.
-  for (const PlanState::QueueDelta& e : s.dq) {
-    const Queue& q = queues_[e.q];
-    if (q.parent == kNone || c.OnPath(*this, e.q) || !c.OnPath(*this, q.parent)) continue;
+  auto held_change = [&](const Queue& q, const int64_t* taken, bool plus_more) {
     for (int r = 0; r < R_; ++r) {
+      const int64_t d = (taken ? taken[r] : 0) + (plus_more ? u[r] : 0);
       const int64_t was = std::max<int64_t>(0, q.guar[r] - q.usage[r]);
-      const int64_t now = std::max<int64_t>(0, q.guar[r] - (q.usage[r] - e.d[r]));
+      const int64_t now = std::max<int64_t>(0, q.guar[r] - (q.usage[r] - d));
       room[r] -= now - was;
     }
+  };
+  bool more_b_done = more_b == kNone;
+  for (size_t i = 0; i < s.dq.size(); ++i) {
+    const QueueId e = s.dq[i];
+    const Queue& q = queues_[e];
+    if (q.parent == kNone || c.OnPath(*this, e) || !c.OnPath(*this, q.parent)) continue;
+    held_change(q, &s.dq_d[i * R_], e == more_b);
+    more_b_done = more_b_done || e == more_b;
   }
+  if (!more_b_done) held_change(queues_[more_b], nullptr, true);
   for (QueueId a : c.path) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
     const int64_t* taken = s.Usage(a);
+    const bool on_more = A.depth <= more_c_depth;
     for (int r = 0; r < R_; ++r)
       if ((A.cap_set >> r) & 1)
-        room[r] = std::min(room[r], A.cap[r] - UsageOn(A.usage.data(), taken, r));
+        room[r] = std::min(room[r], A.cap[r] - (UsageOn(A.usage.data(), taken, r) - (on_more ? u[r] : 0)));
   }
   if (!leaf.limits_active) return;
   const Job& J = jobs_[c.j];
@@ -246,6 +278,8 @@ void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room) const {
   for (const auto& [v, n] : s.taken)
     if (jobs_[v].queue == c.leaf && jobs_[v].user == J.user)
       for (int r = 0; r < R_; ++r) used[r] -= n * task_[size_t{v} * R_ + r];
+  if (more && jobs_[more->job].queue == c.leaf && jobs_[more->job].user == J.user)
+    for (int r = 0; r < R_; ++r) used[r] -= u[r];
   const int64_t n_users = std::max<int64_t>(1, leaf.active_users);
   for (int r = 0; r < R_; ++r) {
     const bool gset = (leaf.guar_set >> r) & 1;
@@ -274,42 +308,30 @@ bool Tree::DemandFits(const PlanCtx& c, const PlanState& s) const {
   return true;
 }
 
-namespace {
-// Adds (sign +1) or gives back (-1) `ut` tasks of job v to the plan state.
-template <class State>
-void Take(State& s, JobId v, int64_t ut, const int64_t* t, int R, const std::vector<QueueId>& path, int sign) {
+// Takes `ut` tasks of job v into the plan state: the job's count, the usage
+// of every queue on its path, the free amounts.
+void Tree::TakeUnit(PlanState& s, JobId v, int64_t ut) const {
   bool found = false;
   for (auto& [j, n] : s.taken)
-    if (j == v) n += sign * ut, found = true;
-  if (!found) s.taken.emplace_back(v, sign * ut);
-  for (QueueId q : path) {
-    auto it = std::find_if(s.dq.begin(), s.dq.end(), [&](const auto& e) { return e.q == q; });
-    if (it == s.dq.end()) {
-      s.dq.push_back({q, {}});
-      it = s.dq.end() - 1;
-    }
-    for (int r = 0; r < R; ++r) it->d[r] += sign * ut * t[r];
+    if (j == v) n += ut, found = true;
+  if (!found) s.taken.emplace_back(v, ut);
+  const int64_t* t = &task_[size_t{v} * R_];
+  for (QueueId q = jobs_[v].queue; q != kNone; q = queues_[q].parent) {
+    int64_t* d = s.UsageToChange(q);
+    for (int r = 0; r < R_; ++r) d[r] += ut * t[r];
   }
-  for (int r = 0; r < R; ++r) s.dfree[r] += sign * ut * t[r];
+  for (int r = 0; r < R_; ++r) s.dfree[r] += ut * t[r];
 }
-}  // namespace
 
 // A unit helps when taking it raises room[r] for a resource still short.
-bool Tree::Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
+bool Tree::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
   const int64_t* tv = &task_[size_t{v} * R_];
   bool may = false;
   for (int r = 0; r < R_ && !may; ++r) may = c.D[r] > room[r] && tv[r] > 0;
   if (!may) return false;
-  thread_local std::vector<QueueId> vpath;
-  vpath.clear();
-  for (QueueId a = jobs_[v].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
-  const size_t dq = s.dq.size(), taken = s.taken.size();
-  Take(s, v, ut, tv, R_, vpath, +1);
   int64_t after[kMaxResources];
-  Room(c, s, after);
-  Take(s, v, ut, tv, R_, vpath, -1);
-  s.dq.resize(dq);  // entries the take added (now zero) go again
-  s.taken.resize(taken);
+  const PlanEntry more{v, ut};
+  Room(c, s, after, &more);
   for (int r = 0; r < R_; ++r)
     if (c.D[r] > room[r] && after[r] > room[r]) return true;
   return false;
@@ -455,20 +477,28 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
 }
 
 // Valid (docs/spec.md §15): each entry, in order, is its job's unit and permitted
-// on the state after the entries before it; then the demand fits.
+// on the state after the entries before it; then the demand fits. Whether
+// the demand fits is asked first (the usual reason a pruned plan is not
+// valid), the rule for each entry only then.
 bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
-  PlanState s;
+  PlanState all(R_);
   for (const PlanEntry& e : plan) {
     if (e.job == c.j || e.job >= jobs_.size() || !jobs_[e.job].alive) return false;
     const bool same_leaf = jobs_[e.job].queue == c.leaf;
     if ((c.mode == PlanMode::kReclaim && same_leaf) || (c.mode == PlanMode::kPreempt && !same_leaf))
       return false;
-    if (UnitOf(e.job, s) != e.tasks || !Permitted(c, s, e.job, e.tasks)) return false;
-    std::vector<QueueId> vpath;
-    for (QueueId a = jobs_[e.job].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
-    Take(s, e.job, e.tasks, &task_[size_t{e.job} * R_], R_, vpath, +1);
+    // A unit is 0 to the tasks the job still holds: past that the check
+    // below fails anyway (and the sums could overflow).
+    if (e.tasks < 0 || e.tasks > jobs_[e.job].allocated - all.Taken(e.job)) return false;
+    TakeUnit(all, e.job, e.tasks);
   }
-  return DemandFits(c, s);
+  if (!DemandFits(c, all)) return false;
+  PlanState s(R_);
+  for (const PlanEntry& e : plan) {
+    if (UnitOf(e.job, s) != e.tasks || !Permitted(c, s, e.job, e.tasks)) return false;
+    TakeUnit(s, e.job, e.tasks);
+  }
+  return true;
 }
 
 // docs/spec.md §8: each victim judged on its own by the transfer rule of §15, with
@@ -494,7 +524,7 @@ StatusOr<std::vector<bool>> Tree::TransferDecisions(JobId actor, const std::vect
     return Status::FailedPrecondition("job " + job_names_[actor] + ": has no unallocated task");
   HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(actor, 1));
   c.mode = same_leaf ? PlanMode::kPreempt : PlanMode::kReclaim;
-  const PlanState none;
+  const PlanState none(R_);
   std::vector<bool> out;
   out.reserve(victims.size());
   for (JobId v : victims) {
@@ -518,7 +548,7 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
   out.tasks = StepDemand(j);
   HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(j, out.tasks));
   c.mode = mode;
-  PlanState s;
+  PlanState s(R_);
   int64_t room[kMaxResources];
   for (;;) {
     Room(c, s, room);
@@ -534,9 +564,7 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
       return out;
     }
     out.victims.push_back(*v);
-    std::vector<QueueId> vpath;
-    for (QueueId a = jobs_[v->job].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
-    Take(s, v->job, v->tasks, &task_[size_t{v->job} * R_], R_, vpath, +1);
+    TakeUnit(s, v->job, v->tasks);
   }
   // The pruning pass, last entry first.
   for (size_t i = out.victims.size(); i-- > 0;) {
@@ -578,7 +606,7 @@ void Tree::ExplainPlan(JobId j, Explanation* e) const {
   auto c = MakePlanCtx(j, k);
   if (!c.ok()) return;
   c->mode = PlanMode::kReclaim;
-  const PlanState none;
+  const PlanState none(R_);
   int64_t room[kMaxResources];
   Room(*c, none, room);
   if (k > 1)
@@ -606,8 +634,7 @@ void Tree::ExplainPlan(JobId j, Explanation* e) const {
     if (!jobs_[v].alive || v == j || jobs_[v].queue == c->leaf) continue;
     const int64_t ut = UnitOf(v, none);
     if (ut == 0) continue;
-    PlanState probe;
-    if (!Helps(*c, probe, v, ut, room)) continue;
+    if (!Helps(*c, none, v, ut, room)) continue;
     const std::string why = Refusal(*c, none, v, ut);
     if (why.empty()) continue;
     e->plan.push_back("refused " + job_names_[v] + " (" + queues_[jobs_[v].queue].path + "): " + why);
