@@ -102,7 +102,7 @@ inline int64_t UsageOn(const int64_t* live, const int64_t* taken, int r) {
 
 }  // namespace
 
-double Tree::PlainShare(const int64_t* y) const {
+inline double Tree::PlainShare(const int64_t* y) const {
   double s = 0;
   for (int r = 0; r < R_; ++r)
     if (total_[r] > 0) s = std::max(s, static_cast<double>(y[r]) / static_cast<double>(total_[r]));
@@ -191,6 +191,9 @@ Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut
   for (QueueId q = V.queue; q != kNone; q = queues_[q].parent) {
     if (q == C) below_c = false;
     const Queue& Q = queues_[q];
+    // Without a guarantee (0) nothing drops below it: a queue's usage less
+    // the units taken from it stays >= 0, and D >= 0.
+    if (!Q.guar_set) continue;
     const int64_t* taken = s.Usage(q);
     for (int r = 0; r < R_; ++r) {
       const int64_t delta = below_c ? -u[r] : c.D[r] - u[r];
@@ -255,11 +258,12 @@ void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanE
   for (size_t i = 0; i < s.dq.size(); ++i) {
     const QueueId e = s.dq[i];
     const Queue& q = queues_[e];
-    if (q.parent == kNone || c.OnPath(*this, e) || !c.OnPath(*this, q.parent)) continue;
+    // No guarantee: max(0, 0 - usage) is 0 before and after.
+    if (!q.guar_set || q.parent == kNone || c.OnPath(*this, e) || !c.OnPath(*this, q.parent)) continue;
     held_change(q, &s.dq_d[i * R_], e == more_b);
     more_b_done = more_b_done || e == more_b;
   }
-  if (!more_b_done) held_change(queues_[more_b], nullptr, true);
+  if (!more_b_done && queues_[more_b].guar_set) held_change(queues_[more_b], nullptr, true);
   for (QueueId a : c.path) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
@@ -337,9 +341,19 @@ bool Tree::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, cons
   return false;
 }
 
+// The taker's side of the share test at one level (A, the child of C on J's
+// path), computed once for all the siblings B asked about.
+struct Tree::TakerTerms {
+  QueueId a = kNone;
+  bool within_guarantee = false;
+  double before = 0, after = 0;  // d(A)/w_A, d(A + D)/w_A
+};
+
 // Whether q's subtree may hold a permitted unit that helps, from q's own
-// numbers (false only when none can).
-bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const {
+// numbers (false only when none can). `taker` caches A's terms for the
+// children of one queue.
+bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
+                          TakerTerms* taker) const {
   const Queue& Q = queues_[q];
   const int64_t* taken = s.Usage(q);
   bool short_held = false;
@@ -354,100 +368,122 @@ bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const
   if (c.mode == PlanMode::kPreempt || !Q.reclaimable) return false;
   if (!c.OnPath(*this, Q.parent)) return true;  // judged at the level of B
   // q is B: C is its parent, A the child of C on J's path.
-  const QueueId A = c.path[c.leaf_depth - Q.depth];
-  const Queue& QA = queues_[A];
-  const int64_t* ta = s.Usage(A);
-  int64_t a[kMaxResources], b[kMaxResources];
-  bool within_guarantee = true;
-  for (int r = 0; r < R_; ++r) {
-    a[r] = UsageOn(QA.usage.data(), ta, r);
-    b[r] = UsageOn(Q.usage.data(), taken, r);
-    if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
+  TakerTerms& t = *taker;
+  if (t.a == kNone) {
+    t.a = c.path[c.leaf_depth - Q.depth];
+    const Queue& QA = queues_[t.a];
+    const int64_t* ta = s.Usage(t.a);
+    int64_t a[kMaxResources];
+    t.within_guarantee = true;
+    for (int r = 0; r < R_; ++r) {
+      a[r] = UsageOn(QA.usage.data(), ta, r);
+      if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) t.within_guarantee = false;
+    }
+    t.before = PlainShare(a) / QA.weight;
+    for (int r = 0; r < R_; ++r) a[r] += c.D[r];
+    t.after = PlainShare(a) / QA.weight;
   }
-  if (within_guarantee) return true;
-  const double share_b = PlainShare(b) / Q.weight;
-  if (!(PlainShare(a) / QA.weight < share_b - kEps)) return false;
+  if (t.within_guarantee) return true;
+  int64_t b[kMaxResources];
+  for (int r = 0; r < R_; ++r) b[r] = UsageOn(Q.usage.data(), taken, r);
+  if (!(t.before < PlainShare(b) / Q.weight - kEps)) return false;
   // Every unit holds at least one task, and every task of the subtree at
   // least min_task: d(B - u) <= d(B - min_task). When A + D ends above that,
   // no unit passes the second half.
-  for (int r = 0; r < R_; ++r) {
-    a[r] += c.D[r];
-    b[r] -= std::min(b[r], Q.min_task[r]);
+  for (int r = 0; r < R_; ++r) b[r] -= std::min(b[r], Q.min_task[r]);
+  return t.after <= PlainShare(b) / Q.weight + kEps;
+}
+
+// docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
+// helps, the largest d(allocation)/w (ties to the later submitted); with
+// `any`, the first such unit found.
+std::optional<Tree::PlanEntry> Tree::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
+                                                      const int64_t* room, bool any) const {
+  if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
+  auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
+  struct Cand {
+    double d;
+    uint64_t seq;
+    JobId v;
+    int64_t ut;
+  };
+  thread_local std::vector<Cand> cands;
+  cands.clear();
+  const std::vector<JobId>& jobs = queues_[q].jobs;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    if (k + 8 < jobs.size()) {
+      __builtin_prefetch(&jobs_[jobs[k + 8]]);
+      __builtin_prefetch(&task_[size_t{jobs[k + 8]} * R_]);
+    }
+    const JobId v = jobs[k];
+    if (v == c.j) continue;
+    const Job& V = jobs_[v];
+    const int64_t holds = V.allocated - s.Taken(v);
+    if (holds <= 0) continue;
+    const int64_t ut = holds > GangSize(v) ? 1 : holds;  // UnitOf
+    if (any) {
+      if (usable(v, ut)) return PlanEntry{v, ut};
+      continue;
+    }
+    int64_t y[kMaxResources];
+    const int64_t* t = &task_[size_t{v} * R_];
+    for (int r = 0; r < R_; ++r) y[r] = holds * t[r];
+    cands.push_back({PlainShare(y) / V.weight, V.seq, v, ut});
   }
-  return PlainShare(a) / QA.weight <= PlainShare(b) / Q.weight + kEps;
+  if (any || cands.empty()) return std::nullopt;
+  // The usual case without a sort: the job of the largest share is usable
+  // (so that share is the largest usable one), and so is the latest
+  // submitted within 1e-9 of it.
+  size_t top = 0;
+  for (size_t i = 1; i < cands.size(); ++i)
+    if (cands[i].d > cands[top].d) top = i;
+  if (usable(cands[top].v, cands[top].ut)) {
+    const double m = cands[top].d;
+    size_t late = top;
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (cands[i].d >= m - kEps && cands[i].seq > cands[late].seq) late = i;
+    if (late == top || usable(cands[late].v, cands[late].ut)) return PlanEntry{cands[late].v, cands[late].ut};
+  }
+  std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.d > y.d; });
+  size_t first = 0;
+  while (first < cands.size() && !usable(cands[first].v, cands[first].ut)) ++first;
+  if (first == cands.size()) return std::nullopt;
+  // Ties: within 1e-9 of the largest usable share, the latest submitted.
+  const double m = cands[first].d;
+  std::vector<const Cand*> ties;
+  for (size_t i = 0; i < cands.size() && cands[i].d >= m - kEps; ++i)
+    if (cands[i].seq > cands[first].seq) ties.push_back(&cands[i]);
+  std::sort(ties.begin(), ties.end(), [](const Cand* x, const Cand* y) { return x->seq > y->seq; });
+  for (const Cand* t : ties)
+    if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
+  return PlanEntry{cands[first].v, cands[first].ut};
 }
 
 // docs/spec.md §15 victim descent from q: among the children whose subtree holds a
 // permitted unit that helps, the largest d(subtree)/w (ties to the name
-// sorting last); in the leaf, the largest d(allocation)/w (ties to the
-// later submitted). With `any`, the first such unit found (an existence
-// test, cheap where units abound). The descent tests existence first and
-// searches in full only the subtree it picks, so equal shares (common: a
-// tree of equal queues) cost one search, not one per tied subtree.
-std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, QueueId q,
+// sorting last); in the leaf, FindVictimInLeaf. With `any`, the first such
+// unit found (an existence test, cheap where units abound). The descent
+// tests existence first and searches in full only the subtree it picks, so
+// equal shares (common: a tree of equal queues) cost one search, not one
+// per tied subtree.
+std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, const PlanState& s, QueueId q,
                                                 const int64_t* room, bool any) const {
   const Queue& Q = queues_[q];
-  if (Q.children.empty()) {
-    if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
-    auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
-    struct Cand {
-      double d;
-      uint64_t seq;
-      JobId v;
-      int64_t ut;
-    };
-    thread_local std::vector<Cand> cands;
-    cands.clear();
-    for (JobId v : Q.jobs) {
-      if (v == c.j) continue;
-      const int64_t ut = UnitOf(v, s);
-      if (ut == 0) continue;
-      if (any) {
-        if (usable(v, ut)) return PlanEntry{v, ut};
-        continue;
-      }
-      int64_t y[kMaxResources];
-      const int64_t holds = jobs_[v].allocated - s.Taken(v);
-      for (int r = 0; r < R_; ++r) y[r] = holds * task_[size_t{v} * R_ + r];
-      cands.push_back({PlainShare(y) / jobs_[v].weight, jobs_[v].seq, v, ut});
-    }
-    if (any || cands.empty()) return std::nullopt;
-    // The usual case without a sort: the job of the largest share is usable
-    // (so that share is the largest usable one), and so is the latest
-    // submitted within 1e-9 of it.
-    size_t top = 0;
-    for (size_t i = 1; i < cands.size(); ++i)
-      if (cands[i].d > cands[top].d) top = i;
-    if (usable(cands[top].v, cands[top].ut)) {
-      const double m = cands[top].d;
-      size_t late = top;
-      for (size_t i = 0; i < cands.size(); ++i)
-        if (cands[i].d >= m - kEps && cands[i].seq > cands[late].seq) late = i;
-      if (late == top || usable(cands[late].v, cands[late].ut)) return PlanEntry{cands[late].v, cands[late].ut};
-    }
-    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.d > y.d; });
-    size_t first = 0;
-    while (first < cands.size() && !usable(cands[first].v, cands[first].ut)) ++first;
-    if (first == cands.size()) return std::nullopt;
-    // Ties: within 1e-9 of the largest usable share, the latest submitted.
-    const double m = cands[first].d;
-    std::vector<const Cand*> ties;
-    for (size_t i = 0; i < cands.size() && cands[i].d >= m - kEps; ++i)
-      if (cands[i].seq > cands[first].seq) ties.push_back(&cands[i]);
-    std::sort(ties.begin(), ties.end(), [](const Cand* x, const Cand* y) { return x->seq > y->seq; });
-    for (const Cand* t : ties)
-      if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
-    return PlanEntry{cands[first].v, cands[first].ut};
-  }
+  if (Q.children.empty()) return FindVictimInLeaf(c, s, q, room, any);
+  TakerTerms taker;
   if (any) {  // any child's unit will do: no order needed
     for (QueueId ch : Q.children)
-      if (SubtreeMayGive(c, s, ch, room))
+      if (SubtreeMayGive(c, s, ch, room, &taker))
         if (std::optional<PlanEntry> e = FindVictim(c, s, ch, room, true)) return e;
     return std::nullopt;
   }
-  std::vector<std::pair<double, QueueId>> order;
+  // One buffer per depth: the search recurses.
+  thread_local std::vector<std::vector<std::pair<double, QueueId>>> orders;
+  if (orders.size() <= static_cast<size_t>(Q.depth)) orders.resize(Q.depth + 1);
+  std::vector<std::pair<double, QueueId>>& order = orders[Q.depth];
+  order.clear();
   for (QueueId ch : Q.children) {
-    if (!SubtreeMayGive(c, s, ch, room)) continue;
+    if (!SubtreeMayGive(c, s, ch, room, &taker)) continue;
     const Queue& C = queues_[ch];
     const int64_t* taken = s.Usage(ch);
     int64_t y[kMaxResources];
@@ -461,10 +497,14 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
     if ((found = FindVictim(c, s, order[first].second, room, true))) break;
   if (!found) return std::nullopt;
   // Ties: within 1e-9 of the largest share holding a unit, the name that
-  // sorts last (children are in name order).
+  // sorts last (children are in name order). Tied queues are asked from the
+  // name sorting last down; the first holding a unit is the pick.
   const double m = order[first].first;
   QueueId pick = order[first].second;
-  std::vector<QueueId> ties;
+  thread_local std::vector<std::vector<QueueId>> ties_by_depth;
+  if (ties_by_depth.size() <= static_cast<size_t>(Q.depth)) ties_by_depth.resize(Q.depth + 1);
+  std::vector<QueueId>& ties = ties_by_depth[Q.depth];
+  ties.clear();
   for (size_t i = 0; i < order.size() && order[i].first >= m - kEps; ++i)
     if (queues_[order[i].second].name > queues_[pick].name) ties.push_back(order[i].second);
   std::sort(ties.begin(), ties.end(), [&](QueueId x, QueueId y) { return queues_[x].name > queues_[y].name; });
@@ -566,11 +606,20 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
     out.victims.push_back(*v);
     TakeUnit(s, v->job, v->tasks);
   }
-  // The pruning pass, last entry first.
+  // The pruning pass, last entry first. s holds every entry kept so far:
+  // the demand fits without entry i when it fits on s less that entry (a
+  // negative unit in Room), and only then is the rest checked in full.
   for (size_t i = out.victims.size(); i-- > 0;) {
+    const PlanEntry less{out.victims[i].job, -out.victims[i].tasks};
+    Room(c, s, room, &less);
+    bool fits = true;
+    for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
+    if (!fits) continue;
     std::vector<PlanEntry> rest = out.victims;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-    if (PlanValid(c, rest)) out.victims = std::move(rest);
+    if (!PlanValid(c, rest)) continue;
+    out.victims = std::move(rest);
+    TakeUnit(s, less.job, less.tasks);
   }
   out.fits = true;
   return out;

@@ -444,9 +444,13 @@ class Tree {
   void TakeUnit(PlanState& s, JobId v, int64_t ut) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
-  std::optional<PlanEntry> FindVictim(const PlanCtx& c, PlanState& s, QueueId q, const int64_t* room,
+  std::optional<PlanEntry> FindVictim(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
                                       bool any) const;
-  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const;
+  std::optional<PlanEntry> FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
+                                            const int64_t* room, bool any) const;
+  struct TakerTerms;
+  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
+                      TakerTerms* taker) const;
   bool PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const;
   StatusOr<std::vector<bool>> TransferDecisions(JobId actor, const std::vector<JobId>& victims,
                                                 bool same_leaf) const;
