@@ -64,14 +64,16 @@ struct Tree::PlanState {
       if (j == v) return n;
     return 0;
   }
+  uint64_t dq_bits = 0;  // bit q % 64 of every queue in dq: most lookups miss
   const int64_t* Usage(QueueId q) const {  // null: nothing taken under q
+    if (!((dq_bits >> (q % 64)) & 1)) return nullptr;
     for (size_t i = 0; i < dq.size(); ++i)
       if (dq[i] == q) return &dq_d[i * R];
     return nullptr;
   }
   int64_t* UsageToChange(QueueId q) {
-    for (size_t i = 0; i < dq.size(); ++i)
-      if (dq[i] == q) return &dq_d[i * R];
+    if (const int64_t* d = Usage(q)) return const_cast<int64_t*>(d);
+    dq_bits |= uint64_t{1} << (q % 64);
     dq.push_back(q);
     dq_d.resize(dq_d.size() + R, 0);
     return &dq_d[dq_d.size() - R];
@@ -410,6 +412,9 @@ std::optional<Tree::PlanEntry> Tree::FindVictimInLeaf(const PlanCtx& c, const Pl
   thread_local std::vector<Cand> cands;
   cands.clear();
   const std::vector<JobId>& jobs = queues_[q].jobs;
+  const int64_t* prev_t = nullptr;  // the last share computed: its inputs
+  int64_t prev_holds = 0;
+  double prev_w = 0, prev_d = 0;
   for (size_t k = 0; k < jobs.size(); ++k) {
     if (k + 8 < jobs.size()) {
       __builtin_prefetch(&jobs_[jobs[k + 8]]);
@@ -425,10 +430,20 @@ std::optional<Tree::PlanEntry> Tree::FindVictimInLeaf(const PlanCtx& c, const Pl
       if (usable(v, ut)) return PlanEntry{v, ut};
       continue;
     }
-    int64_t y[kMaxResources];
+    // Jobs of one leaf often hold the same tasks of one shape: the share of
+    // the same numbers is the one just computed.
     const int64_t* t = &task_[size_t{v} * R_];
-    for (int r = 0; r < R_; ++r) y[r] = holds * t[r];
-    cands.push_back({PlainShare(y) / V.weight, V.seq, v, ut});
+    bool same = prev_t && holds == prev_holds && V.weight == prev_w;
+    for (int r = 0; r < R_ && same; ++r) same = t[r] == prev_t[r];
+    if (!same) {
+      int64_t y[kMaxResources];
+      for (int r = 0; r < R_; ++r) y[r] = holds * t[r];
+      prev_d = PlainShare(y) / V.weight;
+      prev_t = t;
+      prev_holds = holds;
+      prev_w = V.weight;
+    }
+    cands.push_back({prev_d, V.seq, v, ut});
   }
   if (any || cands.empty()) return std::nullopt;
   // The usual case without a sort: the job of the largest share is usable
