@@ -47,14 +47,16 @@ namespace {
 constexpr double kEps = 1e-9;
 }  // namespace
 
-// What a plan has taken so far, over the live tree.
+// What a plan has taken so far, over the live tree: per job the tasks
+// taken, per queue the usage taken (R amounts per entry of dq, kept apart
+// from the ids so that a lookup scans a few contiguous ids), and the free
+// amounts given back.
 struct Tree::PlanState {
-  struct QueueDelta {
-    QueueId q;
-    std::array<int64_t, kMaxResources> d;  // usage taken
-  };
+  explicit PlanState(int r) : R(r) {}
+  int R;
   std::vector<std::pair<JobId, int64_t>> taken;  // job -> tasks taken
-  std::vector<QueueDelta> dq;
+  std::vector<QueueId> dq;
+  std::vector<int64_t> dq_d;                     // usage taken, R per entry of dq
   std::array<int64_t, kMaxResources> dfree{};    // free given back
 
   int64_t Taken(JobId v) const {
@@ -62,10 +64,19 @@ struct Tree::PlanState {
       if (j == v) return n;
     return 0;
   }
+  uint64_t dq_bits = 0;  // bit q % 64 of every queue in dq: most lookups miss
   const int64_t* Usage(QueueId q) const {  // null: nothing taken under q
-    for (const QueueDelta& e : dq)
-      if (e.q == q) return e.d.data();
+    if (!((dq_bits >> (q % 64)) & 1)) return nullptr;
+    for (size_t i = 0; i < dq.size(); ++i)
+      if (dq[i] == q) return &dq_d[i * R];
     return nullptr;
+  }
+  int64_t* UsageToChange(QueueId q) {
+    if (const int64_t* d = Usage(q)) return const_cast<int64_t*>(d);
+    dq_bits |= uint64_t{1} << (q % 64);
+    dq.push_back(q);
+    dq_d.resize(dq_d.size() + R, 0);
+    return &dq_d[dq_d.size() - R];
   }
 };
 
@@ -93,7 +104,7 @@ inline int64_t UsageOn(const int64_t* live, const int64_t* taken, int r) {
 
 }  // namespace
 
-double Tree::PlainShare(const int64_t* y) const {
+inline double Tree::PlainShare(const int64_t* y) const {
   double s = 0;
   for (int r = 0; r < R_; ++r)
     if (total_[r] > 0) s = std::max(s, static_cast<double>(y[r]) / static_cast<double>(total_[r]));
@@ -182,6 +193,9 @@ Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut
   for (QueueId q = V.queue; q != kNone; q = queues_[q].parent) {
     if (q == C) below_c = false;
     const Queue& Q = queues_[q];
+    // Without a guarantee (0) nothing drops below it: a queue's usage less
+    // the units taken from it stays >= 0, and D >= 0.
+    if (!Q.guar_set) continue;
     const int64_t* taken = s.Usage(q);
     for (int r = 0; r < R_; ++r) {
       const int64_t delta = below_c ? -u[r] : c.D[r] - u[r];
@@ -214,28 +228,52 @@ Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut
 
 // docs/spec.md §15 room[r]: the most one more allocation in J's leaf could take on
 // state s (free minus held back, capability headroom on J's path, the user
-// limit's headroom).
-void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room) const {
+// limit's headroom); with `more`, on s with that unit taken as well (the
+// arithmetic of TakeUnit, without writing s).
+void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more) const {
   const Queue& leaf = queues_[c.leaf];
-  for (int r = 0; r < R_; ++r) room[r] = free_[r] + s.dfree[r] - leaf.held_back[r];
+  int64_t u[kMaxResources] = {};
+  QueueId more_b = kNone;  // the unit's queue whose parent is on J's path, itself not
+  int more_c_depth = -1;   // depth of the common ancestor of the unit and J
+  if (more) {
+    for (int r = 0; r < R_; ++r) u[r] = more->tasks * task_[size_t{more->job} * R_ + r];
+    for (QueueId q = jobs_[more->job].queue; q != kNone; q = queues_[q].parent)
+      if (c.OnPath(*this, q)) {
+        more_c_depth = queues_[q].depth;
+        break;
+      } else if (c.OnPath(*this, queues_[q].parent)) {
+        more_b = q;
+      }
+  }
+  for (int r = 0; r < R_; ++r) room[r] = free_[r] + s.dfree[r] + u[r] - leaf.held_back[r];
   // held_back(leaf) sums max(0, g - usage) over the siblings of J's path:
   // of those, only queues that lost usage to the plan changed.
-  for (const PlanState::QueueDelta& e : s.dq) {
-    const Queue& q = queues_[e.q];
-    if (q.parent == kNone || c.OnPath(*this, e.q) || !c.OnPath(*this, q.parent)) continue;
+  auto held_change = [&](const Queue& q, const int64_t* taken, bool plus_more) {
     for (int r = 0; r < R_; ++r) {
+      const int64_t d = (taken ? taken[r] : 0) + (plus_more ? u[r] : 0);
       const int64_t was = std::max<int64_t>(0, q.guar[r] - q.usage[r]);
-      const int64_t now = std::max<int64_t>(0, q.guar[r] - (q.usage[r] - e.d[r]));
+      const int64_t now = std::max<int64_t>(0, q.guar[r] - (q.usage[r] - d));
       room[r] -= now - was;
     }
+  };
+  bool more_b_done = more_b == kNone;
+  for (size_t i = 0; i < s.dq.size(); ++i) {
+    const QueueId e = s.dq[i];
+    const Queue& q = queues_[e];
+    // No guarantee: max(0, 0 - usage) is 0 before and after.
+    if (!q.guar_set || q.parent == kNone || c.OnPath(*this, e) || !c.OnPath(*this, q.parent)) continue;
+    held_change(q, &s.dq_d[i * R_], e == more_b);
+    more_b_done = more_b_done || e == more_b;
   }
+  if (!more_b_done && queues_[more_b].guar_set) held_change(queues_[more_b], nullptr, true);
   for (QueueId a : c.path) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
     const int64_t* taken = s.Usage(a);
+    const bool on_more = A.depth <= more_c_depth;
     for (int r = 0; r < R_; ++r)
       if ((A.cap_set >> r) & 1)
-        room[r] = std::min(room[r], A.cap[r] - UsageOn(A.usage.data(), taken, r));
+        room[r] = std::min(room[r], A.cap[r] - (UsageOn(A.usage.data(), taken, r) - (on_more ? u[r] : 0)));
   }
   if (!leaf.limits_active) return;
   const Job& J = jobs_[c.j];
@@ -246,6 +284,8 @@ void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room) const {
   for (const auto& [v, n] : s.taken)
     if (jobs_[v].queue == c.leaf && jobs_[v].user == J.user)
       for (int r = 0; r < R_; ++r) used[r] -= n * task_[size_t{v} * R_ + r];
+  if (more && jobs_[more->job].queue == c.leaf && jobs_[more->job].user == J.user)
+    for (int r = 0; r < R_; ++r) used[r] -= u[r];
   const int64_t n_users = std::max<int64_t>(1, leaf.active_users);
   for (int r = 0; r < R_; ++r) {
     const bool gset = (leaf.guar_set >> r) & 1;
@@ -274,50 +314,48 @@ bool Tree::DemandFits(const PlanCtx& c, const PlanState& s) const {
   return true;
 }
 
-namespace {
-// Adds (sign +1) or gives back (-1) `ut` tasks of job v to the plan state.
-template <class State>
-void Take(State& s, JobId v, int64_t ut, const int64_t* t, int R, const std::vector<QueueId>& path, int sign) {
+// Takes `ut` tasks of job v into the plan state: the job's count, the usage
+// of every queue on its path, the free amounts.
+void Tree::TakeUnit(PlanState& s, JobId v, int64_t ut) const {
   bool found = false;
   for (auto& [j, n] : s.taken)
-    if (j == v) n += sign * ut, found = true;
-  if (!found) s.taken.emplace_back(v, sign * ut);
-  for (QueueId q : path) {
-    auto it = std::find_if(s.dq.begin(), s.dq.end(), [&](const auto& e) { return e.q == q; });
-    if (it == s.dq.end()) {
-      s.dq.push_back({q, {}});
-      it = s.dq.end() - 1;
-    }
-    for (int r = 0; r < R; ++r) it->d[r] += sign * ut * t[r];
+    if (j == v) n += ut, found = true;
+  if (!found) s.taken.emplace_back(v, ut);
+  const int64_t* t = &task_[size_t{v} * R_];
+  for (QueueId q = jobs_[v].queue; q != kNone; q = queues_[q].parent) {
+    int64_t* d = s.UsageToChange(q);
+    for (int r = 0; r < R_; ++r) d[r] += ut * t[r];
   }
-  for (int r = 0; r < R; ++r) s.dfree[r] += sign * ut * t[r];
+  for (int r = 0; r < R_; ++r) s.dfree[r] += ut * t[r];
 }
-}  // namespace
 
 // A unit helps when taking it raises room[r] for a resource still short.
-bool Tree::Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
+bool Tree::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
   const int64_t* tv = &task_[size_t{v} * R_];
   bool may = false;
   for (int r = 0; r < R_ && !may; ++r) may = c.D[r] > room[r] && tv[r] > 0;
   if (!may) return false;
-  thread_local std::vector<QueueId> vpath;
-  vpath.clear();
-  for (QueueId a = jobs_[v].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
-  const size_t dq = s.dq.size(), taken = s.taken.size();
-  Take(s, v, ut, tv, R_, vpath, +1);
   int64_t after[kMaxResources];
-  Room(c, s, after);
-  Take(s, v, ut, tv, R_, vpath, -1);
-  s.dq.resize(dq);  // entries the take added (now zero) go again
-  s.taken.resize(taken);
+  const PlanEntry more{v, ut};
+  Room(c, s, after, &more);
   for (int r = 0; r < R_; ++r)
     if (c.D[r] > room[r] && after[r] > room[r]) return true;
   return false;
 }
 
+// The taker's side of the share test at one level (A, the child of C on J's
+// path), computed once for all the siblings B asked about.
+struct Tree::TakerTerms {
+  QueueId a = kNone;
+  bool within_guarantee = false;
+  double before = 0, after = 0;  // d(A)/w_A, d(A + D)/w_A
+};
+
 // Whether q's subtree may hold a permitted unit that helps, from q's own
-// numbers (false only when none can).
-bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const {
+// numbers (false only when none can). `taker` caches A's terms for the
+// children of one queue.
+bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
+                          TakerTerms* taker) const {
   const Queue& Q = queues_[q];
   const int64_t* taken = s.Usage(q);
   bool short_held = false;
@@ -332,100 +370,135 @@ bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const
   if (c.mode == PlanMode::kPreempt || !Q.reclaimable) return false;
   if (!c.OnPath(*this, Q.parent)) return true;  // judged at the level of B
   // q is B: C is its parent, A the child of C on J's path.
-  const QueueId A = c.path[c.leaf_depth - Q.depth];
-  const Queue& QA = queues_[A];
-  const int64_t* ta = s.Usage(A);
-  int64_t a[kMaxResources], b[kMaxResources];
-  bool within_guarantee = true;
-  for (int r = 0; r < R_; ++r) {
-    a[r] = UsageOn(QA.usage.data(), ta, r);
-    b[r] = UsageOn(Q.usage.data(), taken, r);
-    if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
+  TakerTerms& t = *taker;
+  if (t.a == kNone) {
+    t.a = c.path[c.leaf_depth - Q.depth];
+    const Queue& QA = queues_[t.a];
+    const int64_t* ta = s.Usage(t.a);
+    int64_t a[kMaxResources];
+    t.within_guarantee = true;
+    for (int r = 0; r < R_; ++r) {
+      a[r] = UsageOn(QA.usage.data(), ta, r);
+      if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) t.within_guarantee = false;
+    }
+    t.before = PlainShare(a) / QA.weight;
+    for (int r = 0; r < R_; ++r) a[r] += c.D[r];
+    t.after = PlainShare(a) / QA.weight;
   }
-  if (within_guarantee) return true;
-  const double share_b = PlainShare(b) / Q.weight;
-  if (!(PlainShare(a) / QA.weight < share_b - kEps)) return false;
+  if (t.within_guarantee) return true;
+  int64_t b[kMaxResources];
+  for (int r = 0; r < R_; ++r) b[r] = UsageOn(Q.usage.data(), taken, r);
+  if (!(t.before < PlainShare(b) / Q.weight - kEps)) return false;
   // Every unit holds at least one task, and every task of the subtree at
   // least min_task: d(B - u) <= d(B - min_task). When A + D ends above that,
   // no unit passes the second half.
-  for (int r = 0; r < R_; ++r) {
-    a[r] += c.D[r];
-    b[r] -= std::min(b[r], Q.min_task[r]);
+  for (int r = 0; r < R_; ++r) b[r] -= std::min(b[r], Q.min_task[r]);
+  return t.after <= PlainShare(b) / Q.weight + kEps;
+}
+
+// docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
+// helps, the largest d(allocation)/w (ties to the later submitted); with
+// `any`, the first such unit found.
+std::optional<Tree::PlanEntry> Tree::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
+                                                      const int64_t* room, bool any) const {
+  if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
+  auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
+  struct Cand {
+    double d;
+    uint64_t seq;
+    JobId v;
+    int64_t ut;
+  };
+  thread_local std::vector<Cand> cands;
+  cands.clear();
+  const std::vector<JobId>& jobs = queues_[q].jobs;
+  const int64_t* prev_t = nullptr;  // the last share computed: its inputs
+  int64_t prev_holds = 0;
+  double prev_w = 0, prev_d = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    if (k + 8 < jobs.size()) {
+      __builtin_prefetch(&jobs_[jobs[k + 8]]);
+      __builtin_prefetch(&task_[size_t{jobs[k + 8]} * R_]);
+    }
+    const JobId v = jobs[k];
+    if (v == c.j) continue;
+    const Job& V = jobs_[v];
+    const int64_t holds = V.allocated - s.Taken(v);
+    if (holds <= 0) continue;
+    const int64_t ut = holds > GangSize(v) ? 1 : holds;  // UnitOf
+    if (any) {
+      if (usable(v, ut)) return PlanEntry{v, ut};
+      continue;
+    }
+    // Jobs of one leaf often hold the same tasks of one shape: the share of
+    // the same numbers is the one just computed.
+    const int64_t* t = &task_[size_t{v} * R_];
+    bool same = prev_t && holds == prev_holds && V.weight == prev_w;
+    for (int r = 0; r < R_ && same; ++r) same = t[r] == prev_t[r];
+    if (!same) {
+      int64_t y[kMaxResources];
+      for (int r = 0; r < R_; ++r) y[r] = holds * t[r];
+      prev_d = PlainShare(y) / V.weight;
+      prev_t = t;
+      prev_holds = holds;
+      prev_w = V.weight;
+    }
+    cands.push_back({prev_d, V.seq, v, ut});
   }
-  return PlainShare(a) / QA.weight <= PlainShare(b) / Q.weight + kEps;
+  if (any || cands.empty()) return std::nullopt;
+  // The usual case without a sort: the job of the largest share is usable
+  // (so that share is the largest usable one), and so is the latest
+  // submitted within 1e-9 of it.
+  size_t top = 0;
+  for (size_t i = 1; i < cands.size(); ++i)
+    if (cands[i].d > cands[top].d) top = i;
+  if (usable(cands[top].v, cands[top].ut)) {
+    const double m = cands[top].d;
+    size_t late = top;
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (cands[i].d >= m - kEps && cands[i].seq > cands[late].seq) late = i;
+    if (late == top || usable(cands[late].v, cands[late].ut)) return PlanEntry{cands[late].v, cands[late].ut};
+  }
+  std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.d > y.d; });
+  size_t first = 0;
+  while (first < cands.size() && !usable(cands[first].v, cands[first].ut)) ++first;
+  if (first == cands.size()) return std::nullopt;
+  // Ties: within 1e-9 of the largest usable share, the latest submitted.
+  const double m = cands[first].d;
+  std::vector<const Cand*> ties;
+  for (size_t i = 0; i < cands.size() && cands[i].d >= m - kEps; ++i)
+    if (cands[i].seq > cands[first].seq) ties.push_back(&cands[i]);
+  std::sort(ties.begin(), ties.end(), [](const Cand* x, const Cand* y) { return x->seq > y->seq; });
+  for (const Cand* t : ties)
+    if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
+  return PlanEntry{cands[first].v, cands[first].ut};
 }
 
 // docs/spec.md §15 victim descent from q: among the children whose subtree holds a
 // permitted unit that helps, the largest d(subtree)/w (ties to the name
-// sorting last); in the leaf, the largest d(allocation)/w (ties to the
-// later submitted). With `any`, the first such unit found (an existence
-// test, cheap where units abound). The descent tests existence first and
-// searches in full only the subtree it picks, so equal shares (common: a
-// tree of equal queues) cost one search, not one per tied subtree.
-std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, QueueId q,
+// sorting last); in the leaf, FindVictimInLeaf. With `any`, the first such
+// unit found (an existence test, cheap where units abound). The descent
+// tests existence first and searches in full only the subtree it picks, so
+// equal shares (common: a tree of equal queues) cost one search, not one
+// per tied subtree.
+std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, const PlanState& s, QueueId q,
                                                 const int64_t* room, bool any) const {
   const Queue& Q = queues_[q];
-  if (Q.children.empty()) {
-    if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
-    auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
-    struct Cand {
-      double d;
-      uint64_t seq;
-      JobId v;
-      int64_t ut;
-    };
-    thread_local std::vector<Cand> cands;
-    cands.clear();
-    for (JobId v : Q.jobs) {
-      if (v == c.j) continue;
-      const int64_t ut = UnitOf(v, s);
-      if (ut == 0) continue;
-      if (any) {
-        if (usable(v, ut)) return PlanEntry{v, ut};
-        continue;
-      }
-      int64_t y[kMaxResources];
-      const int64_t holds = jobs_[v].allocated - s.Taken(v);
-      for (int r = 0; r < R_; ++r) y[r] = holds * task_[size_t{v} * R_ + r];
-      cands.push_back({PlainShare(y) / jobs_[v].weight, jobs_[v].seq, v, ut});
-    }
-    if (any || cands.empty()) return std::nullopt;
-    // The usual case without a sort: the job of the largest share is usable
-    // (so that share is the largest usable one), and so is the latest
-    // submitted within 1e-9 of it.
-    size_t top = 0;
-    for (size_t i = 1; i < cands.size(); ++i)
-      if (cands[i].d > cands[top].d) top = i;
-    if (usable(cands[top].v, cands[top].ut)) {
-      const double m = cands[top].d;
-      size_t late = top;
-      for (size_t i = 0; i < cands.size(); ++i)
-        if (cands[i].d >= m - kEps && cands[i].seq > cands[late].seq) late = i;
-      if (late == top || usable(cands[late].v, cands[late].ut)) return PlanEntry{cands[late].v, cands[late].ut};
-    }
-    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) { return x.d > y.d; });
-    size_t first = 0;
-    while (first < cands.size() && !usable(cands[first].v, cands[first].ut)) ++first;
-    if (first == cands.size()) return std::nullopt;
-    // Ties: within 1e-9 of the largest usable share, the latest submitted.
-    const double m = cands[first].d;
-    std::vector<const Cand*> ties;
-    for (size_t i = 0; i < cands.size() && cands[i].d >= m - kEps; ++i)
-      if (cands[i].seq > cands[first].seq) ties.push_back(&cands[i]);
-    std::sort(ties.begin(), ties.end(), [](const Cand* x, const Cand* y) { return x->seq > y->seq; });
-    for (const Cand* t : ties)
-      if (usable(t->v, t->ut)) return PlanEntry{t->v, t->ut};
-    return PlanEntry{cands[first].v, cands[first].ut};
-  }
+  if (Q.children.empty()) return FindVictimInLeaf(c, s, q, room, any);
+  TakerTerms taker;
   if (any) {  // any child's unit will do: no order needed
     for (QueueId ch : Q.children)
-      if (SubtreeMayGive(c, s, ch, room))
+      if (SubtreeMayGive(c, s, ch, room, &taker))
         if (std::optional<PlanEntry> e = FindVictim(c, s, ch, room, true)) return e;
     return std::nullopt;
   }
-  std::vector<std::pair<double, QueueId>> order;
+  // One buffer per depth: the search recurses.
+  thread_local std::vector<std::vector<std::pair<double, QueueId>>> orders;
+  if (orders.size() <= static_cast<size_t>(Q.depth)) orders.resize(Q.depth + 1);
+  std::vector<std::pair<double, QueueId>>& order = orders[Q.depth];
+  order.clear();
   for (QueueId ch : Q.children) {
-    if (!SubtreeMayGive(c, s, ch, room)) continue;
+    if (!SubtreeMayGive(c, s, ch, room, &taker)) continue;
     const Queue& C = queues_[ch];
     const int64_t* taken = s.Usage(ch);
     int64_t y[kMaxResources];
@@ -439,10 +512,14 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
     if ((found = FindVictim(c, s, order[first].second, room, true))) break;
   if (!found) return std::nullopt;
   // Ties: within 1e-9 of the largest share holding a unit, the name that
-  // sorts last (children are in name order).
+  // sorts last (children are in name order). Tied queues are asked from the
+  // name sorting last down; the first holding a unit is the pick.
   const double m = order[first].first;
   QueueId pick = order[first].second;
-  std::vector<QueueId> ties;
+  thread_local std::vector<std::vector<QueueId>> ties_by_depth;
+  if (ties_by_depth.size() <= static_cast<size_t>(Q.depth)) ties_by_depth.resize(Q.depth + 1);
+  std::vector<QueueId>& ties = ties_by_depth[Q.depth];
+  ties.clear();
   for (size_t i = 0; i < order.size() && order[i].first >= m - kEps; ++i)
     if (queues_[order[i].second].name > queues_[pick].name) ties.push_back(order[i].second);
   std::sort(ties.begin(), ties.end(), [&](QueueId x, QueueId y) { return queues_[x].name > queues_[y].name; });
@@ -455,20 +532,28 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, PlanState& s, 
 }
 
 // Valid (docs/spec.md §15): each entry, in order, is its job's unit and permitted
-// on the state after the entries before it; then the demand fits.
+// on the state after the entries before it; then the demand fits. Whether
+// the demand fits is asked first (the usual reason a pruned plan is not
+// valid), the rule for each entry only then.
 bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
-  PlanState s;
+  PlanState all(R_);
   for (const PlanEntry& e : plan) {
     if (e.job == c.j || e.job >= jobs_.size() || !jobs_[e.job].alive) return false;
     const bool same_leaf = jobs_[e.job].queue == c.leaf;
     if ((c.mode == PlanMode::kReclaim && same_leaf) || (c.mode == PlanMode::kPreempt && !same_leaf))
       return false;
-    if (UnitOf(e.job, s) != e.tasks || !Permitted(c, s, e.job, e.tasks)) return false;
-    std::vector<QueueId> vpath;
-    for (QueueId a = jobs_[e.job].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
-    Take(s, e.job, e.tasks, &task_[size_t{e.job} * R_], R_, vpath, +1);
+    // A unit is 0 to the tasks the job still holds: past that the check
+    // below fails anyway (and the sums could overflow).
+    if (e.tasks < 0 || e.tasks > jobs_[e.job].allocated - all.Taken(e.job)) return false;
+    TakeUnit(all, e.job, e.tasks);
   }
-  return DemandFits(c, s);
+  if (!DemandFits(c, all)) return false;
+  PlanState s(R_);
+  for (const PlanEntry& e : plan) {
+    if (UnitOf(e.job, s) != e.tasks || !Permitted(c, s, e.job, e.tasks)) return false;
+    TakeUnit(s, e.job, e.tasks);
+  }
+  return true;
 }
 
 // docs/spec.md §8: each victim judged on its own by the transfer rule of §15, with
@@ -494,7 +579,7 @@ StatusOr<std::vector<bool>> Tree::TransferDecisions(JobId actor, const std::vect
     return Status::FailedPrecondition("job " + job_names_[actor] + ": has no unallocated task");
   HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(actor, 1));
   c.mode = same_leaf ? PlanMode::kPreempt : PlanMode::kReclaim;
-  const PlanState none;
+  const PlanState none(R_);
   std::vector<bool> out;
   out.reserve(victims.size());
   for (JobId v : victims) {
@@ -518,7 +603,7 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
   out.tasks = StepDemand(j);
   HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(j, out.tasks));
   c.mode = mode;
-  PlanState s;
+  PlanState s(R_);
   int64_t room[kMaxResources];
   for (;;) {
     Room(c, s, room);
@@ -534,15 +619,22 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
       return out;
     }
     out.victims.push_back(*v);
-    std::vector<QueueId> vpath;
-    for (QueueId a = jobs_[v->job].queue; a != kNone; a = queues_[a].parent) vpath.push_back(a);
-    Take(s, v->job, v->tasks, &task_[size_t{v->job} * R_], R_, vpath, +1);
+    TakeUnit(s, v->job, v->tasks);
   }
-  // The pruning pass, last entry first.
+  // The pruning pass, last entry first. s holds every entry kept so far:
+  // the demand fits without entry i when it fits on s less that entry (a
+  // negative unit in Room), and only then is the rest checked in full.
   for (size_t i = out.victims.size(); i-- > 0;) {
+    const PlanEntry less{out.victims[i].job, -out.victims[i].tasks};
+    Room(c, s, room, &less);
+    bool fits = true;
+    for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
+    if (!fits) continue;
     std::vector<PlanEntry> rest = out.victims;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-    if (PlanValid(c, rest)) out.victims = std::move(rest);
+    if (!PlanValid(c, rest)) continue;
+    out.victims = std::move(rest);
+    TakeUnit(s, less.job, less.tasks);
   }
   out.fits = true;
   return out;
@@ -578,7 +670,7 @@ void Tree::ExplainPlan(JobId j, Explanation* e) const {
   auto c = MakePlanCtx(j, k);
   if (!c.ok()) return;
   c->mode = PlanMode::kReclaim;
-  const PlanState none;
+  const PlanState none(R_);
   int64_t room[kMaxResources];
   Room(*c, none, room);
   if (k > 1)
@@ -606,8 +698,7 @@ void Tree::ExplainPlan(JobId j, Explanation* e) const {
     if (!jobs_[v].alive || v == j || jobs_[v].queue == c->leaf) continue;
     const int64_t ut = UnitOf(v, none);
     if (ut == 0) continue;
-    PlanState probe;
-    if (!Helps(*c, probe, v, ut, room)) continue;
+    if (!Helps(*c, none, v, ut, room)) continue;
     const std::string why = Refusal(*c, none, v, ut);
     if (why.empty()) continue;
     e->plan.push_back("refused " + job_names_[v] + " (" + queues_[jobs_[v].queue].path + "): " + why);

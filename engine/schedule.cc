@@ -1,6 +1,7 @@
 // engine::Tree: the scheduling step, fit, admission and the enqueue gate
 // (docs/spec.md §5, §6, §12).
 #include <algorithm>
+#include <deque>
 #include <climits>
 #include <cmath>
 
@@ -216,8 +217,20 @@ void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* 
     uint64_t tie;  // job: submission number; queue: rank of its name
     size_t begin, end;  // its part of `parts` (queues) or the job id (begin)
   };
-  std::vector<Item> items;
-  std::vector<JobId> parts;
+  // Buffers kept per depth (the traversal recurses), so that an order costs
+  // no allocation once they have grown; a deque, so that growing it keeps
+  // the callers' references.
+  struct Buffers {
+    std::vector<Item> items;
+    std::vector<JobId> parts;
+    std::vector<bool> used;
+  };
+  thread_local std::deque<Buffers> by_depth;
+  if (by_depth.size() <= static_cast<size_t>(q.depth)) by_depth.resize(q.depth + 1);
+  std::vector<Item>& items = by_depth[q.depth].items;
+  std::vector<JobId>& parts = by_depth[q.depth].parts;
+  items.clear();
+  parts.clear();
   if (q.children.empty()) {
     for (JobId id : q.jobs) {
       const Job& j = jobs_[id];
@@ -236,7 +249,8 @@ void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* 
     }
   }
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
-  std::vector<bool> used(items.size(), false);
+  std::vector<bool>& used = by_depth[q.depth].used;
+  used.assign(items.size(), false);
   for (size_t first = 0; first < items.size();) {
     if (used[first]) {
       ++first;

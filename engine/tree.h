@@ -440,12 +440,17 @@ class Tree {
   Rule Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const;
   std::string Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
   void ExplainPlan(JobId j, Explanation* e) const;
-  void Room(const PlanCtx& c, const PlanState& s, int64_t* room) const;
+  void Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more = nullptr) const;
+  void TakeUnit(PlanState& s, JobId v, int64_t ut) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
-  bool Helps(const PlanCtx& c, PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
-  std::optional<PlanEntry> FindVictim(const PlanCtx& c, PlanState& s, QueueId q, const int64_t* room,
+  bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
+  std::optional<PlanEntry> FindVictim(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
                                       bool any) const;
-  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room) const;
+  std::optional<PlanEntry> FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
+                                            const int64_t* room, bool any) const;
+  struct TakerTerms;
+  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
+                      TakerTerms* taker) const;
   bool PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const;
   StatusOr<std::vector<bool>> TransferDecisions(JobId actor, const std::vector<JobId>& victims,
                                                 bool same_leaf) const;

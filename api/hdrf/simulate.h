@@ -176,6 +176,15 @@ struct QueueReport {
   // because its task fit the cluster but no node.
   int64_t fragmentation_waits = 0;
   int64_t evicted_tasks = 0;    // with reclaim: tasks of the subtree's jobs evicted
+  // Queues with a guarantee (docs/simulate.md "Time to the guarantee"): the
+  // queue is owed its guarantee while its subtree has a task waiting and
+  // uses less than its guarantee of some resource. Episodes: the spans of
+  // time it was owed (those that lasted longer than an instant), their total
+  // and the longest.
+  bool guaranteed = false;
+  int64_t owed_episodes = 0;
+  int64_t owed_ms = 0;
+  int64_t owed_max_ms = 0;
   // Leaves, with explain_per_leaf > 0: reason -> waiting job-milliseconds.
   std::vector<std::pair<std::string, double>> why;
 };

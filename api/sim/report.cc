@@ -66,6 +66,15 @@ Json QueueJson(const QueueReport& q, const SimulateResult& r) {
   j["starved_seconds"] = Seconds(q.starved_ms);
   if (r.nodes > 0) j["fragmentation_waits"] = q.fragmentation_waits;
   if (r.reclaim) j["evicted_tasks"] = q.evicted_tasks;
+  if (q.guaranteed) {
+    Json g;
+    g["episodes"] = q.owed_episodes;
+    g["mean"] = q.owed_episodes > 0 ? Json(static_cast<double>(q.owed_ms) / 1000.0 / static_cast<double>(q.owed_episodes))
+                                    : Json(nullptr);
+    g["max"] = q.owed_episodes > 0 ? Json(Seconds(q.owed_max_ms)) : Json(nullptr);
+    g["owed_seconds"] = Seconds(q.owed_ms);
+    j["time_to_guarantee"] = g;
+  }
   if (!q.is_leaf) {
     j["jain_avg"] = q.contended_ms > 0 ? Json(q.jain_avg) : Json(nullptr);
     j["contended_seconds"] = Seconds(q.contended_ms);

@@ -15,6 +15,7 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hdrf/engine.h"
 #include "hdrf/simulate.h"
@@ -174,6 +175,26 @@ class Simulator {
   };
   std::unordered_map<uint32_t, std::vector<Group>> live_;
   std::vector<int64_t> evicted_;  // per job
+  // With reclaim: what a plan depends on besides the state (TryKeyOf), and
+  // the keys whose plan failed or was passed over on the current state
+  // (cleared when a plan is applied).
+  struct TryKey {
+    uint32_t leaf, shape, user;
+    int64_t k, held;
+    double weight;
+    bool operator==(const TryKey&) const = default;
+  };
+  struct TryKeyHash {
+    size_t operator()(const TryKey& x) const {
+      size_t h = (size_t{x.leaf} << 32) ^ x.shape ^ (size_t{x.user} << 16);
+      h = (h ^ static_cast<size_t>(x.k) * 0x9e3779b97f4a7c15ull) ^ static_cast<size_t>(x.held) * 1099511628211ull;
+      return h ^ std::hash<double>()(x.weight);
+    }
+  };
+  TryKey TryKeyOf(uint32_t i) const;
+  std::unordered_set<TryKey, TryKeyHash> no_plan_;
+  std::vector<bool> limited_;      // per queue: a leaf with a user limit
+  std::vector<uint32_t> user_of_;  // per job, with reclaim: its user, interned
   std::set<std::pair<uint32_t, uint32_t>> took_;  // (taker, victim) of applied plans
   int64_t evicted_tasks_ = 0, plans_applied_ = 0, ping_pong_ = 0, evicted_soon_ = 0;
   double lost_ms_ = 0;
@@ -434,19 +455,27 @@ Status Simulator::Reclaim(int64_t t) {
   // change nothing): one traversal, then one more per applied plan.
   std::vector<JobRef> order = eng_.WaitingOrder(&tried);
   size_t at = 0;
+  // Failed tries change nothing, and jobs of one TryKey get the same plan:
+  // after one fails, the others of its key are tried without asking again.
+  no_plan_.clear();
   while (at < order.size()) {
     if (o_.reclaim_budget && evicted_now >= *o_.reclaim_budget) break;
     const JobRef* next = &order[at++];
     tried.Add(*next);
-    auto plan = eng_.Plan(*next, po);
-    if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
-    if (!plan->fits || plan->victims.empty()) continue;
     const uint32_t taker = next->id < job_of_id_.size() ? job_of_id_[next->id] : kNoJob;
     if (taker == kNoJob) return Status::Internal("a plan for a job the simulator does not know");
+    const TryKey key = TryKeyOf(taker);
+    if (no_plan_.count(key)) continue;
+    auto plan = eng_.Plan(*next, po);
+    if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
     // With nodes the demand must also be placed once the victims' tasks
     // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
-    if (nodes_ && !DemandPlaceable(*plan, taker)) continue;
+    if (!plan->fits || plan->victims.empty() || (nodes_ && !DemandPlaceable(*plan, taker))) {
+      no_plan_.insert(key);
+      continue;
+    }
     HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
+    no_plan_.clear();
     ++plans_applied_;
     eviction_ms_.push_back(t);
     bool pong = false;  // counted once per plan (a victim may be listed more than once)
@@ -486,6 +515,27 @@ Status Simulator::Reclaim(int64_t t) {
     at = 0;
   }
   return Status::Ok();
+}
+
+// docs/spec.md §15 reads the waiting job J only through its leaf, its demand
+// D = k·task and, where the leaf has a user limit, its user (room); with
+// --preempt also through its allocation and weight (A = J in the transfer
+// rule; a job of the same key is never a permitted victim of J, its share
+// being J's). Jobs of one key therefore get one plan on one state. k is
+// the engine's StepDemand: the gang size min(max(1, m), tasks) while the job
+// holds no task (its task count is the unfinished tasks), else 1.
+Simulator::TryKey Simulator::TryKeyOf(uint32_t i) const {
+  const JobRec& j = jobs_[i];
+  const WorkloadJob& wj = w_.jobs[i];
+  const int64_t held = int64_t{j.unfinished} - j.unstarted;
+  const int64_t k = held > 0 ? 1 : std::min<int64_t>(std::max<int64_t>(1, wj.spec.min_available), j.unfinished);
+  TryKey key{j.leaf, j.shape, 0, k, -1, 0};
+  if (j.leaf < limited_.size() && limited_[j.leaf]) key.user = user_of_[i];
+  if (o_.preempt) {
+    key.held = held;
+    key.weight = wj.spec.weight;
+  }
+  return key;
 }
 
 // On a copy of the pool: the victims' latest started tasks leave their
@@ -564,7 +614,17 @@ Status Simulator::Run(SimulateResult* res) {
     jobs_[i].shape = shapes_.Intern(dense);
   }
   waiting_.resize(stats_.queue_count());
-  if (o_.reclaim) evicted_.assign(n, 0);
+  if (o_.reclaim) {
+    evicted_.assign(n, 0);
+    const std::vector<QueueInfo> qs = eng_.Queues();
+    limited_.assign(qs.size(), false);
+    for (size_t q = 0; q < qs.size(); ++q)
+      limited_[q] = qs[q].is_leaf && (qs[q].min_user_limit_percent < 100 || qs[q].user_limit_factor.has_value());
+    std::unordered_map<std::string, uint32_t> users;
+    user_of_.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      user_of_[i] = users.emplace(w_.jobs[i].spec.user, static_cast<uint32_t>(users.size())).first->second;
+  }
   job_of_id_.assign(n + 1, kNoJob);  // engine ids are dense: one slot per job (grown if not)
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);

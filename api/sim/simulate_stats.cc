@@ -43,6 +43,13 @@ QueueStats::QueueStats(const std::vector<QueueInfo>& queues, const std::vector<i
     if (info.depth == 1) top_.push_back(static_cast<uint32_t>(i));
   }
   usage_.assign(q_.size() * R_, 0);
+  guar_.assign(q_.size() * R_, 0);
+  for (size_t i = 0; i < queues.size(); ++i)
+    for (int r = 0; r < R_ && r < static_cast<int>(queues[i].guarantee.size()); ++r)
+      if (queues[i].guarantee[r] > 0) {
+        guar_[i * R_ + r] = queues[i].guarantee[r];
+        q_[i].guaranteed = true;
+      }
   alloc_int_.assign(R_, 0);
   why_.resize(q_.size());
   for (uint32_t t : top_) timeline_.queues.push_back(q_[t].path);
@@ -153,6 +160,7 @@ void QueueStats::Change(uint32_t leaf, int64_t t, const int64_t* shape, int64_t 
     q.waiting_jobs += d_wait_jobs;
     const bool has = q.waiting_tasks > 0;
     if (was_active != Active(q)) ActiveFlipped(a, t);  // ancestors' ratios are still those before t
+    if (q.guaranteed) UpdateOwed(a, t);
     if (q.parent == kNoQueue || (had == has && old_x == q.x)) continue;
     Q& p = q_[q.parent];
     if (had) {
@@ -167,6 +175,32 @@ void QueueStats::Change(uint32_t leaf, int64_t t, const int64_t* shape, int64_t 
     }
     if (p.n_wait == 0) p.s1 = p.s2 = 0;
   }
+}
+
+// Owed: a task waits and some resource is used below its guarantee.
+void QueueStats::UpdateOwed(uint32_t qi, int64_t t) {
+  Q& q = q_[qi];
+  bool owed = false;
+  for (int r = 0; r < R_ && !owed && q.waiting_tasks > 0; ++r)
+    owed = usage_[size_t{qi} * R_ + r] < guar_[size_t{qi} * R_ + r];
+  if (owed == q.owed) return;
+  if (owed) {
+    q.owed = true;
+    q.owed_since = t;
+  } else {
+    EndOwed(q, t);
+  }
+}
+
+// An episode ends at t; one that began at t (within one instant) is none.
+void QueueStats::EndOwed(Q& q, int64_t t) {
+  if (!q.owed) return;
+  q.owed = false;
+  const int64_t d = t - q.owed_since;
+  if (d <= 0) return;
+  ++q.owed_episodes;
+  q.owed_ms += d;
+  q.owed_max_ms = std::max(q.owed_max_ms, d);
 }
 
 void QueueStats::BeginInstant(int64_t t) {
@@ -191,7 +225,10 @@ void QueueStats::EndInstant(int64_t t) {
 
 void QueueStats::Finish(int64_t makespan, const Workload& w, const std::vector<uint32_t>& leaf_of_job,
                         SimulateResult* res) {
-  for (uint32_t q = 0; q < q_.size(); ++q) Integrate(q, makespan);
+  for (uint32_t q = 0; q < q_.size(); ++q) {
+    Integrate(q, makespan);
+    EndOwed(q_[q], makespan);
+  }
   EndInstant(makespan);
   res->timeline = std::move(timeline_);
   const size_t classes = o_.size_class_bounds.size() + 1;
@@ -250,6 +287,10 @@ void QueueStats::Finish(int64_t makespan, const Workload& w, const std::vector<u
     for (auto& v : by_class[qi]) rep.wait_by_class.push_back(ComputeWaitStats(v));
     rep.starved_ms = q.starved;
     rep.fragmentation_waits = q.fragmentation_waits;
+    rep.guaranteed = q.guaranteed;
+    rep.owed_episodes = q.owed_episodes;
+    rep.owed_ms = q.owed_ms;
+    rep.owed_max_ms = q.owed_max_ms;
     rep.contended_ms = q.contended;
     rep.jain_avg = q.contended > 0 ? static_cast<double>(q.jain_int / q.contended) : 0;
     for (const auto& [reason, v] : why_[qi]) rep.why.emplace_back(reason, v);

@@ -91,6 +91,9 @@ class QueueStats {
     double ratio = 0;
     long double fair_int = 0, fair_mark = 0;
     int64_t fair_t = 0;
+    // Owed its guarantee (QueueReport::guaranteed): since owed_since.
+    bool guaranteed = false, owed = false;
+    int64_t owed_since = 0, owed_episodes = 0, owed_ms = 0, owed_max_ms = 0;
   };
   // Active: the subtree holds a job (a task waiting or running).
   static bool Active(const Q& q) { return q.waiting_tasks > 0 || q.running > 0; }
@@ -99,11 +102,14 @@ class QueueStats {
   void Integrate(uint32_t q, int64_t t);
   double Jain(uint32_t q);
   void ResumChildren(uint32_t q);
+  void UpdateOwed(uint32_t q, int64_t t);
+  void EndOwed(Q& q, int64_t t);
 
   int R_;
   std::vector<int64_t> total_;
   std::vector<Q> q_;
   std::vector<int64_t> usage_;           // q_.size() x R_
+  std::vector<int64_t> guar_;            // q_.size() x R_: the guarantees (0: none)
   std::vector<__int128> alloc_int_;      // root: ∫ usage[r] dt
   std::unordered_map<std::string, uint32_t> by_path_;
   std::map<uint32_t, std::string> refused_;

@@ -169,5 +169,37 @@ TEST(Reclaim, CancelledEndIsNoInstant) {
   EXPECT_EQ(r->instants, 6);  // 0, 1, 10, 11, 15, 20
 }
 
+// Time to the guarantee (docs/simulate.md): a holds a guarantee of 1 cpu, so
+// b (4 tasks of 1 cpu at 0) runs 3 of them. At 5, w (a, 1 task of 2 cpu)
+// waits while a uses nothing: a is owed its guarantee.
+//  - Without reclaim w starts when b's tasks end, at 100: one episode of
+//    95 s.
+//  - With reclaim, at 5: D = 2 cpu, room 1; a is not within its guarantee
+//    (0 + 2 > 1) but d(a) = 0 < d(b) = .75 and d(a + D) = .5 <= d(b - u) =
+//    .5: one task of b is taken and w starts at 5. The episode lasts no
+//    longer than the instant: none.
+TEST(Reclaim, TimeToGuarantee) {
+  const std::vector<QueueSpec> queues = {{.path = "root/a", .guarantee = {{"cpu", 1000}}}, {.path = "root/b"}};
+  const char csv[] =
+      "name,queue,arrival,duration,tasks,cpu\n"
+      "h,root/b,0,100,4,1\n"
+      "w,root/a,5,10,1,2\n";
+  for (const bool reclaim : {false, true}) {
+    SimulateOptions o;
+    o.reclaim = reclaim;
+    auto r = Simulate(kCluster, queues, Parse(csv), o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->queues.size(), 3u);
+    const QueueReport& a = r->queues[1];
+    ASSERT_EQ(a.path, "root/a");
+    EXPECT_TRUE(a.guaranteed);
+    EXPECT_FALSE(r->queues[2].guaranteed);
+    EXPECT_EQ(r->jobs[1].first_start_ms, reclaim ? 5000 : 100000);
+    EXPECT_EQ(a.owed_episodes, reclaim ? 0 : 1) << reclaim;
+    EXPECT_EQ(a.owed_ms, reclaim ? 0 : 95000) << reclaim;
+    EXPECT_EQ(a.owed_max_ms, reclaim ? 0 : 95000) << reclaim;
+  }
+}
+
 }  // namespace
 }  // namespace hdrf
