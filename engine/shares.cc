@@ -11,7 +11,8 @@
 namespace hdrf::engine {
 
 namespace {
-// Saved views kept besides the current one (each costs ~24 bytes per job).
+// Views kept in all, the current one included (each costs one Tree::JobView,
+// 16 bytes, per job, plus one QueueView per queue).
 constexpr size_t kMaxViews = 4;
 }  // namespace
 

@@ -14,7 +14,7 @@
 
 namespace hdrf {
 
-class EventLog;  // api/event_log.h (persistence)
+class EventLog;  // api/facade/event_log.h (persistence)
 class Follower;  // api/facade/follower.h (followers)
 
 // Thread safety (docs/concurrency.md):

@@ -1,8 +1,9 @@
 // Persistence glue: the EventLog over storage/ (docs/storage.md).
 //
 // Three parties share a PersistentLog:
-//   * engine threads call Enqueue() under the engine mutex (append to
-//     `pending_`, O(1)) and WaitDurable() outside it;
+//   * engine threads call Enqueue() (append to `pending_`, O(1)) under the
+//     lock that numbered the event (Impl::rw exclusively, or Impl::seq_mu:
+//     api/facade/event_log.h), and WaitDurable() outside it;
 //   * the writer thread takes everything pending at once, encodes it as log
 //     records of up to kRecordEvents events and writes them in one RocksDB
 //     write (group commit; synced for kSync), then hands the batch on;
@@ -85,7 +86,7 @@ class PersistentLog final : public EventLog {
     enqueued_seq_ = seq;
     // kSync wakes the writer at once (a caller waits); otherwise the writer
     // polls every kPollInterval, so that a steady stream of events does not
-    // pay a wake-up each under the engine mutex.
+    // pay a wake-up each under the engine's numbering lock.
     if (writer_sleeping_ && (durability_ == Durability::kSync || pending_.size() >= kWakeEvents))
       work_cv_.notify_one();
   }

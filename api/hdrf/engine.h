@@ -398,7 +398,7 @@ class Engine {
 
  private:
   struct Impl;
-  friend struct EngineAccess;  // api/facade/engine_impl.h: tests and the C interface
+  friend struct EngineAccess;  // api/facade/engine_access.h: tests and the C interface
   explicit Engine(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
