@@ -39,10 +39,11 @@ Status Tree::CheckInvariants(double tol) const {
           return Status::Internal("min_task of " + queues_[a].path + " is above a task of job " + job_names_[id]);
   }
   // The enqueue gate's per-leaf sums.
-  std::vector<std::vector<int64_t>> inq(queues_.size(), std::vector<int64_t>(R_, 0));
+  std::vector<std::vector<GateSum>> inq(queues_.size(), std::vector<GateSum>(R_, 0));
   for (JobId id = 0; id < jobs_.size(); ++id)
     if (jobs_[id].alive && jobs_[id].state == JobState::kInqueue)
-      for (int r = 0; r < R_; ++r) inq[jobs_[id].queue][r] += GangSize(id) * task_[size_t{id} * R_ + r];
+      for (int r = 0; r < R_; ++r)
+        inq[jobs_[id].queue][r] += GateSum{GangSize(id)} * task_[size_t{id} * R_ + r];
   for (QueueId q = 0; q < queues_.size(); ++q)
     if (queues_[q].alive && inq[q] != queues_[q].inqueue_min)
       return Status::Internal("inqueue_min of " + queues_[q].path + " is stale");
