@@ -73,7 +73,7 @@ StatusOr<int64_t> ParseTimestamp(const std::string& s) {
     return true;
   };
   int64_t Y, M, D, h, m, sec;
-  const Status bad = Status::InvalidArgument("'" + s + "' is not an RFC 3339 time (2025-08-26T09:00:00Z)");
+  const Status bad = Status::InvalidArgument("'" + EscapeName(s) + "' is not an RFC 3339 time (2025-08-26T09:00:00Z)");
   if (!digits(0, 4, &Y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, &M) || s[7] != '-' ||
       !digits(8, 2, &D) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' ||
       !digits(14, 2, &m) || s[16] != ':' || !digits(17, 2, &sec))
@@ -129,7 +129,7 @@ StatusOr<Event> ReadEvent(const json& e, int line) {
   if (!e.is_object()) return Status::InvalidArgument("an event must be an object");
   HDRF_ASSIGN_OR_RETURN(const std::string type, StringField(e, "type", nullptr));
   if (type != "PodCreated" && type != "PodDeleted")
-    return Status::NotFound("type: '" + type + "' is neither PodCreated nor PodDeleted");
+    return Status::NotFound("type: '" + EscapeName(type) + "' is neither PodCreated nor PodDeleted");
   ev.create = type == "PodCreated";
   HDRF_ASSIGN_OR_RETURN(const std::string ts, StringField(e, "timestamp", nullptr));
   auto t = ParseTimestamp(ts);
@@ -161,7 +161,7 @@ StatusOr<Event> ReadEvent(const json& e, int line) {
   if (req && !req->is_object()) return Status::InvalidArgument("resources.requests: not an object");
   if (req)
     for (const auto& [name, v] : req->items()) {
-      const std::string where = "resources.requests." + name;
+      const std::string where = "resources.requests." + EscapeName(name);
       if (!IsKnownResourceName(name)) return Status::InvalidArgument(where + ": unknown resource name");
       std::string text;
       if (v.is_string()) {
