@@ -63,45 +63,33 @@ uint64_t Share(uint64_t percent) {
   return std::max<uint64_t>(1, EnvCount("HDRF_POWER_CUTS", 240) * percent / 100);
 }
 
-void ExpectNoFailure(const PowerCutResult& r, uint64_t cuts) {
-  EXPECT_GE(r.cuts, cuts);
+// Runs `percent` of HDRF_POWER_CUTS cuts and expects every check to hold.
+PowerCutResult RunClean(const char* label, uint64_t seed, uint64_t percent, Durability d, bool plans) {
+  PowerCutOptions o;
+  o.seed = seed;
+  o.cuts = Share(percent);
+  o.durability = d;
+  o.plans = plans;
+  PowerCutResult r = RunAndReport(label, o);
+  EXPECT_GE(r.cuts, o.cuts);
   EXPECT_EQ(r.failures, 0u);
   for (const std::string& m : r.messages) ADD_FAILURE() << m;
+  return r;
 }
 
 TEST(PowerCut, SyncKeepsEveryAcknowledgedEvent) {
-  PowerCutOptions o;
-  o.seed = 1;
-  o.cuts = Share(50);
-  o.durability = Durability::kSync;
-  PowerCutResult r = RunAndReport("sync", o);
-  ExpectNoFailure(r, o.cuts);
-  EXPECT_GT(r.cuts_in_checkpoint, 0u);
-  EXPECT_GT(r.cuts_in_recovery, 0u);
+  PowerCutResult r = RunClean("sync", 1, 50, Durability::kSync, false);
+  if (r.cuts >= 100) {  // a fifth of the cuts fall in a checkpoint, 15% of recoveries are cut
+    EXPECT_GT(r.cuts_in_checkpoint, 0u);
+    EXPECT_GT(r.cuts_in_recovery, 0u);
+  }
 }
 
-TEST(PowerCut, AsyncLosesATailNeverAGap) {
-  PowerCutOptions o;
-  o.seed = 2;
-  o.cuts = Share(25);
-  o.durability = Durability::kAsync;
-  PowerCutResult r = RunAndReport("async", o);
-  ExpectNoFailure(r, o.cuts);
-}
+TEST(PowerCut, AsyncLosesATailNeverAGap) { RunClean("async", 2, 25, Durability::kAsync, false); }
 
 TEST(PowerCut, PlansAllOrNothing) {
-  PowerCutOptions o;
-  o.seed = 3;
-  o.cuts = Share(20);
-  o.plans = true;
-  PowerCutResult r = RunAndReport("plans sync", o);
-  ExpectNoFailure(r, o.cuts);
-  EXPECT_GT(r.plans_applied, 0u);
-  o.seed = 4;
-  o.cuts = Share(5);
-  o.durability = Durability::kAsync;
-  r = RunAndReport("plans async", o);
-  ExpectNoFailure(r, o.cuts);
+  EXPECT_GT(RunClean("plans sync", 3, 20, Durability::kSync, true).plans_applied, 0u);
+  RunClean("plans async", 4, 5, Durability::kAsync, true);
 }
 
 // The planted bug: kSync acknowledges once the record is written, before
