@@ -315,18 +315,18 @@ void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
     --sc.d_state[static_cast<int>(j.state)];
     ++sc.d_state[static_cast<int>(s)];
   }
-  int64_t* inq = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
+  GateSum* inq = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
   if (j.state == JobState::kInqueue) CountInqueueMin(id, -1, inq);
   if (s == JobState::kInqueue) CountInqueueMin(id, +1, inq);
   j.state = s;
 }
 
-void Tree::CountInqueueMin(JobId id, int sign, int64_t* total) {
+void Tree::CountInqueueMin(JobId id, int sign, GateSum* total) {
   const Job& j = jobs_[id];
   const int64_t* t = &task_[size_t{id} * R_];
-  int64_t* leaf = queues_[j.queue].inqueue_min.data();
+  GateSum* leaf = queues_[j.queue].inqueue_min.data();
   for (int r = 0; r < R_; ++r) {
-    const int64_t m = sign * GangSize(id) * t[r];
+    const GateSum m = GateSum{sign} * GangSize(id) * t[r];
     leaf[r] += m;
     total[r] += m;
   }
@@ -338,19 +338,20 @@ bool Tree::GateAdmits(JobId id) const {
   const Job& j = jobs_[id];
   const Queue& q = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];
-  // The leaf's Inqueue jobs other than this one.
-  int64_t leaf_inq[kMaxResources];
+  // The leaf's Inqueue jobs other than this one. In 128 bits, as the sums:
+  // a wrapped int64 sum would admit a job far over the limits.
+  GateSum leaf_inq[kMaxResources];
   for (int r = 0; r < R_; ++r)
-    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? GangSize(id) * t[r] : 0);
+    leaf_inq[r] = q.inqueue_min[r] - (j.state == JobState::kInqueue ? GateSum{GangSize(id)} * t[r] : 0);
   bool in_guarantee = true, in_overcommit = true;
   const double f = *options_.overcommit_factor;
   for (int r = 0; r < R_; ++r) {
-    const int64_t m = GangSize(id) * t[r];
-    if (m > q.guar[r] - q.usage[r] - leaf_inq[r]) in_guarantee = false;
-    if (static_cast<double>(usage_total_[r] + inqueue_min_total_[r] + m) >
+    const GateSum m = GateSum{GangSize(id)} * t[r];
+    if (m > GateSum{q.guar[r]} - q.usage[r] - leaf_inq[r]) in_guarantee = false;
+    if (static_cast<double>(GateSum{usage_total_[r]} + inqueue_min_total_[r] + m) >
         f * static_cast<double>(total_[r]))
       in_overcommit = false;
-    if (q.usage[r] + leaf_inq[r] + m > q.realcap[r]) in_overcommit = false;
+    if (GateSum{q.usage[r]} + leaf_inq[r] + m > q.realcap[r]) in_overcommit = false;
   }
   return in_guarantee || in_overcommit;
 }

@@ -677,7 +677,7 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   // An Inqueue job's enqueue-gate minimum (GangSize × task) follows its
   // task count (a folded run of task events can change the count of a job
   // that stays Inqueue).
-  int64_t* const inq_total = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
+  GateSum* const inq_total = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
   const bool recount = dT != 0 && j.state == JobState::kInqueue;
   if (recount) CountInqueueMin(id, -1, inq_total);
   j.allocated += dA;

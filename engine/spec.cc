@@ -36,6 +36,7 @@ const char* Extra(NameKind kind) {
     case NameKind::kJob: return "/#:@";
     case NameKind::kUser: return ":@";
     case NameKind::kResource: return "/";
+    case NameKind::kNode: return "";
   }
   return "";
 }
@@ -64,6 +65,7 @@ const char* NameKindName(NameKind kind) {
     case NameKind::kJob: return "job";
     case NameKind::kUser: return "user";
     case NameKind::kResource: return "resource";
+    case NameKind::kNode: return "node";
   }
   return "?";
 }

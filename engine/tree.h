@@ -60,6 +60,10 @@
 
 namespace hdrf::engine {
 
+// The enqueue gate's running sums of min_available × task (docs/spec.md
+// §12): exact for any number of jobs (2^32 terms below 2^63 each).
+using GateSum = __int128;
+
 
 using ResMask = uint32_t;
 inline constexpr int kMaxResources = 32;
@@ -472,7 +476,9 @@ class Tree {
   void SetJobState(JobId j, JobState s) { SetJobState(j, s, *main_); }
   // Adds (sign +1) or takes (-1) job j's min_available × task to its leaf's
   // Queue::inqueue_min and to `total` (inqueue_min_total_ or a shard's delta).
-  void CountInqueueMin(JobId j, int sign, int64_t* total);
+  // The sums are 128-bit: each term fits int64 (Submit checks
+  // min_available × task), but a sum over many jobs need not (issue 26).
+  void CountInqueueMin(JobId j, int sign, GateSum* total);
 
   // fill_bound.cc: a lower bound of the waiting task shapes per subtree, so
   // that a step skips subtrees where nothing fits.
@@ -530,7 +536,7 @@ class Tree {
 
   // §12 gate: Pending jobs by submission sequence, and the global sums.
   std::map<uint64_t, JobId> pending_;
-  std::vector<int64_t> inqueue_min_total_;
+  std::vector<GateSum> inqueue_min_total_;
   std::vector<int64_t> usage_total_;
 
   // Views by saturated set (docs/algorithm.md); views_[cur_] is exact.

@@ -58,7 +58,7 @@ struct alignas(64) Tree::Queue {
   // leaf: Σ min_available × task over its Inqueue jobs (the enqueue gate,
   // docs/spec.md §12), kept on every state change so the gate costs O(R), not a
   // pass over the leaf's jobs. Guarded like usage: shard-owned below root.
-  std::vector<int64_t> inqueue_min;
+  std::vector<GateSum> inqueue_min;
   // A lower bound of the task shapes of the jobs in the subtree (every job
   // ever linked; exclusive sections only): engine/plan.cc prunes with it.
   std::vector<int64_t> min_task;
@@ -171,7 +171,7 @@ struct alignas(64) Tree::Scratch {
   };
   alignas(64) Res res[kMaxResources];
   alignas(64) int64_t d_state[4] = {0, 0, 0, 0};  // root jobs_by_state deltas
-  int64_t d_inqueue_min[kMaxResources] = {};      // inqueue_min_total_ deltas
+  GateSum d_inqueue_min[kMaxResources] = {};      // inqueue_min_total_ deltas
   std::vector<JobId> touched;         // Touch() while saved views exist
   // ---- the exclusive path (main_) only ----
   std::vector<std::vector<QueueId>> dirty_by_depth;

@@ -23,6 +23,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 class WriteBatch;
 class Status;
 }  // namespace rocksdb
@@ -108,6 +109,13 @@ class Store {
   std::unique_ptr<rocksdb::DB> db_;
   std::string secondary_dir_;  // kSecondary
 };
+
+// Tests only: every store opened from now on reads and writes its files
+// through `env` (tests/storage/fault_fs.h: a file system that drops unsynced
+// writes at a simulated power cut). Default nullptr: RocksDB's default Env.
+// The Env must outlive every store opened meanwhile; set it before opening
+// any (no store may be opening while it changes).
+void SetEnvForTesting(rocksdb::Env* env);
 
 // The process holding the store's LOCK (a live writer), if another process
 // does. The caller's own process never shows (fcntl locks).

@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/serve_conn.h"
 #include "tools/serve_http.h"
@@ -107,21 +108,10 @@ int ParseFlags(int argc, char** argv, Flags* f, ListenAddress* listen) {
   app.add_flag("-h,--help", help);
   app.add_option("--db", f->db);
   app.add_option("--listen", f->listen);
-  // CLI::Range lets NaN through (every comparison with it is false): a
-  // refresh of NaN seconds made the refresher spin.
-  app.add_option("--refresh", f->refresh)->check(CLI::Validator(
-      [](const std::string& text) -> std::string {
-        double v = 0;
-        size_t used = 0;
-        try {
-          v = std::stod(text, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == text.size() && std::isfinite(v) && v >= 0.05 && v <= 3600) return "";
-        return "'" + text + "' is not a number of seconds in 0.05..3600";
-      },
-      "SECONDS in 0.05..3600"));
+  // The tools' one float-flag check (tools/cli.h): CLI::Range lets NaN
+  // through (every comparison with it is false), and a refresh of NaN
+  // seconds made the refresher spin.
+  app.add_option("--refresh", f->refresh)->check(FiniteNumber(0.05, 3600));
   app.add_option("--history", f->history)->check(CLI::Range(size_t{2}, size_t{100000}));
   try {
     app.parse(argc - 1, argv + 1);

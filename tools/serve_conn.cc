@@ -155,6 +155,13 @@ void DropBrotli(httplib::Request& req) {
 
 }  // namespace
 
+void PrepareRequest(httplib::Request& req) {
+  // Range is not served (serve_conn.h): the whole body, status 200.
+  req.ranges.clear();
+  req.headers.erase("Range");
+  DropBrotli(req);
+}
+
 // Every connection being served: its client, what it is doing and since
 // when; closes waiting connections to make room (see serve_conn.h).
 class ConnectionTable {
@@ -344,10 +351,7 @@ bool GuardedServer::process_and_close_socket(int sock) {
     ok = process_request(strm, left == 1 || table_->stopping(), closed, [&](httplib::Request& req) {
       table_->Set(sock, ConnectionTable::State::kAnswering);
       strm.StartResponse();
-      // Range is not served (serve_conn.h): the whole body, status 200.
-      req.ranges.clear();
-      req.headers.erase("Range");
-      DropBrotli(req);
+      PrepareRequest(req);
     });
     if (!ok || closed || strm.cut()) break;
   }

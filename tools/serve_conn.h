@@ -48,6 +48,12 @@ struct ConnectionLimits {
 
 class ConnectionTable;
 
+// What GuardedServer does to every request before it is routed: drops the
+// Range header (and the ranges httplib parsed from it) and "br" from
+// Accept-Encoding (above). tests/fuzz/serve_fuzz.cc calls it as the server
+// does.
+void PrepareRequest(httplib::Request& req);
+
 class GuardedServer : public httplib::Server {
  public:
   explicit GuardedServer(const ConnectionLimits& limits = {});

@@ -69,6 +69,12 @@ StatusOr<std::unique_ptr<EventLog>> AdoptEventLog(const EngineOptions& options,
                                                   std::vector<std::string> names,
                                                   uint64_t last_seq, uint64_t checkpoint_seq);
 
+// Tests only: a planted bug. While on, kSync acknowledges an event once its
+// log record is written, before the write-ahead log is synced (the write
+// goes out as kAsync's does). tests/storage/power_cut_test.cc turns it on to
+// show that its power cuts catch exactly this. Default off.
+void SetAckBeforeSyncForTesting(bool on);
+
 }  // namespace hdrf
 
 #endif  // HDRF_API_EVENT_LOG_H_

@@ -34,11 +34,12 @@ const char* JobStateName(JobState s);  // "Pending" | "Inqueue" | ...
 // A-Z a-z 0-9 . _ - and, by kind, also
 //   queue (one segment of a path): nothing more ('/' separates segments);
 //   job: / # : @        user: : @        resource: /
+//   node (hdrf simulate --nodes): nothing more
 // so no name holds a NUL, a control character, a blank, a comma, a quote or
 // a byte of 0x80 and above.
-enum class NameKind : uint8_t { kQueue, kJob, kUser, kResource };
+enum class NameKind : uint8_t { kQueue, kJob, kUser, kResource, kNode };
 inline constexpr size_t kMaxNameBytes = 253;
-const char* NameKindName(NameKind kind);  // "queue" | "job" | "user" | "resource"
+const char* NameKindName(NameKind kind);  // "queue" | "job" | "user" | "resource" | "node"
 // InvalidArgument naming the kind, the name (escaped: EscapeName) and the
 // first offending byte, e.g. "job name 'a,b': ',' at byte 2 is not allowed
 // (job names use A-Z a-z 0-9 . _ - / # : @)".

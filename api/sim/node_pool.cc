@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "hdrf/input_file.h"
+#include "hdrf/spec.h"
 
 namespace hdrf::sim {
 namespace {
@@ -48,12 +49,12 @@ StatusOr<NodePool> NodePool::Parse(std::string_view text, const std::string& sou
     if (line.empty() || line.front() == '#') continue;
     std::vector<std::string_view> f = SplitFields(line);
     if (!header) {
-      if (f[0] != "name") return LineError(source, line_no, "the header must start with 'name', found '" + std::string(f[0]) + "'");
+      if (f[0] != "name") return LineError(source, line_no, "the header must start with 'name', found '" + EscapeName(f[0]) + "'");
       for (size_t i = 1; i < f.size(); ++i) {
         int r = -1;
         for (size_t k = 0; k < resources.size(); ++k)
           if (resources[k] == f[i]) r = static_cast<int>(k);
-        if (r < 0) return LineError(source, line_no, "column '" + std::string(f[i]) + "' is not a resource of the cluster");
+        if (r < 0) return LineError(source, line_no, "column '" + EscapeName(f[i]) + "' is not a resource of the cluster");
         for (int c : column_res)
           if (c == r) return LineError(source, line_no, "column '" + std::string(f[i]) + "' appears twice");
         column_res.push_back(r);
@@ -64,7 +65,9 @@ StatusOr<NodePool> NodePool::Parse(std::string_view text, const std::string& sou
     if (f.size() != column_res.size() + 1)
       return LineError(source, line_no, std::to_string(f.size()) + " fields, the header has " +
                                             std::to_string(column_res.size() + 1));
-    if (f[0].empty()) return LineError(source, line_no, "name: empty");
+    // The one name check (hdrf/spec.h): node names reach reports and plots.
+    if (Status s = CheckName(NameKind::kNode, f[0]); !s.ok())
+      return LineError(source, line_no, "name: " + s.message());
     if (!names.insert(std::string(f[0])).second)
       return LineError(source, line_no, "name: node '" + std::string(f[0]) + "' is listed twice");
     std::vector<int64_t> cap(p.R_, 0);

@@ -73,7 +73,7 @@ StatusOr<int64_t> ParseRfc3339Micros(const std::string& s) {
     return true;
   };
   int64_t Y, M, D, h, m, sec;
-  const Status bad = Status::InvalidArgument("'" + s + "' is not an RFC 3339 time (2025-08-26T09:00:00Z)");
+  const Status bad = Status::InvalidArgument("'" + EscapeName(s) + "' is not an RFC 3339 time (2025-08-26T09:00:00Z)");
   if (!digits(0, 4, &Y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, &M) || s[7] != '-' ||
       !digits(8, 2, &D) || (s[10] != 'T' && s[10] != 't') || !digits(11, 2, &h) || s[13] != ':' ||
       !digits(14, 2, &m) || s[16] != ':' || !digits(17, 2, &sec))
@@ -137,7 +137,7 @@ StatusOr<Event> ReadEvent(const json& e, int line) {
   if (!e.is_object()) return Status::InvalidArgument("an event must be an object");
   HDRF_ASSIGN_OR_RETURN(const std::string type, StringField(e, "type", nullptr));
   if (type != "PodCreated" && type != "PodDeleted")
-    return Status::NotFound("type: '" + type + "' is neither PodCreated nor PodDeleted");
+    return Status::NotFound("type: '" + EscapeName(type) + "' is neither PodCreated nor PodDeleted");
   ev.create = type == "PodCreated";
   HDRF_ASSIGN_OR_RETURN(const std::string ts, StringField(e, "timestamp", nullptr));
   auto t = ParseTimestamp(ts);
@@ -169,7 +169,7 @@ StatusOr<Event> ReadEvent(const json& e, int line) {
   if (req && !req->is_object()) return Status::InvalidArgument("resources.requests: not an object");
   if (req)
     for (const auto& [name, v] : req->items()) {
-      const std::string where = "resources.requests." + name;
+      const std::string where = "resources.requests." + EscapeName(name);
       if (!IsKnownResourceName(name)) return Status::InvalidArgument(where + ": unknown resource name");
       std::string text;
       if (v.is_string()) {
@@ -226,7 +226,14 @@ StatusOr<VolcanoImportSummary> ImportVolcanoEvents(std::string_view text, const 
     const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
     std::string msg = e.what();
     if (size_t c = msg.find(": syntax error"); c != std::string::npos) msg = msg.substr(c + 2);
-    return Status::InvalidArgument(at(line, "JSON " + msg));
+    // nlohmann's "last read: '...'" shows the input's bytes (DEL and
+    // non-ASCII ones raw): escaped like names (volcano_fuzz).
+    return Status::InvalidArgument(at(line, "JSON " + EscapeName(msg)));
+  } catch (const json::exception& e) {
+    // Not a syntax error: a number too large for a double (out_of_range
+    // 406, "1e999"), which escaped as an exception and aborted the tool
+    // (volcano_fuzz). No byte offset comes with it.
+    return Status::InvalidArgument(source + ": JSON " + EscapeName(e.what()));
   }
   if (!doc.is_array()) return Status::InvalidArgument(at(1, "expected a JSON array of events"));
   const std::vector<int> lines = ElementLines(text);

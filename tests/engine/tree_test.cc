@@ -239,5 +239,38 @@ TEST(TreeTest, RemovalsBetweenSaturationFlipsKeepViewsExact) {
   EXPECT_GE(t->counters().view_switches, 500u);
 }
 
+// The enqueue gate's running sums (docs/spec.md §12) are exact, not int64
+// (issue 26): a gang whose minimum is just below 2^63, in a leaf with 1 CPU
+// in use, wrapped usage + minimum below zero and was let in at once.
+TEST(TreeTest, EnqueueGateSumsDoNotWrap) {
+  TreeOptions o;
+  o.overcommit_factor = 1.0;
+  auto made = Tree::Create({{"cpu", 64 * kCpu}}, {Q("root/a"), Q("root/b")}, o);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  auto& t = *made;
+  ASSERT_TRUE(t->Submit(J("small", "root/a", 2, {{"cpu", kCpu}})).ok());
+  t->Fill();
+  ASSERT_EQ(Allocated(*t, "small"), 2);
+  const int64_t huge = INT64_MAX / kCpu;  // huge × 1 CPU fits int64, + 1 CPU does not
+  JobSpec big = J("big", "root/a", huge, {{"cpu", kCpu}});
+  big.min_available = huge;
+  ASSERT_TRUE(t->Submit(big).ok());
+  EXPECT_EQ(t->GetJob(*t->FindJob("big")).state, JobState::kPending);
+  t->Fill();
+  EXPECT_EQ(Allocated(*t, "big"), 0);
+  EXPECT_TRUE(t->CheckInvariants().ok()) << t->CheckInvariants().ToString();
+
+  // The gate off: every job is Inqueue at once, and the sums over three such
+  // gangs (3 × 2^63) stay exact.
+  auto off = Make({{"cpu", 64 * kCpu}}, {Q("root/a")});
+  for (const char* name : {"g1", "g2", "g3"}) {
+    JobSpec g = J(name, "root/a", huge, {{"cpu", kCpu}});
+    g.min_available = huge;
+    ASSERT_TRUE(off->Submit(g).ok());
+  }
+  off->Fill();
+  EXPECT_TRUE(off->CheckInvariants().ok()) << off->CheckInvariants().ToString();
+}
+
 }  // namespace
 }  // namespace hdrf::engine

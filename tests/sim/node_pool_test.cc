@@ -38,7 +38,15 @@ TEST(NodePool, ErrorsNameFileLineAndField) {
       {"name,cpu\nn1,-1\n", "n.csv:2: cpu: "},
       {"name,cpu\nn1,1,2\n", "n.csv:2: 3 fields, the header has 2"},
       {"name,cpu\nn1,1\nn1,2\n", "n.csv:3: name: node 'n1' is listed twice"},
-      {"name,cpu\n,1\n", "n.csv:2: name: empty"},
+      {"name,cpu\n,1\n", "n.csv:2: name: empty node name"},
+      // Issue 26: node names go through the one name check (hdrf/spec.h),
+      // escaped in the message; so do the header's words.
+      {"name,cpu\nn1,1\na\x1b[31m,1\n", "n.csv:3: name: node name 'a\\x1b[31m': byte 0x1b at byte 2 is not allowed (node names use A-Z a-z 0-9 . _ -)"},
+      {"name,cpu\nn\xc3\xa9,1\n", "n.csv:2: name: node name 'n\\xc3\\xa9': byte 0xc3 at byte 2"},
+      {"name,cpu\nn1/a,1\n", "n.csv:2: name: node name 'n1/a': '/' at byte 3 is not allowed"},
+      {"name,cpu\nn;1,1\n", "n.csv:2: name: node name 'n;1'"},
+      {"name\x07,cpu\n", "n.csv:1: the header must start with 'name', found 'name\\x07'"},
+      {"name,cpu\x1b\n", "n.csv:1: column 'cpu\\x1b' is not a resource"},
       {"name,cpu\n", "no nodes"},
       {"", "no header line"},
       // Issue 26 item 8: the nodes' total wrapped round.
@@ -51,6 +59,13 @@ TEST(NodePool, ErrorsNameFileLineAndField) {
         << c.text << " -> " << p.status().message();
   }
   EXPECT_EQ(NodePool::Load("/nonexistent/nodes.csv", kRes).status().code(), StatusCode::kIoError);
+  // A NUL inside a name (the text is not cut at it).
+  const std::string nul("name,cpu\nn\0x,1\n", 15);
+  auto p = NodePool::Parse(nul, "n.csv", kRes);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("n.csv:2: name: node name 'n\\x00x': byte 0x00 at byte 2"),
+            std::string::npos)
+      << p.status().message();
 }
 
 // The rule written plainly: every node where the task fits, fewest free

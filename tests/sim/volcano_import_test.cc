@@ -121,7 +121,16 @@ TEST(VolcanoImport, ErrorsNameFileLineAndField) {
        "{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:01Z\", \"groupName\": \"a\", \"replicas\": 1}]",
        "ev.json:3: groupName: default/a is created again while its pods from line 2 still exist"},
       {"[\n{\"type\": \"PodCreated\",\n \"timestamp\" \"x\"}]", "ev.json:3: JSON "},
+      // Issue 26: no control byte of the input in a message (volcano_fuzz's
+      // property): the timestamp and a resource key are escaped.
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"\\u001b[2J\", \"groupName\": \"a\"}]",
+       "ev.json:1: event 1: timestamp: '\\x1b[2J' is not an RFC 3339 time"},
+      {"[{\"type\": \"PodCreated\", \"timestamp\": \"2025-01-01T00:00:00Z\", \"groupName\": \"a\", \"replicas\": 1,\n"
+       " \"resources\": {\"requests\": {\"g\\npu\": \"1\"}}}]",
+       "ev.json:1: event 1: resources.requests.g\\x0apu: unknown resource name"},
       {"{\"type\": \"PodCreated\"}", "ev.json:1: expected a JSON array of events"},
+      // A number past a double threw out of the importer (volcano_fuzz).
+      {"[[1e999]]", "ev.json: JSON [json.exception.out_of_range.406] number overflow parsing '1e999'"},
   };
   for (const auto& c : cases) {
     std::string csv = "untouched";
