@@ -24,7 +24,7 @@
 //   * The caller holds, for the whole local call, a shared lock that keeps
 //     exclusive calls out, plus the job's shard lock (ShardOf). Local calls
 //     on different shards then run in parallel; api/Engine does this with
-//     engine/shard_lock.h.
+//     base/shard_lock.h.
 //   * Anything with an effect beyond the subtree (a resource filling or
 //     freeing, held-back guarantees, the enqueue gate, a capacity of the
 //     root, a lease too small) is not done locally: *escalate is set,

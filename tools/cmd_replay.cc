@@ -15,12 +15,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -30,6 +28,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "base/mutex.h"
 #include "hdrf/engine.h"
 #include "hdrf/json_line.h"
 #include "hdrf/latency_histogram.h"
@@ -490,19 +489,20 @@ class Reporter {
   }
   ~Reporter() { Stop(); }
   void Phase(const char* name, uint64_t total) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     phase_ = name;
     total_ = total;
     phase_start_ns_ = SteadyNs();
   }
   void Stop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      base::MutexLock lock(mu_);
       if (stopped_) return;
       stopped_ = true;
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
+    base::MutexLock lock(mu_);  // the thread is gone; Draw reads what mu_ guards
     if (progress_ == 1 && drawn_) std::fputs("\r\033[K", stderr);
     if (progress_ == 2) Draw(SteadyNs());  // the final state, as a line
   }
@@ -510,9 +510,9 @@ class Reporter {
  private:
   void Loop() {
     uint64_t last_draw = 0;
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     while (!stopped_) {
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      lock.WaitFor(cv_, std::chrono::milliseconds(50));
       if (stopped_) break;
       if (acks_) {
         std::printf("acked %llu\n", static_cast<unsigned long long>(engine_->durable_seq()));
@@ -526,7 +526,7 @@ class Reporter {
       }
     }
   }
-  void Draw(uint64_t now) {
+  void Draw(uint64_t now) REQUIRES(mu_) {
     if (!phase_) return;
     uint64_t done = 0;
     for (const Worker& w : *workers_) done += w.done.load(std::memory_order_relaxed);
@@ -550,13 +550,13 @@ class Reporter {
   bool acks_;
   int progress_;
   std::vector<Worker>* workers_;
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable cv_;
-  bool stopped_ = false;
-  bool drawn_ = false;
-  const char* phase_ = nullptr;
-  uint64_t total_ = 0;
-  uint64_t phase_start_ns_ = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  bool drawn_ GUARDED_BY(mu_) = false;
+  const char* phase_ GUARDED_BY(mu_) = nullptr;
+  uint64_t total_ GUARDED_BY(mu_) = 0;
+  uint64_t phase_start_ns_ GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 
