@@ -478,6 +478,11 @@ class Tree {
   // children's bounds.
   void TightenWaitBound(QueueId q, const int64_t* visited_min) const;
   Status CheckWaitBound(QueueId leaf) const;
+  // CheckInvariants' two halves (engine/invariants.cc): the raw sums
+  // (usage per queue, free, saturation, min_task, inqueue_min), whose
+  // usage it returns; then every view recomputed from them.
+  Status CheckRawSums(std::vector<std::vector<int64_t>>* usage) const;
+  Status CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const;
 
   std::vector<std::string> names_;
   int R_ = 0;
