@@ -31,6 +31,20 @@ Status QueueError(std::string_view path, const std::string& rule) {
   return Status::InvalidArgument("queue " + std::string(path) + ": " + rule);
 }
 
+// a + b, or false when the sum does not fit an int64 (amounts are >= 0).
+bool AddAmounts(int64_t a, int64_t b, int64_t* sum) { return !__builtin_add_overflow(a, b, sum); }
+
+const std::string kInt64Max = "9223372036854775807";
+
+// *sum += add, `add` being a guarantee of resource `rn` of a child of
+// `parent_path`: a sum past the largest amount refuses queue `path`.
+Status AddSiblingGuarantee(const std::string& path, const std::string& parent_path, const std::string& rn,
+                           int64_t add, int64_t* sum) {
+  if (AddAmounts(*sum, add, sum)) return Status::Ok();
+  return QueueError(path, "guarantees of " + parent_path + "'s children add up to more than " + kInt64Max +
+                              " (the largest amount) of " + rn);
+}
+
 // Siblings' guarantees of resource `rn` within the parent's guarantee (when
 // `parent_guar` is set) or the cluster's `total` (when the parent is root):
 // the rule as ValidateQueue and Create apply it, `sum` being the siblings'
@@ -58,11 +72,6 @@ std::string WeightError(double w) {
   }
   return "";
 }
-
-// a + b, or false when the sum does not fit an int64 (amounts are >= 0).
-bool AddAmounts(int64_t a, int64_t b, int64_t* sum) { return !__builtin_add_overflow(a, b, sum); }
-
-const std::string kInt64Max = "9223372036854775807";
 
 }  // namespace
 
@@ -142,9 +151,7 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
     std::vector<int64_t>& sum = sums[n.parent];
     sum.resize(t->R_, 0);
     for (int r = 0; r < t->R_; ++r) {
-      if (!AddAmounts(sum[r], n.guar[r], &sum[r]))
-        return QueueError(n.path, "guarantees of " + p.path + "'s children add up to more than " + kInt64Max +
-                                      " (the largest amount) of " + t->names_[r]);
+      HDRF_RETURN_IF_ERROR(AddSiblingGuarantee(n.path, p.path, t->names_[r], n.guar[r], &sum[r]));
       HDRF_RETURN_IF_ERROR(SiblingSumRule(n.path, p.path, t->names_[r],
                                           ((p.guar_set >> r) & 1) ? std::optional(p.guar[r]) : std::nullopt,
                                           t->total_[r], sum[r], sum[r] - n.guar[r]));
@@ -243,9 +250,7 @@ Status Tree::ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) con
     if (parent != kNone && !bulk_) {
       int64_t sum = guar[r];
       for (QueueId s : queues_[parent].children)
-        if (s != self && !AddAmounts(sum, queues_[s].guar[r], &sum))
-          return QueueError(q.path, "guarantees of " + queues_[parent].path + "'s children add up to more than " +
-                                        kInt64Max + " (the largest amount) of " + rn);
+        if (s != self) HDRF_RETURN_IF_ERROR(AddSiblingGuarantee(q.path, queues_[parent].path, rn, queues_[s].guar[r], &sum));
       const int64_t old_sum = sum - guar[r] + (self != kNone ? queues_[self].guar[r] : 0);
       const Queue& p = queues_[parent];
       HDRF_RETURN_IF_ERROR(SiblingSumRule(q.path, p.path, rn, ((p.guar_set >> r) & 1) ? std::optional(p.guar[r]) : std::nullopt,

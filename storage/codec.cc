@@ -588,11 +588,15 @@ Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std
     if (!FitsTaskOp(op)) continue;
     *slots++ = fbs::TaskOp(op.job_seq, static_cast<int32_t>(op.n), static_cast<fbs::EventType>(op.type));
   }
+  Offset<flatbuffers::Vector<int64_t>> times;
+  if (batch.times.size() == batch.ops.size())
+    times = fbb.CreateVector(batch.times.data() + begin, end - begin);
   fbs::LogBatchBuilder b(fbb);
   b.add_first_seq(batch.first_seq + begin);
   b.add_count(static_cast<uint32_t>(end - begin));
   b.add_tasks(tasks);
   b.add_events(events);
+  if (!times.IsNull()) b.add_times(times);
   *out = Finished(fbb, fbs::Body::LogBatch, b.Finish().Union());
   return Status::Ok();
 }
@@ -612,8 +616,15 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
     return Bad("log batch at event " + std::to_string(key_seq) + " counts " + std::to_string(count) +
                " events but holds " + std::to_string(n_tasks) + " task and " +
                std::to_string(n_events) + " other events");
+  if (b->times() && b->times()->size() != count)
+    return Bad("log batch at event " + std::to_string(key_seq) + " counts " + std::to_string(count) +
+               " events but holds " + std::to_string(b->times()->size()) + " event times");
   out->first_seq = key_seq;
   out->ops.resize(count);
+  if (b->times()) {  // copied out: see DecodeAmounts on alignment
+    out->times.resize(count);
+    std::memcpy(out->times.data(), b->times()->Data(), size_t{count} * sizeof(int64_t));
+  }
   uint32_t next_task = 0, next_event = 0;
   for (uint32_t i = 0; i < count; ++i) {
     LogOp& op = out->ops[i];

@@ -144,15 +144,27 @@ struct EventBatch {
   uint64_t first_seq = 0;
   std::vector<LogOp> ops;
   std::vector<Event> full;
+  // The event times (docs/storage.md "Event times"), microseconds since the
+  // Unix epoch: one per op, or empty when none are known (a record written
+  // before times were logged, or a batch built without them).
+  std::vector<int64_t> times;
   size_t size() const { return ops.size(); }
   bool empty() const { return ops.empty(); }
   uint64_t last_seq() const { return first_seq + ops.size() - 1; }
   void clear() {
     ops.clear();
     full.clear();
+    times.clear();
   }
   // Appends `e` (as the event after the last one).
   void Add(const Event& e);
+  // Appends `e` with its time (every event of the batch then needs one).
+  void Add(const Event& e, int64_t time_us) {
+    Add(e);
+    times.push_back(time_us);
+  }
+  // The time of event i; 0 when unknown.
+  int64_t TimeAt(size_t i) const { return i < times.size() ? times[i] : 0; }
   // The event at position i, as an Event (for messages and tests).
   Event At(size_t i) const;
 };

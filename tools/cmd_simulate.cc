@@ -30,7 +30,7 @@ const char kAbout[] =
     "utilization. docs/simulate.md.";
 
 struct Args {
-  std::string config, workload, cluster, jobs_out, compare, plot, nodes;
+  std::string config, workload, cluster, jobs_out, compare, plot, nodes, db;
   bool json = false, no_progress = false, reclaim = false, preempt = false;
   int why = 0;
   int64_t reclaim_budget = -1;  // -1: none
@@ -142,6 +142,9 @@ int CmdSimulate(int argc, char** argv) {
   app.add_option("--why", a.why, "explain up to N waiting jobs per leaf at every instant (costly)")
       ->check(CLI::Range(0, 1000));
   app.add_option("--nodes", a.nodes, "node CSV (name + resource columns): tasks placed best-fit on one node");
+  app.add_option("--db", a.db,
+                 "also write the run's events into a new store in DIR, each with its virtual time "
+                 "(docs/simulate_import.md; not the --compare run)");
   app.add_flag("--no-progress", a.no_progress, "no progress bar on stderr");
   app.add_flag("--reclaim", a.reclaim,
                "after each instant's fill, try waiting jobs in step order and apply their reclaim plans "
@@ -181,7 +184,9 @@ int CmdSimulate(int argc, char** argv) {
   so.progress = [&](const SimulateProgress& p) { bar.Update(p); };
   so.progress_every_jobs = 20000;
   Workload w;
+  so.db_path = a.db;
   auto r = RunOne(a.config, a, nullptr, &w, so);
+  so.db_path.clear();  // --compare runs in memory
   if (!r.ok()) {
     std::fprintf(stderr, "hdrf simulate: %s\n", r.status().message().c_str());
     return 1;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "hdrf/config.h"
 #include "hdrf/input_file.h"
@@ -50,6 +51,23 @@ class Output {
   std::string path_;
   std::FILE* f_ = nullptr;
 };
+
+// `text` to FILE (atomically) or stdout ("-").
+Status WriteWhole(const std::string& path, const std::string& text) {
+  Output out(path);
+  Status s = out.Open();
+  if (s.ok()) s = out.Write(text);
+  if (s.ok()) s = out.Commit();
+  return s;
+}
+
+// A ChunkSink that appends to *text.
+ChunkSink AppendTo(std::string* text) {
+  return [text](std::string_view c) {
+    *text += c;
+    return Status::Ok();
+  };
+}
 
 int Fail(const char* cmd, const Status& s) {
   std::fprintf(stderr, "hdrf workload %s: %s\n", cmd, s.message().c_str());
@@ -121,20 +139,47 @@ int RunImport(const std::string& from, const std::string& file, const std::strin
   auto text = ReadInputFile(file);
   if (!text.ok()) return Fail("import", text.status());
   std::string csv;
-  auto sum = ImportVolcanoEvents(*text, file, o, [&](std::string_view c) {
-    csv += c;
-    return Status::Ok();
-  });
+  auto sum = ImportVolcanoEvents(*text, file, o, AppendTo(&csv));
   if (!sum.ok()) return Fail("import", sum.status());
-  Output out(out_path);
-  Status s = out.Open();
-  if (s.ok()) s = out.Write(csv);
-  if (s.ok()) s = out.Commit();
-  if (!s.ok()) return Fail("import", s);
+  if (Status s = WriteWhole(out_path, csv); !s.ok()) return Fail("import", s);
   for (const auto& w : sum->warnings) std::fprintf(stderr, "hdrf workload import: warning: %s\n", w.c_str());
   std::fprintf(stderr, "hdrf workload import: %llu events, %llu jobs (%llu tasks), %llu never deleted\n",
                static_cast<unsigned long long>(sum->events), static_cast<unsigned long long>(sum->jobs),
                static_cast<unsigned long long>(sum->tasks), static_cast<unsigned long long>(sum->open_ended));
+  return 0;
+}
+
+// --from-db: a store's history (ImportStoreHistory).
+int RunImportDb(const std::string& dir, const std::string& since, const std::string& until,
+                const std::string& out_path) {
+  StoreImportOptions o;
+  for (auto [flag, text, slot] : {std::tuple{"--since", &since, &o.since_us}, std::tuple{"--until", &until, &o.until_us}}) {
+    if (text->empty()) continue;
+    auto t = ParseEventTimeMicros(*text);
+    if (!t.ok()) return Fail("import", Status::InvalidArgument(std::string(flag) + ": " + t.status().message()));
+    *slot = *t;
+  }
+  std::string csv;
+  auto sum = ImportStoreHistory(dir, o, AppendTo(&csv));
+  if (!sum.ok()) return Fail("import", sum.status());
+  if (Status s = WriteWhole(out_path, csv); !s.ok()) return Fail("import", s);
+  if (sum->events == 0) {
+    std::fprintf(stderr,
+                 "hdrf workload import: store %s: no event in the window (log events %llu..%llu; %llu jobs "
+                 "submitted before the log's first record)\n",
+                 dir.c_str(), static_cast<unsigned long long>(sum->first_seq),
+                 static_cast<unsigned long long>(sum->last_seq), static_cast<unsigned long long>(sum->before_log));
+    return 0;
+  }
+  std::fprintf(stderr,
+               "hdrf workload import: store %s, %llu events from %s (arrival 0) to %s: %llu jobs (%llu tasks), "
+               "%llu still running at the end (flagged); left out: %llu never started, %llu submitted before "
+               "the window, %llu before the log's first record\n",
+               dir.c_str(), static_cast<unsigned long long>(sum->events), FormatEventTime(sum->origin_us).c_str(),
+               FormatEventTime(sum->end_us).c_str(), static_cast<unsigned long long>(sum->jobs),
+               static_cast<unsigned long long>(sum->tasks), static_cast<unsigned long long>(sum->running),
+               static_cast<unsigned long long>(sum->never_started), static_cast<unsigned long long>(sum->before),
+               static_cast<unsigned long long>(sum->before_log));
   return 0;
 }
 
@@ -181,11 +226,16 @@ int CmdWorkload(int argc, char** argv) {
   gen->add_option("--cluster", cluster, "the cluster for --config-out, 'cpu=100,memory=1Ti' (default: sized by --load)")->check(ShapeCheck());
   gen->add_option("--load", load, "default cluster: offered load / cluster = this")->capture_default_str()->check(FiniteNumber(1e-3, 100));
 
-  std::string from, file, import_out, import_config;
+  std::string from, file, import_out, import_config, from_db, since, until;
   double open_duration = 0;
-  CLI::App* imp = app.add_subcommand("import", "convert another simulator's input to a workload CSV (docs/simulate_import.md)");
-  imp->add_option("--from", from, "the input format: volcano")->required()->check(CLI::IsMember({"volcano"}));
-  imp->add_option("FILE", file, "the input file")->required();
+  CLI::App* imp = app.add_subcommand(
+      "import", "convert another simulator's input, or a store's history, to a workload CSV (docs/simulate_import.md)");
+  auto* from_opt = imp->add_option("--from", from, "the input format: volcano")->check(CLI::IsMember({"volcano"}));
+  imp->add_option("FILE", file, "the input file (with --from)");
+  auto* db_opt = imp->add_option("--from-db", from_db, "a store DIR: its logged history (events with their times)");
+  from_opt->excludes(db_opt);
+  imp->add_option("--since", since, "with --from-db: events at or after T (RFC 3339, or seconds since the Unix epoch); arrival 0 = T")->needs(db_opt);
+  imp->add_option("--until", until, "with --from-db: events at or before T")->needs(db_opt);
   imp->add_option("--out", import_out, "the CSV file ('-' = stdout)")->required();
   imp->add_option("--config", import_config, "map Volcano queue names to the paths of this queue config");
   imp->add_option("--open-duration", open_duration, "seconds a never-deleted group runs (default: until the file's last event)")->check(FiniteNumber(0, 1e9));
@@ -198,6 +248,17 @@ int CmdWorkload(int argc, char** argv) {
     return 2;
   }
   if (gen->parsed()) return RunGen(o, arrivals, shapes, tasks, duration, burst_size, out, config_out, cluster, load);
+  if (!from_db.empty()) {
+    if (!file.empty()) {
+      std::fprintf(stderr, "hdrf workload import: --from-db reads a store, not FILE (%s)\n", file.c_str());
+      return 2;
+    }
+    return RunImportDb(from_db, since, until, import_out);
+  }
+  if (from.empty() || file.empty()) {
+    std::fprintf(stderr, "hdrf workload import: give --from volcano FILE or --from-db DIR\n");
+    return 2;
+  }
   return RunImport(from, file, import_out, import_config, open_duration);
 }
 

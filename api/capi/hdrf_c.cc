@@ -168,6 +168,16 @@ hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options, uint32_
   });
 }
 
+hdrf_code hdrf_options_set_event_clock(hdrf_options_t* options, hdrf_clock_fn fn, void* user,
+                                        char** errptr) {
+  return Guard(errptr, [&]() -> Status {
+    if (!options) return NullArg("options");
+    options->options.event_clock = nullptr;
+    if (fn) options->options.event_clock = [fn, user] { return fn(user); };
+    return Status::Ok();
+  });
+}
+
 // ---- specs ----
 
 void hdrf_queue_spec_init(hdrf_queue_spec_t* spec) {

@@ -54,6 +54,7 @@ class PersistentLog final : public EventLog {
         checkpoint_every_(options.checkpoint_every),
         store_(std::move(store)),
         names_(std::move(names)),
+        clock_(options.event_clock),
         base_seq_(last_seq),
         session_start_(last_seq),
         enqueued_seq_(last_seq),
@@ -79,7 +80,7 @@ class PersistentLog final : public EventLog {
     base::MutexLock l(mu_);
     if (seq != enqueued_seq_ + 1 && !order_error_) order_error_ = seq;
     if (pending_.empty()) pending_.first_seq = seq;
-    pending_.Add(e);
+    pending_.Add(e, clock_ ? clock_() : HostClockMicros());
     enqueued_seq_ = seq;
     // kSync wakes the writer at once (a caller waits); otherwise the writer
     // polls every kPollInterval, so that a steady stream of events does not
@@ -355,6 +356,7 @@ class PersistentLog final : public EventLog {
   const uint64_t checkpoint_every_;
   std::unique_ptr<Store> store_;
   const std::vector<std::string> names_;
+  const std::function<int64_t()> clock_;  // EngineOptions::event_clock
   const uint64_t base_seq_;       // the state the shadow loads from the store
   const uint64_t session_start_;  // last event before this session
 
@@ -400,6 +402,12 @@ class PersistentLog final : public EventLog {
 };
 
 }  // namespace
+
+int64_t HostClockMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 StatusOr<std::unique_ptr<EventLog>> CreateEventLog(const EngineOptions& options,
                                                    const engine::Tree& tree) {

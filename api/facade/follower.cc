@@ -255,6 +255,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   eo.durability = po.durability;
   eo.checkpoint_every = po.checkpoint_every;
   eo.latency_sample_every = po.latency_sample_every;
+  eo.event_clock = po.event_clock;
   auto log = AdoptEventLog(eo, store_->Release(), store_->meta().resource_names, applied_,
                            ckpts->empty() ? 0 : ckpts->back());
   if (!log.ok()) return fail(log.status());

@@ -169,6 +169,17 @@ HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options,
    of two, 1 = every call, 0 = none. Default 16. */
 HDRF_EXPORT hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options,
                                                             uint32_t every, char** errptr);
+/* The time logged with each event of a store (docs/storage.md "Event
+   times"): fn(user) returns microseconds since the Unix epoch. It is called
+   once per logged event, in sequence order, under the event log's lock, so
+   it must be fast, must not call into the engine, and should not decrease;
+   an embedder passes the platform's event time this way (for example a
+   variable it sets before each call). fn NULL (the default): the host's
+   clock. `user` is passed as is and must outlive the engines created with
+   these options. */
+typedef int64_t (*hdrf_clock_fn)(void* user);
+HDRF_EXPORT hdrf_code hdrf_options_set_event_clock(hdrf_options_t* options, hdrf_clock_fn fn,
+                                                   void* user, char** errptr);
 
 /* ---- queue and job descriptions ----------------------------------------
 

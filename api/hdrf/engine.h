@@ -89,7 +89,19 @@ struct EngineOptions {
   // kAlways and kNever as named. Default: kAuto.
   enum class BatchGrouping { kAuto, kAlways, kNever };
   BatchGrouping batch_grouping = BatchGrouping::kAuto;
+  // With a store: the time logged with each event (docs/storage.md "Event
+  // times"), in microseconds since the Unix epoch. Called once per logged
+  // event, in sequence order, under the event log's lock: it must be fast,
+  // must not call into the engine, and should not decrease. An embedder
+  // passes its own event time this way (the platform's timestamp, or a
+  // virtual clock as `hdrf simulate --db` does). Default: empty, the host's
+  // clock (HostClockMicros).
+  std::function<int64_t()> event_clock;
 };
+
+// The host's clock as logged events carry it: microseconds since the Unix
+// epoch (CLOCK_REALTIME).
+int64_t HostClockMicros();
 
 // What Engine::Open did to rebuild the state (zeros for Create).
 struct RecoveryStats {
@@ -123,6 +135,7 @@ struct PromoteOptions {
   Durability durability = Durability::kSync;
   uint64_t checkpoint_every = 1000000;
   uint32_t latency_sample_every = 16;
+  std::function<int64_t()> event_clock;
 };
 
 // A handle for fast event calls; valid until the job is removed.

@@ -121,6 +121,14 @@ struct SimulateOptions {
   // evicted at the instant (a plan that crosses it is applied whole; 0
   // applies none). Default: unset (no limit).
   std::optional<int64_t> reclaim_budget;
+  // Write the simulation's events into a new store in this directory
+  // (`hdrf simulate --db`, docs/simulate_import.md): each logged event
+  // carries its virtual time as its event time (docs/storage.md "Event
+  // times": virtual ms x 1000 microseconds, the virtual clock's 0 being the
+  // Unix epoch). Durability async, synced at the end; no checkpoint but the
+  // one at the end, so the whole log is kept. The directory must not hold a
+  // store. Default: "" (memory only).
+  std::string db_path;
 };
 
 // Wait (first_start - arrival) statistics over a set of started jobs, in

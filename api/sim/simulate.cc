@@ -123,8 +123,11 @@ class Simulator {
         stats_(eng.Queues(), eng.Total(), o), shapes_(R_), free_(eng.Total()), nodes_(nodes) {}
 
   Status Run(SimulateResult* res);
+  // With SimulateOptions::db_path: the engine's event clock reads *clock_ms.
+  void set_clock(int64_t* clock_ms) { clock_ms_ = clock_ms; }
 
  private:
+  int64_t* clock_ms_ = nullptr;
   Status Complete(int64_t t);
   void Arrive(int64_t t, uint32_t i);
   Status Fill(int64_t t);
@@ -580,6 +583,7 @@ Status Simulator::Run(SimulateResult* res) {
   while ((DropCancelled(), next < n || !calendar_.empty())) {
     t = next < n ? w_.jobs[order[next]].arrival_ms : INT64_MAX;
     if (!calendar_.empty()) t = std::min(t, calendar_.top().end);
+    if (clock_ms_) *clock_ms_ = t;
     ++instants;
     stats_.BeginInstant(t);
     HDRF_RETURN_IF_ERROR(Complete(t));
@@ -670,8 +674,19 @@ StatusOr<SimulateResult> Simulate(const ResourceAmounts& cluster, const std::vec
     nodes->SetDominanceTotals(res.total);
     res.nodes = static_cast<int64_t>(nodes->size());
   }
+  int64_t virtual_ms = 0;  // the store's event clock
+  if (!options.db_path.empty()) {  // only now: bad input leaves no store behind
+    eo.db_path = options.db_path;
+    eo.durability = Durability::kAsync;  // synced once, at Close
+    eo.checkpoint_every = 0;             // the whole log is kept
+    eo.event_clock = [&virtual_ms] { return virtual_ms * 1000; };
+    eng = Engine::Create(cluster, queues, eo);
+    if (!eng.ok()) return eng.status();
+  }
   Simulator sim(**eng, workload, options, nodes ? &*nodes : nullptr);
+  sim.set_clock(&virtual_ms);
   HDRF_RETURN_IF_ERROR(sim.Run(&res));
+  if (!options.db_path.empty()) HDRF_RETURN_IF_ERROR((*eng)->Close());
   res.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

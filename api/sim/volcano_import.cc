@@ -60,9 +60,9 @@ int64_t DaysInMonth(int64_t y, int64_t m) {
   return m == 2 && leap ? 29 : kDays[m - 1];
 }
 
-// RFC 3339 ("2025-08-26T09:00:00Z", "...00.250+08:00") to Unix ms (the
-// fraction cut to whole milliseconds).
-StatusOr<int64_t> ParseTimestamp(const std::string& s) {
+}  // namespace
+
+StatusOr<int64_t> ParseRfc3339Micros(const std::string& s) {
   auto digits = [&](size_t pos, size_t n, int64_t* v) {
     if (pos + n > s.size()) return false;
     *v = 0;
@@ -80,15 +80,15 @@ StatusOr<int64_t> ParseTimestamp(const std::string& s) {
     return bad;
   if (M < 1 || M > 12 || D < 1 || D > DaysInMonth(Y, M) || h > 23 || m > 59 || sec > 60) return bad;
   size_t pos = 19;
-  int64_t ms = 0;
+  int64_t us = 0;
   if (s[pos] == '.') {
     size_t n = 0;
     while (pos + 1 + n < s.size() && s[pos + 1 + n] >= '0' && s[pos + 1 + n] <= '9') {
-      if (n < 3) ms = ms * 10 + (s[pos + 1 + n] - '0');
+      if (n < 6) us = us * 10 + (s[pos + 1 + n] - '0');
       ++n;
     }
     if (n == 0) return bad;
-    for (size_t k = n; k < 3; ++k) ms *= 10;
+    for (size_t k = n; k < 6; ++k) us *= 10;
     pos += 1 + n;
   }
   int64_t offset = 0;
@@ -100,7 +100,15 @@ StatusOr<int64_t> ParseTimestamp(const std::string& s) {
   } else {
     return bad;
   }
-  return ((DaysFromCivil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec) - offset) * 1000 + ms;
+  return ((DaysFromCivil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec) - offset) * 1000000 + us;
+}
+
+namespace {
+
+// RFC 3339 to Unix ms (the fraction cut to whole milliseconds).
+StatusOr<int64_t> ParseTimestamp(const std::string& s) {
+  HDRF_ASSIGN_OR_RETURN(const int64_t us, ParseRfc3339Micros(s));
+  return us >= 0 ? us / 1000 : -((-us + 999) / 1000);
 }
 
 struct Event {

@@ -11,10 +11,9 @@
 namespace hdrf::ref {
 namespace detail {
 
-// Queue order of §5 on the state `m`.
-int CompareQueuesIn(const Model& m, const std::string& a, const std::string& b) {
+// Queue order of §5 on the state `m`, whose derived values are `v`.
+int CompareQueuesIn(const Model& m, const View& v, const std::string& a, const std::string& b) {
   if (m.FindQueue(a) == nullptr || m.FindQueue(b) == nullptr) return 0;
-  const View v(m);
   const std::vector<std::string> pa = PathFromRoot(a);
   const std::vector<std::string> pb = PathFromRoot(b);
   // First level where the paths differ.
@@ -144,7 +143,7 @@ StatusOr<std::vector<bool>> Decide(const Model& m, const std::string& actor,
 }  // namespace detail
 
 int ReferenceModel::CompareQueues(const std::string& a, const std::string& b) const {
-  return detail::CompareQueuesIn(s_->m, a, b);
+  return detail::CompareQueuesIn(s_->m, s_->CurrentView(), a, b);
 }
 
 StatusOr<std::vector<bool>> ReferenceModel::Preemptable(const std::string& preemptor,

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -136,13 +137,18 @@ struct Model {
     return nullptr;
   }
 
-  // Direct child queues, in name order.
+  // Direct child queues, in name order. The map is ordered by path, so the
+  // queues under `path` are the run of keys that start with "path/"; among
+  // them, direct children (no further '/') come in name order because they
+  // share that prefix.
   std::vector<std::string> ChildQueues(const std::string& path) const {
     std::vector<std::string> out;
-    for (const auto& [p, q] : queues)
-      if (ParentOf(p) == path) out.push_back(p);
-    std::sort(out.begin(), out.end(),
-              [](const std::string& a, const std::string& b) { return NameOf(a) < NameOf(b); });
+    const std::string prefix = path + "/";
+    for (auto it = queues.lower_bound(prefix); it != queues.end(); ++it) {
+      const std::string& p = it->first;
+      if (p.compare(0, prefix.size(), prefix) != 0) break;
+      if (p.find('/', prefix.size()) == std::string::npos) out.push_back(p);
+    }
     return out;
   }
 
@@ -348,6 +354,15 @@ bool Permitted(const Model& s, const Job& taker, const Vec& d, const Job& victim
 
 struct ReferenceModel::State {
   detail::Model m;
+  // The derived values of `m`, built on first use by a query and dropped by
+  // every event (ReferenceModel::Mutable), so the queries made between two
+  // events (views, order, next step) recompute them once, not each.
+  mutable std::unique_ptr<detail::View> view;
+
+  const detail::View& CurrentView() const {
+    if (!view) view = std::make_unique<detail::View>(m);
+    return *view;
+  }
 };
 
 }  // namespace hdrf::ref

@@ -134,14 +134,19 @@ StatusOr<std::unique_ptr<ReferenceModel>> ReferenceModel::Create(
   return rm;
 }
 
-Status ReferenceModel::CreateQueue(const QueueSpec& q) { return detail::CreateQueueIn(s_->m, q); }
+detail::Model& ReferenceModel::Mutable() {
+  s_->view.reset();
+  return s_->m;
+}
+
+Status ReferenceModel::CreateQueue(const QueueSpec& q) { return detail::CreateQueueIn(Mutable(), q); }
 
 Status ReferenceModel::UpdateQueue(const QueueSpec& q) {
-  return detail::UpdateQueueIn(s_->m, q, /*with_state=*/false);
+  return detail::UpdateQueueIn(Mutable(), q, /*with_state=*/false);
 }
 
 Status ReferenceModel::SetQueueState(const std::string& path, QueueState state) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   if (m.FindQueue(path) == nullptr) return Status::NotFound("queue " + path + ": does not exist");
   if (state == QueueState::kOpen) {
     // Opening applies to the queue alone, refused while the parent is not open.
@@ -159,7 +164,7 @@ Status ReferenceModel::SetQueueState(const std::string& path, QueueState state) 
 }
 
 Status ReferenceModel::DeleteQueue(const std::string& path) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   if (path == detail::kRoot) return Status::InvalidArgument("queue root: cannot be deleted");
   const Queue* q = m.FindQueue(path);
   if (q == nullptr) return Status::NotFound("queue " + path + ": does not exist");
@@ -179,7 +184,7 @@ Status ReferenceModel::DeleteQueue(const std::string& path) {
 }
 
 StatusOr<std::string> ReferenceModel::Submit(const JobSpec& spec) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   const std::string& name = spec.name;
   if (name.empty()) return Status::InvalidArgument("job: empty name");
   if (m.FindJob(name) != nullptr) return Status::AlreadyExists("job " + name + ": already exists");
@@ -252,7 +257,7 @@ StatusOr<std::string> ReferenceModel::Submit(const JobSpec& spec) {
 }
 
 Status ReferenceModel::Remove(const std::string& job) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   for (auto it = m.jobs.begin(); it != m.jobs.end(); ++it) {
     if (it->name == job) {
       m.jobs.erase(it);
@@ -264,7 +269,7 @@ Status ReferenceModel::Remove(const std::string& job) {
 }
 
 Status ReferenceModel::Allocate(const std::string& job, int64_t n) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   Job* j = m.FindJob(job);
   if (j == nullptr) return Status::NotFound("job " + job + ": does not exist");
   if (n < 1) return Status::InvalidArgument("job " + job + ": allocate count below 1");
@@ -287,7 +292,7 @@ Status ReferenceModel::Allocate(const std::string& job, int64_t n) {
 }
 
 Status ReferenceModel::Release(const std::string& job, int64_t n) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   Job* j = m.FindJob(job);
   if (j == nullptr) return Status::NotFound("job " + job + ": does not exist");
   if (n < 1) return Status::InvalidArgument("job " + job + ": release count below 1");
@@ -301,7 +306,7 @@ Status ReferenceModel::Release(const std::string& job, int64_t n) {
 }
 
 Status ReferenceModel::Finish(const std::string& job, int64_t n) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   Job* j = m.FindJob(job);
   if (j == nullptr) return Status::NotFound("job " + job + ": does not exist");
   if (n < 1) return Status::InvalidArgument("job " + job + ": finish count below 1");
@@ -316,7 +321,7 @@ Status ReferenceModel::Finish(const std::string& job, int64_t n) {
 }
 
 Status ReferenceModel::SetCapacity(const ResourceAmounts& cluster) {
-  Model& m = s_->m;
+  Model& m = Mutable();
   if (cluster.size() != m.res.size())
     return Status::InvalidArgument("cluster: capacity must name the same resources");
   detail::Vec total;
@@ -334,7 +339,7 @@ std::optional<std::string> ReferenceModel::PickNext() const { return PickNext({}
 
 std::optional<std::string> ReferenceModel::PickNext(const std::set<std::string>& excluded) const {
   const Model& m = s_->m;
-  const View v(m);
+  const View& v = s_->CurrentView();
   std::string q = detail::kRoot;
   if (!v.SubtreeHasSchedulable(q, excluded)) return std::nullopt;
   // 1. Descend from root by the smallest key among the children that have a
@@ -365,7 +370,7 @@ std::optional<std::string> ReferenceModel::PickNext(const std::set<std::string>&
 std::optional<std::string> ReferenceModel::Step() {
   auto name = PickNext();
   if (!name.has_value()) return std::nullopt;
-  Job* j = s_->m.FindJob(*name);
+  Job* j = Mutable().FindJob(*name);
   // §14: a job holding no task starts with its gang size m at once (one
   // step); m tasks fit (§6 with m·task), so nothing is over-allocated.
   j->allocated += View::StepTasks(*j);
@@ -383,7 +388,7 @@ std::vector<std::string> ReferenceModel::ResourceNames() const { return s_->m.re
 
 std::vector<RefNodeView> ReferenceModel::Queues() const {
   const Model& m = s_->m;
-  const View v(m);
+  const View& v = s_->CurrentView();
   std::vector<RefNodeView> out;
   for (const auto& [p, q] : m.queues) {
     const detail::NodeValue& nv = v.QueueValue(p);
@@ -400,7 +405,7 @@ std::vector<RefNodeView> ReferenceModel::Queues() const {
 
 std::vector<RefJobView> ReferenceModel::Jobs() const {
   const Model& m = s_->m;
-  const View v(m);
+  const View& v = s_->CurrentView();
   std::vector<RefJobView> out;
   for (const auto& j : m.jobs) {
     RefJobView jv;

@@ -27,6 +27,10 @@
 
 namespace hdrf::ref {
 
+namespace detail {
+struct Model;
+}  // namespace detail
+
 // Derived values of one node (queue or job) under the current state.
 struct RefNodeView {
   std::string name;            // queue path ("root/a/b") or job name
@@ -152,6 +156,8 @@ class ReferenceModel {
  private:
   ReferenceModel();
   struct State;
+  // The state for an event to change: drops the cached derived values.
+  detail::Model& Mutable();
   std::unique_ptr<State> s_;
 };
 

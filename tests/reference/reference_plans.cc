@@ -200,7 +200,7 @@ StatusOr<RefPlan> ReferenceModel::Plan(const std::string& job, PlanMode mode,
 // unallocated tasks), is stale: Aborted, like an entry that no longer
 // replays. Pending jobs are re-examined (§12) once, after the whole change.
 Status ReferenceModel::ApplyPlan(const RefPlan& plan) {
-  detail::Model& m = s_->m;
+  detail::Model& m = Mutable();
   if (!plan.fits) return Status::FailedPrecondition("plan for job " + plan.job + ": it does not fit");
   const detail::Job* j = m.FindJob(plan.job);
   if (j == nullptr) return Status::NotFound("job " + plan.job + ": does not exist");
