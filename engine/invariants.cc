@@ -10,8 +10,14 @@
 namespace hdrf::engine {
 
 Status Tree::CheckInvariants(double tol) const {
-  // Raw sums.
-  std::vector<std::vector<int64_t>> usage(queues_.size(), std::vector<int64_t>(R_, 0));
+  std::vector<std::vector<int64_t>> usage;
+  HDRF_RETURN_IF_ERROR(CheckRawSums(&usage));
+  return CheckViews(usage, tol);
+}
+
+Status Tree::CheckRawSums(std::vector<std::vector<int64_t>>* usage_out) const {
+  std::vector<std::vector<int64_t>>& usage = *usage_out;
+  usage.assign(queues_.size(), std::vector<int64_t>(R_, 0));
   std::vector<int64_t> free = total_;
   for (JobId id = 0; id < jobs_.size(); ++id) {
     const Job& j = jobs_[id];
@@ -47,7 +53,12 @@ Status Tree::CheckInvariants(double tol) const {
   for (QueueId q = 0; q < queues_.size(); ++q)
     if (queues_[q].alive && inq[q] != queues_[q].inqueue_min)
       return Status::Internal("inqueue_min of " + queues_[q].path + " is stale");
+  return Status::Ok();
+}
 
+Status Tree::CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const {
+  ResMask sat = saturated_;  // equal to the sums' (CheckRawSums)
+  const std::vector<int64_t>& free = free_;
   // held_back(Q) from its definition.
   auto held_back = [&](QueueId leaf) {
     std::vector<int64_t> hb(R_, 0);

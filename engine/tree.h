@@ -24,7 +24,7 @@
 //   * The caller holds, for the whole local call, a shared lock that keeps
 //     exclusive calls out, plus the job's shard lock (ShardOf). Local calls
 //     on different shards then run in parallel; api/Engine does this with
-//     engine/shard_lock.h.
+//     base/shard_lock.h.
 //   * Anything with an effect beyond the subtree (a resource filling or
 //     freeing, held-back guarantees, the enqueue gate, a capacity of the
 //     root, a lease too small) is not done locally: *escalate is set,
@@ -489,6 +489,11 @@ class Tree {
   // children's bounds.
   void TightenWaitBound(QueueId q, const int64_t* visited_min) const;
   Status CheckWaitBound(QueueId leaf) const;
+  // CheckInvariants' two halves (engine/invariants.cc): the raw sums
+  // (usage per queue, free, saturation, min_task, inqueue_min), whose
+  // usage it returns; then every view recomputed from them.
+  Status CheckRawSums(std::vector<std::vector<int64_t>>* usage) const;
+  Status CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const;
 
   std::vector<std::string> names_;
   int R_ = 0;

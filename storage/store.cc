@@ -12,11 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <set>
 #include <string_view>
 #include <system_error>
 
+#include "base/mutex.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
@@ -45,13 +45,13 @@ class CapturingLogger : public rocksdb::Logger {
                              line.find("Corruption") != std::string::npos ||
                              line.find("dropping") != std::string::npos;
     if (!interesting) return;
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (lines_.size() >= 64) lines_.erase(lines_.begin());
     lines_.push_back(std::move(line));
   }
   // The last captured line that names a file of the store.
   std::string Hint() {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     for (auto it = lines_.rbegin(); it != lines_.rend(); ++it)
       if (it->find(".log") != std::string::npos || it->find(".sst") != std::string::npos ||
           it->find("MANIFEST") != std::string::npos)
@@ -60,8 +60,8 @@ class CapturingLogger : public rocksdb::Logger {
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
+  base::Mutex mu_;
+  std::vector<std::string> lines_ GUARDED_BY(mu_);
 };
 
 // RocksDB's "Missing WAL with log number: N" at open: the MANIFEST names a

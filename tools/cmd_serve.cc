@@ -8,15 +8,14 @@
 #include <cerrno>
 #include <cmath>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "base/mutex.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/serve_conn.h"
@@ -57,24 +56,30 @@ struct Flags {
 class Stop {
  public:
   void Request() {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     requested_ = true;
     cv_.notify_all();
   }
   bool requested() {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     return requested_;
   }
   // Waits up to `seconds`; true when a stop was requested.
   bool WaitFor(double seconds) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return requested_; });
+    // cv_.wait_for(lock, seconds, [this] { return requested_; }), written
+    // out as libstdc++ does (the analysis checks a lambda on its own).
+    base::MutexLock lock(mu_);
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::ceil<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    while (!requested_)
+      if (lock.WaitUntil(cv_, until) == std::cv_status::timeout) return requested_;
+    return true;
   }
 
  private:
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable cv_;
-  bool requested_ = false;  // guarded by mu_
+  bool requested_ GUARDED_BY(mu_) = false;
 };
 
 // Takes SIGINT and SIGTERM (blocked in every thread) with sigtimedwait and

@@ -11,11 +11,12 @@
 #include <condition_variable>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace hdrf::tools {
 namespace {
@@ -172,7 +173,7 @@ class ConnectionTable {
 
   // Registers `fd` of `client`; "" when admitted, else why not.
   std::string Admit(int fd, const std::string& client) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (stopping_) return "the server is stopping";
     auto mine = clients_.find(client);
     if (mine != clients_.end() && mine->second >= limits_.per_client && !EvictOldest(&client))
@@ -187,7 +188,7 @@ class ConnectionTable {
   // False once the server stops or the connection was evicted (then it
   // ends): a connection that starts waiting after Stop() is not left waiting.
   bool Set(int fd, State s) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     Entry& e = conns_.at(fd);
     e.state = s;
     e.since = Clock::now();
@@ -195,7 +196,7 @@ class ConnectionTable {
   }
   // Forgets `fd`; the caller closes it after this.
   void Remove(int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     auto it = conns_.find(fd);
     if (it == conns_.end()) return;
     if (!it->second.evicted) Forget(it->second);
@@ -203,13 +204,13 @@ class ConnectionTable {
   }
   // No new connections; the waiting ones are closed.
   void Stop() {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
     for (auto& [fd, e] : conns_)
       if (e.state == State::kWaiting && !e.evicted) Evict(fd, e);
   }
   bool stopping() {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     return stopping_;
   }
 
@@ -221,19 +222,19 @@ class ConnectionTable {
     bool evicted;
   };
 
-  void Forget(const Entry& e) {
+  void Forget(const Entry& e) REQUIRES(mu_) {
     if (--clients_[e.client] == 0) clients_.erase(e.client);
     --live_;
   }
   // Shuts `fd` down (its thread sees the end and closes it) and stops
   // counting it.
-  void Evict(int fd, Entry& e) {
+  void Evict(int fd, Entry& e) REQUIRES(mu_) {
     ::shutdown(fd, SHUT_RDWR);
     e.evicted = true;
     Forget(e);
   }
   // Evicts the connection waiting longest (of `client` when not null).
-  bool EvictOldest(const std::string* client) {
+  bool EvictOldest(const std::string* client) REQUIRES(mu_) {
     std::pair<const int, Entry>* oldest = nullptr;
     for (auto& kv : conns_) {
       const Entry& e = kv.second;
@@ -246,11 +247,11 @@ class ConnectionTable {
   }
 
   const ConnectionLimits& limits_;
-  mutable std::mutex mu_;
-  std::unordered_map<int, Entry> conns_;                // guarded by mu_
-  std::unordered_map<std::string, size_t> clients_;    // guarded by mu_; live connections per client
-  size_t live_ = 0;                                     // guarded by mu_
-  bool stopping_ = false;                               // guarded by mu_
+  mutable base::Mutex mu_;
+  std::unordered_map<int, Entry> conns_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, size_t> clients_ GUARDED_BY(mu_);  // live connections per client
+  size_t live_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 namespace {
@@ -264,9 +265,9 @@ class ConnectionThreads : public httplib::TaskQueue {
 
   void enqueue(std::function<void()> fn) override {
     Reap();
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (threads_.size() >= max_) {
-      lock.unlock();
+      lock.Unlock();
       t_no_thread = true;
       fn();
       t_no_thread = false;
@@ -275,16 +276,16 @@ class ConnectionThreads : public httplib::TaskQueue {
     const uint64_t id = next_++;
     threads_.emplace(id, std::thread([this, id, fn = std::move(fn)] {
                        fn();
-                       std::lock_guard<std::mutex> l(mu_);
+                       base::MutexLock l(mu_);
                        done_.push_back(id);
                        cv_.notify_all();
                      }));
   }
   void shutdown() override {
     table_->Stop();
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return done_.size() == threads_.size(); });
-    lock.unlock();
+    base::MutexLock lock(mu_);
+    while (done_.size() != threads_.size()) lock.Wait(cv_);
+    lock.Unlock();
     Reap();
   }
 
@@ -292,7 +293,7 @@ class ConnectionThreads : public httplib::TaskQueue {
   void Reap() {
     std::vector<std::thread> finished;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      base::MutexLock lock(mu_);
       for (uint64_t id : done_) {
         auto it = threads_.find(id);
         finished.push_back(std::move(it->second));
@@ -305,11 +306,11 @@ class ConnectionThreads : public httplib::TaskQueue {
 
   const size_t max_;
   ConnectionTable* const table_;
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable cv_;
-  std::map<uint64_t, std::thread> threads_;  // guarded by mu_
-  std::vector<uint64_t> done_;               // guarded by mu_; finished, not joined yet
-  uint64_t next_ = 0;                        // guarded by mu_
+  std::map<uint64_t, std::thread> threads_ GUARDED_BY(mu_);
+  std::vector<uint64_t> done_ GUARDED_BY(mu_);  // finished, not joined yet
+  uint64_t next_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

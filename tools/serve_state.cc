@@ -29,7 +29,7 @@ void ServeState::Tick() {
   const TreeSnapshot tree = TakeTreeSnapshot(*eng);
   for (const QueueInfo& q : tree.queues)
     if (q.depth == 1) sample.queues.push_back({q.path, {UsageShare(q, tree.total), q.share}});
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (s.ok()) {
     refreshed_ms_ = sample.time_ms;
     refresh_error_.clear();
@@ -45,7 +45,7 @@ std::string ServeState::Metrics() const {
   std::string text = MetricsText(*eng);
   int64_t refreshed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     refreshed = refreshed_ms_;
   }
   text +=
@@ -66,7 +66,7 @@ StatusOr<nlohmann::json> ServeState::Queues(const QueueFilter& filter) const {
   j["job_count"] = eng->job_count();
   j["queue_count"] = eng->queue_count();
   j["time_ms"] = NowMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   j["refreshed_ms"] = refreshed_ms_;
   j["refresh_error"] = refresh_error_.empty() ? nlohmann::json(nullptr) : nlohmann::json(refresh_error_);
   return j;
@@ -74,7 +74,7 @@ StatusOr<nlohmann::json> ServeState::Queues(const QueueFilter& filter) const {
 
 nlohmann::json ServeState::History(int64_t since_ms) const {
   nlohmann::json samples = nlohmann::json::array();
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   for (const Sample& s : samples_) {
     if (s.time_ms <= since_ms) continue;
     nlohmann::json queues = nlohmann::json::object();

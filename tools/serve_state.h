@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/mutex.h"
 #include "hdrf/status.h"
 #include "tools/serve_source.h"
 #include "tools/serve_tree.h"
@@ -57,10 +57,10 @@ class ServeState {
   const std::unique_ptr<ServeSource> source_;
   const std::string db_;
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::deque<Sample> samples_;   // guarded by mu_
-  int64_t refreshed_ms_ = 0;     // guarded by mu_; last successful refresh (or the open)
-  std::string refresh_error_;    // guarded by mu_; "" after a successful refresh
+  mutable base::Mutex mu_;
+  std::deque<Sample> samples_ GUARDED_BY(mu_);
+  int64_t refreshed_ms_ GUARDED_BY(mu_) = 0;  // last successful refresh (or the open)
+  std::string refresh_error_ GUARDED_BY(mu_);  // "" after a successful refresh
 };
 
 // Milliseconds since the Unix epoch.

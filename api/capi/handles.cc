@@ -15,10 +15,11 @@
 #include <atomic>
 #include <cstdio>
 #include <deque>
-#include <mutex>
+#include <mutex>  // std::call_once
 
 #include "api/capi/capi_internal.h"
-#include "engine/shard_lock.h"
+#include "base/mutex.h"
+#include "base/shard_lock.h"
 
 namespace hdrf::capi {
 namespace {
@@ -30,20 +31,20 @@ constexpr uint32_t kMaxGen = static_cast<uint32_t>(kSpan / 8) - 1;
 constexpr uintptr_t kRegion = kSpan * kMaxEngines;       // 4 GiB, never committed
 
 struct Slot {
-  engine::BigReaderLock gate;
+  base::BigReaderLock gate;
   // Written under gate exclusive; read under gate shared (atomic so that
   // a reader's load is never a data race with a later writer).
   std::atomic<uint32_t> gen{0};
-  std::unique_ptr<Engine> engine;  // guarded by gate; null: free or destroyed
-  bool closed = false;             // guarded by gate
+  std::unique_ptr<Engine> engine GUARDED_BY(gate);  // null: free or destroyed
+  bool closed GUARDED_BY(gate) = false;
 };
 
 struct Table {
   uintptr_t base = 0;                             // 0: the reservation failed
   std::atomic<Slot*> slots[kMaxEngines] = {};     // set once, never freed
-  std::mutex mu;                                  // guards free and next_unused
-  std::deque<uint32_t> free;                      // slots of destroyed engines
-  uint32_t next_unused = 0;
+  base::Mutex mu;
+  std::deque<uint32_t> free GUARDED_BY(mu);       // slots of destroyed engines
+  uint32_t next_unused GUARDED_BY(mu) = 0;
 };
 
 // Made by the first create, never destroyed (handles stay checkable until
@@ -88,7 +89,7 @@ Status Decode(const hdrf_engine_t* h, Slot** slot, uint32_t* index, uint32_t* ge
 }
 
 // Under the slot's gate (either mode): is `gen` its live engine?
-Status CheckLive(const hdrf_engine_t* h, const Slot& s, uint32_t gen) {
+Status CheckLive(const hdrf_engine_t* h, const Slot& s, uint32_t gen) REQUIRES_SHARED(s.gate) {
   const uint32_t cur = s.gen.load(std::memory_order_relaxed);
   if (gen > cur) return NotAHandle(h);
   if (gen < cur || !s.engine) return Destroyed(h);
@@ -131,7 +132,7 @@ Status MakeHandle(std::unique_ptr<Engine> engine, hdrf_engine_t** out) {
                             std::to_string(kRegion >> 30) + " GiB, PROT_NONE, refused)");
   uint32_t index;
   {
-    std::lock_guard<std::mutex> l(t->mu);
+    base::MutexLock l(t->mu);
     if (!t->free.empty()) {
       index = t->free.front();
       t->free.pop_front();
@@ -150,7 +151,7 @@ Status MakeHandle(std::unique_ptr<Engine> engine, hdrf_engine_t** out) {
   }
   uint32_t gen;
   {
-    std::unique_lock<engine::BigReaderLock> l(s->gate);
+    base::LockGuard<base::BigReaderLock> l(s->gate);
     gen = s->gen.load(std::memory_order_relaxed) + 1;
     s->gen.store(gen, std::memory_order_relaxed);
     s->engine = std::move(engine);
@@ -164,7 +165,7 @@ Status CloseHandle(hdrf_engine_t* h) {
   Slot* s;
   uint32_t index, gen;
   HDRF_RETURN_IF_ERROR(Decode(h, &s, &index, &gen));
-  std::unique_lock<engine::BigReaderLock> l(s->gate);
+  base::LockGuard<base::BigReaderLock> l(s->gate);
   HDRF_RETURN_IF_ERROR(CheckLive(h, *s, gen));
   if (s->closed) return Status::FailedPrecondition("engine is closed already");
   s->closed = true;
@@ -179,7 +180,7 @@ Status DestroyHandle(hdrf_engine_t* h) {
   std::unique_ptr<Engine> engine;
   bool was_closed;
   {
-    std::unique_lock<engine::BigReaderLock> l(s->gate);
+    base::LockGuard<base::BigReaderLock> l(s->gate);
     HDRF_RETURN_IF_ERROR(CheckLive(h, *s, gen));
     engine = std::move(s->engine);
     was_closed = s->closed;
@@ -189,7 +190,7 @@ Status DestroyHandle(hdrf_engine_t* h) {
   engine.reset();
   if (gen < kMaxGen) {
     Table* t = g_table.load(std::memory_order_acquire);
-    std::lock_guard<std::mutex> l(t->mu);
+    base::MutexLock l(t->mu);
     t->free.push_back(index);
   }
   return st;

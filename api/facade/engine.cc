@@ -65,14 +65,17 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
   if (!tree.ok()) return tree.status();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->tree = std::move(tree).value();
-  if (options.reserve_jobs > 0) {
-    impl->tree->ReserveJobs(options.reserve_jobs);
-  }
-  if (!options.db_path.empty()) {
-    auto log = CreateEventLog(options, *impl->tree);
-    if (!log.ok()) return log.status();
-    impl->log = std::move(log).value();
+  {
+    base::LockGuard<base::BigReaderLock> unshared(impl->rw);  // no other thread yet: for the analysis
+    impl->tree = std::move(tree).value();
+    if (options.reserve_jobs > 0) {
+      impl->tree->ReserveJobs(options.reserve_jobs);
+    }
+    if (!options.db_path.empty()) {
+      auto log = CreateEventLog(options, *impl->tree);
+      if (!log.ok()) return log.status();
+      impl->log = std::move(log).value();
+    }
   }
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
@@ -84,8 +87,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   if (!rec.ok()) return rec.status();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->tree = std::move(rec->tree);
-  impl->last_seq = rec->last_seq;
+  {
+    base::LockGuard<base::BigReaderLock> unshared(impl->rw);  // no other thread yet: for the analysis
+    impl->tree = std::move(rec->tree);
+    impl->last_seq = rec->last_seq;
+  }
   impl->log = std::move(rec->log);
   impl->recovery = rec->stats;
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
@@ -209,7 +215,7 @@ Status ApplyTask(engine::Tree& t, Event::Type type, JobId id, int64_t n) {
 Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) {
   bool escalate = false;
   {
-    std::shared_lock<engine::BigReaderLock> shared(rw);
+    base::SharedLockGuard<base::BigReaderLock> shared(rw);
     // The job's lines, then its leaf's, then their buffers and heap entry,
     // each as soon as its address is known, so that the misses of one
     // stage come together (PrefetchAhead does the same for batches).
@@ -219,7 +225,7 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
     HDRF_RETURN_IF_ERROR(Writable());
     const int s = tree->ShardOf(job.id);
     tree->PrefetchPath(job.id, 1);
-    std::lock_guard<engine::SpinLock> lock(shards[s].mu);
+    base::LockGuard<base::SpinLock> lock(shards[s].mu);
     HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
                              ? tree->LocalAllocate(job.id, n, &escalate)
                              : tree->LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));
@@ -230,8 +236,8 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
         return Status::Ok();
       }
       const Event e = Event::Task(type, job.seq, n);
-      std::lock_guard<std::mutex> seq_lock(seq_mu);
-      *seq = ++last_seq;
+      base::MutexLock seq_lock(seq_mu);
+      *seq = ++LastSeqLocal();
       log->Enqueue(*seq, e);
       return Status::Ok();
     }
@@ -320,7 +326,8 @@ struct BatchState {
 // Task op `op` (its ref checked) on the shard path; the caller holds `rw`
 // shared and shard s's lock. Returns false, having changed nothing, when
 // the op must escalate.
-bool ApplyLocalOp(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp& op, int s, BatchState& b) {
+bool ApplyLocalOp(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp& op, int s, BatchState& b)
+    REQUIRES_SHARED(impl.rw) REQUIRES(impl.shards[s].mu) {
   bool escalate = false;
   const Status st = op.type == Event::Type::kAllocate
                         ? t.LocalAllocate(op.job.id, op.n, &escalate)
@@ -337,8 +344,8 @@ bool ApplyLocalOp(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp& op, i
     return true;
   }
   const Event e = Event::Task(op.type, op.job.seq, op.n);
-  std::lock_guard<std::mutex> seq_lock(impl.seq_mu);
-  b.seq = ++impl.last_seq;
+  base::MutexLock seq_lock(impl.seq_mu);
+  b.seq = ++impl.LastSeqLocal();
   impl.log->Enqueue(b.seq, e);
   return true;
 }
@@ -362,13 +369,13 @@ static_assert(engine::Tree::kShards < kNoShard, "shard numbers fit below kNoShar
 // when every one left is held, so that two threads grouping the same
 // shards do not queue behind each other shard by shard.
 template <typename Fn>
-void ForEachShardLocked(EngineImpl& impl, const int* shards, int n, Fn fn) {
+void ForEachShardLocked(EngineImpl& impl, const int* shards, int n, Fn fn) REQUIRES_SHARED(impl.rw) {
   int list[engine::Tree::kShards];
   std::copy(shards, shards + n, list);
   while (n > 0) {
     int left = 0;
     for (int p = 0; p < n; ++p) {
-      engine::SpinLock& mu = impl.shards[list[p]].mu;
+      base::SpinLock& mu = impl.shards[list[p]].mu;
       if (!mu.try_lock()) {
         list[left++] = list[p];
         continue;
@@ -377,7 +384,7 @@ void ForEachShardLocked(EngineImpl& impl, const int* shards, int n, Fn fn) {
       mu.unlock();
     }
     if (left == n) {
-      std::lock_guard<engine::SpinLock> lock(impl.shards[list[0]].mu);
+      base::LockGuard<base::SpinLock> lock(impl.shards[list[0]].mu);
       fn(list[0]);
       std::copy(list + 1, list + left, list);
       --left;
@@ -402,7 +409,7 @@ int NextWindowStart(int shards) {
 // *whole when no op of the window was left for fear of escalating. Its
 // arrays take about 36 KB of the caller's stack.
 size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops, size_t i, size_t n,
-                    BatchState& b, bool* whole) {
+                    BatchState& b, bool* whole) REQUIRES_SHARED(impl.rw) {
   *whole = false;
   constexpr int kShards = engine::Tree::kShards;
   // 1. The window and each op's shard (reading the job records, asked for
@@ -467,6 +474,10 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
   for (size_t k = 0; k < cut; ++k)
     if (shard[k] == kNoShard) b.Refuse(ops[i + k], CheckRef(t, ops[i + k].job));
   ForEachShardLocked(impl, shards_in, nshards, [&](int s) {
+    // The analysis checks a lambda on its own: it is told what
+    // ForEachShardLocked holds.
+    impl.rw.AssertReaderHeld();
+    impl.shards[s].mu.AssertHeld();
     t.ReturnReservation(s, reserved[s]);
     const uint16_t from = first[s], to = first[s + 1];
     for (uint16_t k = from; k < to && k < from + kAheadNode; ++k) {
@@ -489,7 +500,7 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
 // Under `rw` shared: applies ops[i..] through the shard path until one must
 // run alone; returns its index (n when none is left).
 size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t n, BatchState& b) {
-  std::shared_lock<engine::BigReaderLock> shared(impl.rw);
+  base::SharedLockGuard<base::BigReaderLock> shared(impl.rw);
   if (Status w = impl.Writable(); !w.ok()) {
     b.error = w;
     b.stopped_at = i;
@@ -528,7 +539,7 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
       continue;
     }
     const int s = t.ShardOf(op.job.id);
-    std::lock_guard<engine::SpinLock> lock(impl.shards[s].mu);
+    base::LockGuard<base::SpinLock> lock(impl.shards[s].mu);
     if (!ApplyLocalOp(impl, t, op, s, b)) return i;
     ++i;
   }
@@ -661,7 +672,7 @@ namespace {
 // The allocation of one task that a step picked, recorded in the log (the
 // caller holds the exclusive section); returns the record's sequence number
 // for the durability wait.
-StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef ref) {
+StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef ref) REQUIRES(impl.rw) {
   HDRF_RETURN_IF_ERROR(impl.Writable());
   const int64_t k = t.StepDemand(ref.id);  // a gang that holds no task: all m at once
   HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, k));
@@ -838,7 +849,7 @@ StatusOr<Explanation> Engine::Explain(std::string_view job) const {
 // submission numbers change only under the exclusive lock (engine_impl.h
 // "Name lookups").
 StatusOr<JobRef> Engine::FindJob(std::string_view name) const {
-  std::shared_lock<engine::BigReaderLock> l(impl_->rw);
+  base::SharedLockGuard<base::BigReaderLock> l(impl_->rw);
   const engine::Tree& t = *impl_->tree;
   HDRF_ASSIGN_OR_RETURN(JobId id, t.FindJob(name));
   return JobRef{id, t.job_seq(id)};

@@ -4,12 +4,12 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "hdrf/engine.h"
 #include "api/facade/engine_access.h"
-#include "engine/shard_lock.h"
+#include "base/mutex.h"
+#include "base/shard_lock.h"
 #include "engine/tree.h"
 
 namespace hdrf {
@@ -48,26 +48,30 @@ struct Engine::Impl {
   // A lock shard's lock and event count in one line: a local event writes
   // both, so with two threads writing the same shard one line moves
   // between their cores per event, not two.
-  struct alignas(engine::kCacheLine) Shard {
-    engine::SpinLock mu;
-    uint64_t events = 0;  // guarded by mu: local events without a store
+  struct alignas(base::kCacheLine) Shard {
+    base::SpinLock mu;
+    uint64_t events GUARDED_BY(mu) = 0;  // local events without a store (and rw exclusive: FoldShardEvents)
   };
 
   EngineOptions options;
-  mutable engine::BigReaderLock rw;
+  mutable base::BigReaderLock rw;
   mutable Shard shards[kShards];
-  std::mutex seq_mu;                   // with a store: local events' last_seq
-  std::unique_ptr<engine::Tree> tree;  // see "Thread safety"
-  uint64_t last_seq = 0;               // guarded by rw exclusive, or seq_mu under rw shared
-  std::unique_ptr<EventLog> log;       // null without a store
-  bool closed = false;                 // guarded by rw: Close() was called
+  base::Mutex seq_mu ACQUIRED_AFTER(rw);  // with a store: local events' last_seq
+  // See "Thread safety": rw shared to read, and to change a shard's part
+  // with the shard's lock; rw exclusive for anything else.
+  std::unique_ptr<engine::Tree> tree GUARDED_BY(rw) PT_GUARDED_BY(rw);
+  uint64_t last_seq GUARDED_BY(rw) = 0;  // or seq_mu under rw shared: LastSeqLocal
+  // Null without a store. Not GUARDED_BY: set before the engine is shared,
+  // or by a follower's Promote under rw exclusive (a follower has none).
+  std::unique_ptr<EventLog> log;
+  bool closed GUARDED_BY(rw) = false;  // Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
-  std::string follows;                 // guarded by rw: a follower's store; "" for a writer
+  std::string follows GUARDED_BY(rw);  // a follower's store; "" for a writer
   // ApplyTasks calls running now (any thread; relaxed). With more than one,
   // batches group their ops by shard (engine.cc "Shard-grouped windows").
   // Alone on its line: written twice per batch by every batching thread.
-  struct alignas(engine::kCacheLine) BatchCount {
+  struct alignas(base::kCacheLine) BatchCount {
     std::atomic<int> running{0};
   };
   BatchCount batches;
@@ -78,17 +82,34 @@ struct Engine::Impl {
   ~Impl();
 
   // Ok when events may be applied: not closed, and the log is healthy.
-  Status Writable() const;
+  Status Writable() const REQUIRES_SHARED(rw);
   // Applies `e` (already validated by the caller or not) under the
   // exclusive lock, logs it and assigns its sequence number. Defined in
   // engine.cc.
-  Status ApplyLocked(const Event& e, JobRef* submitted);
+  Status ApplyLocked(const Event& e, JobRef* submitted) REQUIRES(rw);
   // Allocate/Release/Finish through the shard path, escalating when needed;
   // *seq receives the event's sequence number (0 without a store).
-  Status TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq);
+  Status TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) EXCLUDES(rw);
   // Under the exclusive lock: the next sequence number, with the event
   // logged when there is a store.
-  uint64_t RecordLocked(const Event* e);
+  uint64_t RecordLocked(const Event* e) REQUIRES(rw);
+  // last_seq for a local event: under rw shared, seq_mu stands in for the
+  // exclusive lock (it orders the local events among themselves, and an
+  // exclusive holder excludes them all). The analysis knows one guard per
+  // field, so this accessor is where it is told so.
+  uint64_t& LastSeqLocal() REQUIRES_SHARED(rw) REQUIRES(seq_mu) NO_THREAD_SAFETY_ANALYSIS { return last_seq; }
+  // Under rw exclusive: folds the local events counted in the shards in use
+  // into last_seq. The shards' locks are not taken: they are taken only
+  // under rw shared, which rw exclusive excludes; the analysis cannot see
+  // that one lock implies the others, hence NO_THREAD_SAFETY_ANALYSIS.
+  void FoldShardEvents() REQUIRES(rw) NO_THREAD_SAFETY_ANALYSIS {
+    // Local events happen only on the shards in use (Tree::ShardOf of a
+    // job), and that set changes only in exclusive sections.
+    for (int s : tree->used_shards()) {
+      last_seq += shards[s].events;
+      shards[s].events = 0;
+    }
+  }
 };
 
 // Times one in EngineOptions::latency_sample_every event calls of the
@@ -104,19 +125,14 @@ class EventTimer {
 };
 
 // The exclusive section of Engine::Impl (see "Thread safety" above).
-class Exclusive {
+class SCOPED_CAPABILITY Exclusive {
  public:
-  explicit Exclusive(const EngineImpl& impl) : impl_(const_cast<EngineImpl&>(impl)) {
+  explicit Exclusive(const EngineImpl& impl) ACQUIRE(impl.rw) : impl_(const_cast<EngineImpl&>(impl)) {
     impl_.rw.lock();
     impl_.tree->BeginExclusive();
-    // Local events happen only on the shards in use (Tree::ShardOf of a
-    // job), and that set changes only in exclusive sections.
-    for (int s : impl_.tree->used_shards()) {
-      impl_.last_seq += impl_.shards[s].events;
-      impl_.shards[s].events = 0;
-    }
+    impl_.FoldShardEvents();
   }
-  ~Exclusive() {
+  ~Exclusive() RELEASE() {
     impl_.tree->EndExclusive();
     impl_.rw.unlock();
   }

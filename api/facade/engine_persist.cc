@@ -16,13 +16,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 
 #include "api/facade/event_log.h"
+#include "base/mutex.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
 #include "storage/state_io.h"
@@ -77,12 +76,12 @@ class PersistentLog final : public EventLog {
 
   Status health() const override {
     if (!failed_.load(std::memory_order_acquire)) return Status::Ok();
-    std::lock_guard<std::mutex> l(prog_mu_);
+    base::MutexLock l(prog_mu_);
     return error_;
   }
 
   void Enqueue(uint64_t seq, const Event& e) override {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (seq != enqueued_seq_ + 1 && !order_error_) order_error_ = seq;
     if (pending_.empty()) pending_.first_seq = seq;
     pending_.Add(e, clock_ ? clock_() : HostClockMicros());
@@ -101,12 +100,12 @@ class PersistentLog final : public EventLog {
              seq <= applied_seq_.load(std::memory_order_acquire) + kMaxBacklog;
     };
     if (!done() && !failed_.load(std::memory_order_acquire)) {
-      std::unique_lock<std::mutex> l(prog_mu_);
-      prog_cv_.wait(l, [&] { return done() || failed_.load(std::memory_order_acquire); });
+      base::MutexLock l(prog_mu_);
+      while (!(done() || failed_.load(std::memory_order_acquire))) l.Wait(prog_cv_);
     }
     if (failed_.load(std::memory_order_acquire) &&
         durable_seq_.load(std::memory_order_acquire) < seq) {
-      std::lock_guard<std::mutex> l(prog_mu_);
+      base::MutexLock l(prog_mu_);
       return error_.WithContext("event " + std::to_string(seq) + " is not durable");
     }
     return Status::Ok();
@@ -117,12 +116,12 @@ class PersistentLog final : public EventLog {
   Status Flush() override {
     uint64_t target;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       target = enqueued_seq_;
     }
     {
-      std::unique_lock<std::mutex> l(prog_mu_);
-      prog_cv_.wait(l, [&] { return written_seq_.load() >= target || failed_.load(); });
+      base::MutexLock l(prog_mu_);
+      while (!(written_seq_.load() >= target || failed_.load())) l.Wait(prog_cv_);
     }
     if (durability_ == Durability::kAsync && !failed_.load()) {
       const uint64_t written = written_seq_.load();
@@ -148,18 +147,18 @@ class PersistentLog final : public EventLog {
     const uint64_t target = written_seq_.load();
     if (checkpoint_seq_.load() >= target) return Status::Ok();
     {
-      std::lock_guard<std::mutex> l(sh_mu_);
+      base::MutexLock l(sh_mu_);
       ckpt_request_ = std::max(ckpt_request_, target);
     }
     sh_cv_.notify_one();
-    std::unique_lock<std::mutex> l(prog_mu_);
-    prog_cv_.wait(l, [&] { return checkpoint_seq_.load() >= target || failed_.load(); });
+    base::MutexLock l(prog_mu_);
+    while (!(checkpoint_seq_.load() >= target || failed_.load())) l.Wait(prog_cv_);
     if (checkpoint_seq_.load() >= target) return Status::Ok();
     return error_;
   }
 
   Status Close() override {
-    std::lock_guard<std::mutex> close_lock(close_mu_);
+    base::MutexLock close_lock(close_mu_);
     if (closed_) return close_status_;
     closed_ = true;
     Status s = Flush();
@@ -171,13 +170,13 @@ class PersistentLog final : public EventLog {
         (new_events || durability_ != Durability::kNone))
       s = Checkpoint();
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       stop_ = true;
     }
     work_cv_.notify_all();
     if (writer_.joinable()) writer_.join();
     {
-      std::lock_guard<std::mutex> l(sh_mu_);
+      base::MutexLock l(sh_mu_);
       sh_stop_ = true;
     }
     sh_cv_.notify_all();
@@ -196,7 +195,7 @@ class PersistentLog final : public EventLog {
  private:
   void Fail(const Status& s) {
     {
-      std::lock_guard<std::mutex> l(prog_mu_);
+      base::MutexLock l(prog_mu_);
       if (!failed_.load()) {
         error_ = s;
         failed_.store(true, std::memory_order_release);
@@ -207,14 +206,14 @@ class PersistentLog final : public EventLog {
 
   void Progress(std::atomic<uint64_t>& a, uint64_t v) {
     {
-      std::lock_guard<std::mutex> l(prog_mu_);
+      base::MutexLock l(prog_mu_);
       if (v > a.load()) a.store(v, std::memory_order_release);
     }
     prog_cv_.notify_all();
   }
 
   EventBatch TakeSpare() {
-    std::lock_guard<std::mutex> l(pool_mu_);
+    base::MutexLock l(pool_mu_);
     if (pool_.empty()) return EventBatch();
     EventBatch b = std::move(pool_.back());
     pool_.pop_back();
@@ -224,7 +223,7 @@ class PersistentLog final : public EventLog {
   void GiveBack(EventBatch&& b) {
     b.clear();
     if (b.ops.capacity() > 4 * kRecordEvents) return;  // let big ones go
-    std::lock_guard<std::mutex> l(pool_mu_);
+    base::MutexLock l(pool_mu_);
     if (pool_.size() < 4) pool_.push_back(std::move(b));
   }
 
@@ -237,11 +236,11 @@ class PersistentLog final : public EventLog {
       EventBatch b = TakeSpare();
       uint64_t order_error = 0;
       {
-        std::unique_lock<std::mutex> l(mu_);
+        base::MutexLock l(mu_);
         while (pending_.empty() && !stop_) {
           writer_sleeping_ = true;
-          if (durability_ == Durability::kSync) work_cv_.wait(l);
-          else work_cv_.wait_for(l, kPollInterval);
+          if (durability_ == Durability::kSync) l.Wait(work_cv_);
+          else l.WaitFor(work_cv_, kPollInterval);
           writer_sleeping_ = false;
         }
         if (pending_.empty()) break;
@@ -277,12 +276,12 @@ class PersistentLog final : public EventLog {
       }
       const uint64_t last = b.last_seq();
       {
-        std::lock_guard<std::mutex> l(sh_mu_);
+        base::MutexLock l(sh_mu_);
         sh_queue_.push_back(std::move(b));
       }
       sh_cv_.notify_one();
       {
-        std::lock_guard<std::mutex> l(prog_mu_);
+        base::MutexLock l(prog_mu_);
         written_seq_.store(last, std::memory_order_release);
         if (durability_ != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
       }
@@ -312,7 +311,7 @@ class PersistentLog final : public EventLog {
     if (!s.ok()) return Fail(s);
     since_checkpoint_ = 0;
     {
-      std::lock_guard<std::mutex> l(prog_mu_);
+      base::MutexLock l(prog_mu_);
       checkpoint_seq_.store(seq);
       if (durability_ == Durability::kNone && seq > durable_seq_.load()) durable_seq_.store(seq);
     }
@@ -325,11 +324,10 @@ class PersistentLog final : public EventLog {
       uint64_t want = 0;
       bool stop = false;
       {
-        std::unique_lock<std::mutex> l(sh_mu_);
-        sh_cv_.wait(l, [&] {
-          return !sh_queue_.empty() || sh_stop_ ||
-                 (!failed_.load() && ckpt_request_ > checkpoint_seq_.load());
-        });
+        base::MutexLock l(sh_mu_);
+        while (!(!sh_queue_.empty() || sh_stop_ ||
+                 (!failed_.load() && ckpt_request_ > checkpoint_seq_.load())))
+          l.Wait(sh_cv_);
         work.swap(sh_queue_);
         want = ckpt_request_;
         stop = sh_stop_;
@@ -362,7 +360,7 @@ class PersistentLog final : public EventLog {
         DoCheckpoint();
       if (failed_.load()) Progress(applied_seq_, UINT64_MAX / 2);  // release backpressure
       if (stop) {
-        std::lock_guard<std::mutex> l(sh_mu_);
+        base::MutexLock l(sh_mu_);
         if (sh_queue_.empty()) break;
       }
     }
@@ -377,16 +375,18 @@ class PersistentLog final : public EventLog {
   const uint64_t session_start_;  // last event before this session
 
   // Ingest side.
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable work_cv_;
-  EventBatch pending_;
-  uint64_t enqueued_seq_;
-  uint64_t order_error_ = 0;
-  bool writer_sleeping_ = false;
-  bool stop_ = false;
+  EventBatch pending_ GUARDED_BY(mu_);
+  uint64_t enqueued_seq_ GUARDED_BY(mu_);
+  uint64_t order_error_ GUARDED_BY(mu_) = 0;
+  bool writer_sleeping_ GUARDED_BY(mu_) = false;
+  bool stop_ GUARDED_BY(mu_) = false;
 
-  // Progress and the sticky error.
-  mutable std::mutex prog_mu_;
+  // Progress and the sticky error. The progress counters are atomics, read
+  // without the lock and written under it (so that a waiter on prog_cv_
+  // cannot miss a change between its test and its wait).
+  mutable base::Mutex prog_mu_;
   std::condition_variable prog_cv_;
   std::atomic<uint64_t> written_seq_;
   std::atomic<uint64_t> durable_seq_;
@@ -394,24 +394,24 @@ class PersistentLog final : public EventLog {
   std::atomic<uint64_t> applied_seq_;
   std::atomic<uint64_t> checkpoint_seq_;
   std::atomic<bool> failed_{false};
-  Status error_;
+  Status error_ GUARDED_BY(prog_mu_);
 
   // Shadow side.
-  std::mutex sh_mu_;
+  base::Mutex sh_mu_;
   std::condition_variable sh_cv_;
-  std::deque<EventBatch> sh_queue_;
-  uint64_t ckpt_request_ = 0;
-  bool sh_stop_ = false;
+  std::deque<EventBatch> sh_queue_ GUARDED_BY(sh_mu_);
+  uint64_t ckpt_request_ GUARDED_BY(sh_mu_) = 0;
+  bool sh_stop_ GUARDED_BY(sh_mu_) = false;
   std::unique_ptr<engine::Tree> shadow_;  // shadow thread only
   std::unique_ptr<storage::Replayer> replayer_;  // over shadow_
   uint64_t since_checkpoint_ = 0;         // shadow thread only
 
-  std::mutex pool_mu_;
-  std::vector<EventBatch> pool_;
+  base::Mutex pool_mu_;
+  std::vector<EventBatch> pool_ GUARDED_BY(pool_mu_);
 
-  std::mutex close_mu_;
-  bool closed_ = false;
-  Status close_status_;
+  base::Mutex close_mu_;
+  bool closed_ GUARDED_BY(close_mu_) = false;
+  Status close_status_ GUARDED_BY(close_mu_);
 
   std::thread writer_, shadower_;
 };

@@ -18,15 +18,14 @@
 #define HDRF_API_FACADE_FOLLOWER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "hdrf/engine.h"
 #include "api/facade/engine_access.h"
+#include "base/mutex.h"
 #include "storage/secondary.h"
 
 namespace hdrf {
@@ -53,38 +52,38 @@ class Follower {
 
  private:
   using Clock = std::chrono::steady_clock;
-  Status CatchUpLocked();  // holds catch_mu_
+  Status CatchUpLocked() REQUIRES(catch_mu_);
   // Replaces the engine's tree by `st`'s (reload) under the engine lock.
-  void SwapIn(storage::LoadedState st);
-  Status ApplyParts(storage::StoreFollower::Update& u);  // under the engine lock
+  void SwapIn(storage::LoadedState st) REQUIRES(catch_mu_);
+  Status ApplyParts(storage::StoreFollower::Update& u) REQUIRES(catch_mu_);  // takes the engine lock
   void Loop();
   void StopThread();
   // Whether Stop() or a takeover wants the thread to end: a long catch-up
   // (far behind) ends after its current round instead of holding them up.
-  bool Stopping();
-  Status TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptions& options);
+  bool Stopping() EXCLUDES(stop_mu_);
+  Status TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptions& options) EXCLUDES(catch_mu_);
 
   EngineImpl& impl_;
   const FollowerOptions options_;
   const std::string temp_dir_;
 
-  std::mutex catch_mu_;
-  std::unique_ptr<storage::StoreFollower> store_;  // guarded by catch_mu_
-  std::unique_ptr<storage::Replayer> replayer_;    // guarded by catch_mu_; over impl_.tree
-  uint64_t applied_;                               // guarded by catch_mu_
-  bool need_reload_ = false;                       // guarded by catch_mu_
-  bool reopen_ = false;                            // guarded by catch_mu_
-  bool promoted_ = false;                          // guarded by catch_mu_
-  bool closed_ = false;                            // guarded by catch_mu_
+  base::Mutex catch_mu_;
+  std::unique_ptr<storage::StoreFollower> store_ GUARDED_BY(catch_mu_);
+  std::unique_ptr<storage::Replayer> replayer_ GUARDED_BY(catch_mu_);  // over impl_.tree
+  uint64_t applied_ GUARDED_BY(catch_mu_);
+  bool need_reload_ GUARDED_BY(catch_mu_) = false;
+  bool reopen_ GUARDED_BY(catch_mu_) = false;
+  bool promoted_ GUARDED_BY(catch_mu_) = false;
+  bool closed_ GUARDED_BY(catch_mu_) = false;
 
-  mutable std::mutex lag_mu_;
-  Engine::FollowerLag lag_;                 // guarded by lag_mu_
-  Clock::time_point caught_up_at_{};        // guarded by lag_mu_; {} = never
-  bool active_ = true;                      // guarded by lag_mu_: false once promoted or stopped
+  mutable base::Mutex lag_mu_ ACQUIRED_AFTER(catch_mu_);
+  Engine::FollowerLag lag_ GUARDED_BY(lag_mu_);
+  Clock::time_point caught_up_at_ GUARDED_BY(lag_mu_){};  // {} = never
+  bool active_ GUARDED_BY(lag_mu_) = true;                 // false once promoted or stopped
 
-  std::mutex stop_mu_;
+  base::Mutex stop_mu_;
   std::condition_variable stop_cv_;
-  bool stop_ = false;  // guarded by stop_mu_
+  bool stop_ GUARDED_BY(stop_mu_) = false;
   std::thread thread_;
 };
 

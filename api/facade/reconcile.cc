@@ -232,8 +232,11 @@ StatusOr<ReconcileResult> ReconcileOn(Engine& e, const ClusterTruth& truth) {
 // A memory-only engine over `tree` (Reconcile's dry run).
 std::unique_ptr<Engine> EngineAccess::Scratch(std::unique_ptr<engine::Tree> tree, uint64_t last_seq) {
   auto impl = std::make_unique<Impl>();
-  impl->tree = std::move(tree);
-  impl->last_seq = last_seq;
+  {
+    base::LockGuard<base::BigReaderLock> unshared(impl->rw);  // no other thread yet: for the analysis
+    impl->tree = std::move(tree);
+    impl->last_seq = last_seq;
+  }
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 

@@ -26,11 +26,10 @@
 #include <map>
 #include <optional>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "hdrf/config.h"
 #include "hdrf/engine.h"
 #include "hdrf/metrics.h"
@@ -181,7 +180,7 @@ class PyEngine {
   auto Run(F&& f) {
     Init();
     py::gil_scoped_release nogil;
-    std::shared_lock<std::shared_mutex> l(mu_);
+    base::SharedLockGuard<base::SharedMutex> l(mu_);
     if (!engine_) {
       py::gil_scoped_acquire gil;
       Raise(Status::FailedPrecondition("engine is closed"));
@@ -220,7 +219,7 @@ class PyEngine {
     std::unique_ptr<Engine> e;
     {
       py::gil_scoped_release nogil;
-      std::unique_lock<std::shared_mutex> l(mu_);
+      base::LockGuard<base::SharedMutex> l(mu_);
       e = std::move(engine_);
     }
     if (!e) return;  // closed already: a no-op, like file.close()
@@ -234,14 +233,14 @@ class PyEngine {
   }
   bool closed() {
     Init();
-    std::shared_lock<std::shared_mutex> l(mu_);
+    base::SharedLockGuard<base::SharedMutex> l(mu_);
     return !engine_;
   }
   uint64_t serial() const { return serial_; }
 
  private:
-  std::shared_mutex mu_;
-  std::unique_ptr<Engine> engine_;  // guarded by mu_; null once closed
+  base::SharedMutex mu_;
+  std::unique_ptr<Engine> engine_ GUARDED_BY(mu_);  // null once closed
   uint64_t serial_;
 };
 

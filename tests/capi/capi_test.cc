@@ -647,11 +647,6 @@ TEST(CApi, Persistence) {
   ASSERT_EQ(hdrf_options_set_checkpoint_every(o, 0, &err), HDRF_OK);
   hdrf_engine_t* e = nullptr;
   hdrf_code c = hdrf_engine_create_from_scenario(kWorkedYaml, "w1.yaml", 1, o, &e, &err);
-  if (c == HDRF_UNIMPLEMENTED) {
-    hdrf_options_destroy(o);
-    (void)std::system(("rm -rf '" + std::string(tmpl) + "'").c_str());
-    GTEST_SKIP() << "persistence not built: " << err.str();
-  }
   ASSERT_EQ(c, HDRF_OK) << err.str();
   const std::string digest = Digest(e);
   const uint64_t seq = LastSeq(e);

@@ -1,8 +1,8 @@
-// BigReaderLock (engine/shard_lock.h): writers keep a two-field invariant
+// BigReaderLock (base/shard_lock.h): writers keep a two-field invariant
 // that readers check; shard mutexes under the shared side guard per-shard
 // counters. Runs under ThreadSanitizer in CI (suite 'concurrency'): a
 // missing happens-before edge shows up as a data race on the plain fields.
-#include "engine/shard_lock.h"
+#include "base/shard_lock.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace hdrf::engine {
+namespace hdrf::base {
 namespace {
 
 TEST(BigReaderLock, ReadersNeverSeeAHalfWrittenPair) {
@@ -77,4 +77,4 @@ TEST(BigReaderLock, ShardLocksUnderTheSharedSideAndAWriterThatSums) {
 }
 
 }  // namespace
-}  // namespace hdrf::engine
+}  // namespace hdrf::base

@@ -100,7 +100,7 @@ constexpr double kTol = 1e-9;
 
 }  // namespace
 
-std::string CompareModels(const engine::Tree& t, const ref::ReferenceModel& m) {
+std::string CompareModels(const engine::Tree& t, const ref::ReferenceModel& m, uint64_t& rotation) {
   auto rq = m.Queues();
   auto eq = t.QueuesInPathOrder();
   if (rq.size() != eq.size()) return "queue count " + std::to_string(eq.size()) + " vs " + std::to_string(rq.size());
@@ -133,7 +133,6 @@ std::string CompareModels(const engine::Tree& t, const ref::ReferenceModel& m) {
   }
   // Queue order (§5) on one pair of leaves per event, rotating over all
   // pairs (each reference comparison is a full recompute).
-  static uint64_t rotation = 0;
   std::vector<QueueId> leaves;
   for (QueueId q : eq)
     if (t.GetQueue(q).is_leaf) leaves.push_back(q);

@@ -22,7 +22,9 @@ Status ApplyToReference(ref::ReferenceModel& m, const RandomOp& op);
 // After an event: same queues (blocked, keys within 1e-9, vectors), jobs
 // (allocation, state, blocked, key), queue order of one rotating pair of
 // leaves and next step. Returns a description of the first difference or "".
-std::string CompareModels(const engine::Tree& t, const ref::ReferenceModel& m);
+// `rotation` picks the pair and moves on: the caller keeps one per seed
+// (from 0), so that a seed checks the same pairs when run alone.
+std::string CompareModels(const engine::Tree& t, const ref::ReferenceModel& m, uint64_t& rotation);
 
 // Both models over the same random world (either may refuse it).
 struct BothModels {

@@ -63,11 +63,14 @@ std::string CompareChain(const Tree& t, const ReferenceModel& m, Rng& rng) {
 
 // Tree level: every state of a full random stream (queue and capacity
 // events included).
-std::string RunTreeSeed(uint64_t seed, int events) {
+// *applied gets the events checked (0 when both models refuse the world).
+std::string RunTreeSeed(uint64_t seed, int events, int64_t* applied) {
+  *applied = 0;
   Rng rng(seed);
   RandomWorld w = MakeWorld(rng);
   BothModels both = CreateBoth(w);
-  if (!both.tree.ok() || !both.ref.ok()) return "";
+  if (both.tree.ok() != both.ref.ok()) return "seed " + std::to_string(seed) + ": create acceptance differs";
+  if (!both.tree.ok()) return "";
   int next_job = 0;
   for (int i = 0; i < events; ++i) {
     RandomOp op = NextOp(rng, w, **both.tree, next_job, i);
@@ -75,6 +78,7 @@ std::string RunTreeSeed(uint64_t seed, int events) {
     if (d.empty()) d = CompareChain(**both.tree, **both.ref, rng);
     if (!d.empty()) return "seed " + std::to_string(seed) + " event " + std::to_string(i) + " (" + op.ToString() + "): " + d;
   }
+  *applied = events;
   return "";
 }
 
@@ -82,10 +86,16 @@ TEST(StepWhereVsReference, PickWithSkippedJobsFollowsTheReferenceOrder) {
   std::string error;
   const int64_t seeds = EnvInt("HDRF_STEP_WHERE_SEEDS", 80, &error);
   ASSERT_EQ(error, "");
+  int64_t done = 0, refused = 0;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
-    std::string r = RunTreeSeed(seed, 300);
+    int64_t applied = 0;
+    std::string r = RunTreeSeed(seed, 300, &applied);
     ASSERT_EQ(r, "");
+    done += applied;
+    refused += applied == 0;
   }
+  std::printf("checked %lld events over %lld worlds (%lld refused by both models)\n", static_cast<long long>(done),
+              static_cast<long long>(seeds), static_cast<long long>(refused));
 }
 
 // Engine level: the reference's StepWhere, asking `can_place` in the
@@ -197,14 +207,16 @@ std::string CompareJobs(const EngineRun& run) {
   return "";
 }
 
-std::string RunEngineSeed(uint64_t seed, int events) {
+// *applied gets the events checked (0 when both models refuse the world).
+std::string RunEngineSeed(uint64_t seed, int events, int64_t* applied) {
+  *applied = 0;
   Rng rng(seed);
   RandomWorld w = MakeWorld(rng);
   EngineOptions options;
   options.overcommit_factor = w.overcommit;
   auto e = Engine::Create(w.cluster, w.queues, options);
   auto m = ReferenceModel::Create(w.cluster, w.queues, w.overcommit);
-  if (e.ok() != m.ok()) return "create acceptance differs";
+  if (e.ok() != m.ok()) return "seed " + std::to_string(seed) + ": create acceptance differs";
   if (!e.ok()) return "";
   EngineRun run{std::move(*e), std::move(*m)};
   std::vector<std::string> paths;
@@ -230,6 +242,7 @@ std::string RunEngineSeed(uint64_t seed, int events) {
     if (d.empty()) d = CompareJobs(run);
     if (!d.empty()) return "seed " + std::to_string(seed) + " event " + std::to_string(i) + " (" + op.ToString() + "): " + d;
   }
+  *applied = events;
   return "";
 }
 
@@ -237,10 +250,16 @@ TEST(StepWhereVsReference, EngineAsksInStepOrderAndAllocatesTheAccepted) {
   std::string error;
   const int64_t seeds = EnvInt("HDRF_STEP_WHERE_SEEDS", 80, &error);
   ASSERT_EQ(error, "");
+  int64_t done = 0, refused = 0;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(seeds); ++seed) {
-    std::string r = RunEngineSeed(seed, 300);
+    int64_t applied = 0;
+    std::string r = RunEngineSeed(seed, 300, &applied);
     ASSERT_EQ(r, "");
+    done += applied;
+    refused += applied == 0;
   }
+  std::printf("checked %lld events over %lld worlds (%lld refused by both models)\n", static_cast<long long>(done),
+              static_cast<long long>(seeds), static_cast<long long>(refused));
 }
 
 }  // namespace

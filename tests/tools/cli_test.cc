@@ -291,12 +291,9 @@ TEST_F(Cli, UnreadableTracesExitOne) {
   EXPECT_THAT(flipped.err, HasSubstr("does not match its checksum"));
 }
 
-// With a store: `acked SEQ` lines, flushed, then the JSON. Skipped while
-// persistence is not built.
+// With a store: `acked SEQ` lines, flushed, then the JSON.
 TEST_F(Cli, ReplayIntoAStoreAcksDurableEvents) {
   Result r = Run("replay --trace " + Trace() + " --db " + dir_ + "/db --durability async --json");
-  if (r.code == 1 && r.err.find("not built yet") != std::string::npos)
-    GTEST_SKIP() << "persistence not built: " << r.err;
   ASSERT_EQ(r.code, 0) << r.err;
   auto lines = r.lines();
   ASSERT_GE(lines.size(), 2u);
@@ -461,8 +458,6 @@ TEST_F(Cli, ReplayStopsAtTheFirstStoreError) {
     const int code = Bash(dir_, "trap '' XFSZ; ulimit -f 128\n'" + bin_ + "' replay --trace " + Trace() + " --db " +
                                     db + " --durability " + durability + " --json > '" + out + "' 2> '" + err + "'\n");
     const std::string stderr_text = Slurp(err);
-    if (code == 1 && stderr_text.find("not built yet") != std::string::npos)
-      GTEST_SKIP() << "persistence not built: " << stderr_text;
     ASSERT_EQ(code, 1) << stderr_text;
     EXPECT_THAT(stderr_text, HasSubstr("the store failed; stopped after")) << stderr_text;
     Result r;

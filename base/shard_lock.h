@@ -1,4 +1,8 @@
-// Locks for the sharded tree (engine/tree.h, "Thread safety").
+// Locks for the sharded tree (engine/tree.h, "Thread safety"; the facade's
+// api/facade/engine_impl.h) and the C interface's handle slots
+// (api/capi/handles.cc). Both are Clang thread-safety capabilities
+// (base/thread_annotations.h): hold them with base::LockGuard (exclusive)
+// and base::SharedLockGuard (shared) from base/mutex.h.
 //
 // BigReaderLock: a reader-writer lock whose shared side touches only a
 // cache line of the calling thread's own slot, so that readers on different
@@ -22,25 +26,28 @@
 // (one line moves between cores per critical section instead of two).
 // SpinMutex: the same alone on its cache line (an array of locks must not
 // share lines).
-#ifndef HDRF_ENGINE_SHARD_LOCK_H_
-#define HDRF_ENGINE_SHARD_LOCK_H_
+#ifndef HDRF_BASE_SHARD_LOCK_H_
+#define HDRF_BASE_SHARD_LOCK_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <mutex>
 #include <thread>
 
-namespace hdrf::engine {
+#include "base/thread_annotations.h"
+
+namespace hdrf::base {
 
 inline constexpr size_t kCacheLine = 64;
 
-class BigReaderLock {
+class CAPABILITY("mutex") BigReaderLock {
  public:
   BigReaderLock() = default;
   BigReaderLock(const BigReaderLock&) = delete;
   BigReaderLock& operator=(const BigReaderLock&) = delete;
 
-  void lock_shared() {
+  void lock_shared() ACQUIRE_SHARED() {
     std::atomic<int32_t>& slot = slots_[MySlot()].readers;
     for (;;) {
       slot.fetch_add(1, std::memory_order_seq_cst);
@@ -49,9 +56,18 @@ class BigReaderLock {
       while (writer_.load(std::memory_order_acquire)) std::this_thread::yield();
     }
   }
-  void unlock_shared() { slots_[MySlot()].readers.fetch_sub(1, std::memory_order_release); }
+  void unlock_shared() RELEASE_SHARED() { slots_[MySlot()].readers.fetch_sub(1, std::memory_order_release); }
+  // Tells the thread-safety analysis that the calling thread holds this
+  // lock shared or exclusively (where it cannot see so itself, e.g. in a
+  // lambda); checked in debug builds only.
+  void AssertReaderHeld() const ASSERT_SHARED_CAPABILITY(this) {
+    assert(slots_[MySlot()].readers.load(std::memory_order_relaxed) > 0 ||
+           writer_.load(std::memory_order_relaxed));
+  }
 
-  void lock() {
+  // NO_THREAD_SAFETY_ANALYSIS: writer_mu_ is part of this lock's own
+  // implementation, taken in lock() and let go in unlock().
+  void lock() ACQUIRE() NO_THREAD_SAFETY_ANALYSIS {
     writer_mu_.lock();
     writer_.store(true, std::memory_order_seq_cst);
     // Only the slots handed out so far can have readers (see MySlot).
@@ -60,7 +76,7 @@ class BigReaderLock {
     for (int i = 0; i < n; ++i)
       while (slots_[i].readers.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   }
-  void unlock() {
+  void unlock() RELEASE() NO_THREAD_SAFETY_ANALYSIS {
     writer_.store(false, std::memory_order_release);
     writer_mu_.unlock();
   }
@@ -83,16 +99,16 @@ class BigReaderLock {
 
   Slot slots_[kSlots];
   alignas(kCacheLine) std::atomic<bool> writer_{false};
-  std::mutex writer_mu_;
+  std::mutex writer_mu_;  // orders writers; held from lock() to unlock()
 };
 
 // A test-and-test-and-set spin lock, for the shard locks: their sections
 // are a few hundred nanoseconds, far less than a futex sleep and wake-up
 // (microseconds in a VM). After a short spin a waiter yields, so a
 // preempted holder is not starved of its core.
-class SpinLock {
+class CAPABILITY("mutex") SpinLock {
  public:
-  void lock() {
+  void lock() ACQUIRE() {
     for (int spins = 0;; ++spins) {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) {
@@ -106,16 +122,20 @@ class SpinLock {
       }
     }
   }
-  bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
-  void unlock() { locked_.store(false, std::memory_order_release); }
+  bool try_lock() TRY_ACQUIRE(true) { return !locked_.exchange(true, std::memory_order_acquire); }
+  void unlock() RELEASE() { locked_.store(false, std::memory_order_release); }
+  // Tells the thread-safety analysis that this lock is held (where it
+  // cannot see so itself, e.g. in a lambda); checked in debug builds only
+  // (that it is held, not by whom).
+  void AssertHeld() const ASSERT_CAPABILITY(this) { assert(locked_.load(std::memory_order_relaxed)); }
 
  private:
   std::atomic<bool> locked_{false};
 };
 
-class alignas(kCacheLine) SpinMutex : public SpinLock {};
+class CAPABILITY("mutex") alignas(kCacheLine) SpinMutex : public SpinLock {};
 
 
-}  // namespace hdrf::engine
+}  // namespace hdrf::base
 
-#endif  // HDRF_ENGINE_SHARD_LOCK_H_
+#endif  // HDRF_BASE_SHARD_LOCK_H_
