@@ -48,6 +48,7 @@ const char kReplayUsage[] =
     "                   [--threads T] [--until SEQ] [--json] [--batch B] [--rate EVENTS_PER_SEC]\n"
     "                   [--warmup N] [--duration SECONDS] [--partition job|subtree]\n"
     "                   [--progress | --no-progress] [--plot FILE.svg [--plot-samples N]]\n"
+    "                   [--log-retention-events N|all] [--log-retention-seconds S]\n"
     "\n"
     "Applies a trace (docs/trace.md) to a new engine and reports throughput,\n"
     "per-event latency and the state digest (docs/spec.md §9). Trace events\n"
@@ -68,6 +69,8 @@ const char kReplayUsage[] =
     "                      every 100 ms: every event up to engine sequence SEQ is\n"
     "                      durable\n"
     "  --durability D      sync (default), async or none; only with --db\n"
+    HDRF_RETENTION_HELP
+    "                      (only with --db)\n"
     "  --threads T         apply the events after setup/warm-up on T threads\n"
     "                      (default 1). Each job's events stay in trace order on\n"
     "                      one thread; an allocation that finds the cluster full\n"
@@ -575,6 +578,7 @@ struct Config {
   std::string from_db;  // --from-db: the store whose log is replayed
   std::string plot;     // --plot FILE.svg
   int64_t plot_samples = 200;
+  EngineOptions retention;  // --log-retention-events, --log-retention-seconds (log_retention_* only)
 };
 
 // Top-level queue of a job's queue path ("root/q3/q1" -> "q3").
@@ -641,8 +645,12 @@ std::optional<int> ParseFlags(int argc, char** argv, Config* cfg) {
                         "batch", "from-db", "plot", "plot-samples"})
     flags.Value(f);
   for (const char* f : {"json", "progress", "no-progress"}) flags.Bool(f);
+  RetentionFlags(flags);
   flags.PositionalHint(" (the trace goes after --trace)");
   if (auto exit = flags.Parse(argc, argv, 2)) return exit;
+  if (auto exit = ParseRetentionFlags(flags, &cfg->retention)) return exit;
+  if ((flags.Has("log-retention-events") || flags.Has("log-retention-seconds")) && !flags.Has("db"))
+    return flags.Usage("--log-retention-events and --log-retention-seconds need --db DIR (a store to keep the log in)");
   if (auto exit = SourceFlags(flags, cfg)) return exit;
   int64_t threads, until, warmup, batch;
   if (auto e = IntFlag(flags, "plot-samples", 200, 1, 100000, "must be in 1..100000", &cfg->plot_samples)) return e;
@@ -947,6 +955,8 @@ int CmdReplay(int argc, char** argv) {
   EngineOptions opts;
   opts.db_path = cfg.db;
   opts.durability = cfg.durability;
+  opts.log_retention_events = cfg.retention.log_retention_events;
+  opts.log_retention_seconds = cfg.retention.log_retention_seconds;
   auto engine_or = Engine::Create(in.trace.cluster, in.trace.queues, opts);
   if (!engine_or.ok()) {
     std::fprintf(stderr, "hdrf replay: %s\n", engine_or.status().message().c_str());
