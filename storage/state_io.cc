@@ -293,9 +293,52 @@ void Step(CheckpointStep step, uint64_t seq) {
 
 void SetCheckpointHookForTesting(void (*hook)(CheckpointStep, uint64_t)) { checkpoint_hook = hook; }
 
+StatusOr<uint64_t> LogKeepFrom(const Store& store, const std::vector<std::string>& names, uint64_t seq,
+                               uint64_t previous, const LogRetention& retention) {
+  // The newest event the rules by position let go.
+  uint64_t limit = previous;
+  if (retention.events > 0) limit = std::min(limit, seq > retention.events ? seq - retention.events : 0);
+  if (limit == 0) return 0;
+  EventBatch batch;
+  if (retention.seconds <= 0) {
+    // Records never straddle a checkpoint, but one may straddle `limit`:
+    // it stays.
+    HDRF_ASSIGN_OR_RETURN(auto at, store.LogAtOrBefore(limit + 1));
+    if (!at) return limit + 1;
+    Status d = DecodeLogBatch(at->second, names, at->first, &batch);
+    if (!d.ok()) return d.WithContext("store " + store.path() + ": key " + KeyToString(LogKey(at->first)));
+    return batch.last_seq() > limit ? at->first : limit + 1;
+  }
+  // By event time: the time of event `seq`, then the records from the
+  // log's first on, until one that must stay. Each record is read here once
+  // before it goes, and the first kept one once per checkpoint.
+  HDRF_ASSIGN_OR_RETURN(auto at, store.LogAtOrBefore(seq));
+  if (!at) return limit + 1;  // no log: nothing to keep
+  Status d = DecodeLogBatch(at->second, names, at->first, &batch);
+  if (!d.ok()) return d.WithContext("store " + store.path() + ": key " + KeyToString(LogKey(at->first)));
+  if (batch.times.empty() || seq > batch.last_seq()) return 0;  // no time to measure by: keep the log
+  const int64_t now = batch.TimeAt(static_cast<size_t>(seq - at->first));
+  const int64_t oldest = now - std::min<int64_t>(retention.seconds, INT64_MAX / 2000000) * 1000000;
+  uint64_t keep = 0;
+  HDRF_RETURN_IF_ERROR(store.ScanLog(0, [&](uint64_t first, std::string_view value) -> StatusOr<bool> {
+    Status s = DecodeLogBatch(value, names, first, &batch);
+    if (!s.ok()) return s.WithContext("store " + store.path() + ": key " + KeyToString(LogKey(first)));
+    // A record without times was written before events had one: older
+    // than any timed event, it goes.
+    const bool old = batch.times.empty() || batch.times.back() < oldest;
+    if (batch.empty() || batch.last_seq() > limit || !old) {
+      keep = first;
+      return false;
+    }
+    keep = batch.last_seq() + 1;
+    return true;
+  }));
+  return keep;
+}
+
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats,
-                       uint32_t jobs_per_chunk) {
+                       uint32_t jobs_per_chunk, const LogRetention& retention) {
   CheckpointHeaderRecord h;
   h.seq = seq;
   h.next_seq = tree.next_seq();
@@ -360,10 +403,14 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
 
   // Reclaim: older checkpoints, and the log records entirely <= the
   // previous checkpoint (batches never straddle a checkpoint, see
-  // docs/storage.md). The log since the previous checkpoint stays one
-  // interval longer: a follower that far behind goes on reading it instead
-  // of reloading the whole state.
-  if (previous > 0) wb.DeleteRange(LogKey(0), LogKey(previous + 1));
+  // docs/storage.md), or fewer under `retention`. The log since the
+  // previous checkpoint stays one interval longer: a follower that far
+  // behind goes on reading it instead of reloading the whole state.
+  if (previous > 0) {
+    auto keep = LogKeepFrom(store, names, seq, previous, retention);
+    if (!keep.ok()) return keep.status().WithContext(where + ": the log to keep");
+    if (*keep > 0) wb.DeleteRange(LogKey(0), LogKey(*keep));
+  }
   wb.DeleteRange(ChunkPrefix(0), ChunkPrefix(seq));
   wb.DeleteRange(HeaderKey(0), HeaderKey(seq));
   HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where + ": reclaiming older records"));

@@ -32,14 +32,32 @@ struct CheckpointStats {
   uint64_t bytes = 0;
 };
 
+// How much of the log a checkpoint leaves behind it (EngineOptions
+// log_retention_events and log_retention_seconds, docs/storage.md "Log
+// retention"). A log record is deleted only when every rule lets it go: it
+// ends at or before the previous checkpoint, it ends `events` or more events
+// before the checkpoint's event, and its last event is more than `seconds`
+// older (by event time) than the checkpoint's event. 0 turns a rule off.
+struct LogRetention {
+  uint64_t events = 0;
+  int64_t seconds = 0;
+};
+
 // Writes a checkpoint of `tree` as the state after event `seq`: the job
 // chunks without the WAL, a flush of the memtable (the chunks are then
 // durable table files), the header that commits them (synced, through the
-// WAL), then deletes older checkpoints and every log record that ends at or
-// before the previous checkpoint (docs/storage.md "Checkpoints").
+// WAL), then deletes older checkpoints and the log records `retention` lets
+// go (by default every one that ends at or before the previous checkpoint;
+// docs/storage.md "Checkpoints").
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
-                       uint32_t jobs_per_chunk = 8192);
+                       uint32_t jobs_per_chunk = 8192, const LogRetention& retention = {});
+
+// The first log key a checkpoint at event `seq` keeps (every log record
+// before it may be deleted), the checkpoint before it at `previous` (0:
+// none), under `retention`.
+StatusOr<uint64_t> LogKeepFrom(const Store& store, const std::vector<std::string>& names, uint64_t seq,
+                               uint64_t previous, const LogRetention& retention);
 
 // Fault injection for tests: the steps of WriteCheckpoint, after which a
 // hook set here is called (tests/storage/storage_child.cc kills its own

@@ -1,5 +1,7 @@
 #include "tools/cli.h"
 
+#include "hdrf/engine.h"
+
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cmath>
@@ -140,6 +142,32 @@ StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {
   auto r = ParseResourceList(text);
   if (!r.ok()) return r.status().WithContext("--cluster");
   return r;
+}
+
+void RetentionFlags(Cli& flags) {
+  flags.Value("log-retention-events");
+  flags.Value("log-retention-seconds");
+}
+
+std::optional<int> ParseRetentionFlags(const Cli& flags, EngineOptions* o) {
+  if (flags.Has("log-retention-events")) {
+    const std::string v = flags.Get("log-retention-events");
+    if (v == "all") {
+      o->log_retention_events = UINT64_MAX;
+    } else {
+      auto n = ParseIntFlag("log-retention-events", v);
+      if (!n.ok() || *n < 0)
+        return flags.Usage("flag --log-retention-events: '" + v + "' is neither a number of events (>= 0) nor 'all'");
+      o->log_retention_events = static_cast<uint64_t>(*n);
+    }
+  }
+  if (flags.Has("log-retention-seconds")) {
+    auto s = ParseIntFlag("log-retention-seconds", flags.Get("log-retention-seconds"));
+    if (!s.ok()) return flags.Usage(s.status().message());
+    if (*s < 0) return flags.Usage("flag --log-retention-seconds: must be >= 0 (0: off)");
+    o->log_retention_seconds = *s;
+  }
+  return std::nullopt;
 }
 
 }  // namespace hdrf::tools

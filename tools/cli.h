@@ -28,6 +28,9 @@ namespace CLI {
 class App;
 class Validator;
 }
+namespace hdrf {
+struct EngineOptions;
+}
 
 namespace hdrf::tools {
 
@@ -87,6 +90,22 @@ CLI::Validator FiniteNumber(double lo, double hi);
 // known resource names only; hdrf::ParseResourceList), errors prefixed
 // "--cluster: ".
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text);
+
+// The log retention flags of a command that writes a store (EngineOptions
+// log_retention_events / log_retention_seconds, docs/storage.md "Log
+// retention"): --log-retention-events N|all and --log-retention-seconds S.
+// RetentionFlags registers them (before Parse); ParseRetentionFlags reads
+// them into *o, or returns the usage error's exit code.
+// HDRF_RETENTION_HELP is their --help text (a literal, to go inside one).
+#define HDRF_RETENTION_HELP \
+    "  --log-retention-events N   keep at least the last N logged events in the\n" \
+    "                      store (all: every one) for `hdrf workload import\n" \
+    "                      --from-db`; default: the log since the checkpoint\n" \
+    "                      before the newest (docs/storage.md \"Log retention\")\n" \
+    "  --log-retention-seconds S  keep at least the events of the last S seconds\n" \
+    "                      (by event time); default 0 (off)\n"
+void RetentionFlags(Cli& flags);
+std::optional<int> ParseRetentionFlags(const Cli& flags, EngineOptions* o);
 
 }  // namespace hdrf::tools
 

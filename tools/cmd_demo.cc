@@ -28,6 +28,7 @@ namespace {
 const char kHelp[] =
     "usage: hdrf demo [--dir DIR] [--jobs N] [--depth D] [--fanout F] [--events E]\n"
     "                 [--seed S] [--batch B] [--kill-at FRACTION] [--nodes K]\n"
+    "                 [--log-retention-events N|all] [--log-retention-seconds S]\n"
     "\n"
     "The main job of README command one, on an embedded default store:\n"
     "  1. generates a trace: F^D leaf queues, N jobs, E task events, on a\n"
@@ -42,7 +43,14 @@ const char kHelp[] =
     "  5. replays the recovered prefix in memory and compares the digests\n"
     "  6. shows the recovered tree (two levels) and the figures\n"
     "defaults: --dir ./hdrf-data --jobs 100000 --depth 3 --fanout 15\n"
-    "          --events 10000000 --seed 1 --batch 4096 --kill-at 0.5 --nodes 2000\n";
+    "          --events 10000000 --seed 1 --batch 4096 --kill-at 0.5 --nodes 2000\n"
+    "\n"
+    "The store keeps its whole log by default, so that `hdrf workload import\n"
+    "--from-db DIR/store` sees every job (docs/simulate_import.md); the\n"
+    "engine's default keeps only the log since the checkpoint before the newest:\n"
+    "  --log-retention-events N   keep at least the last N events (default: all)\n"
+    "  --log-retention-seconds S  keep at least the events of the last S seconds\n"
+    "                      (by event time; default 0: off)\n";
 
 // The demo cluster: `nodes` nodes of 64 cores, 256Gi and 110 pods; one in
 // eight (at least one) also has 8 GPUs.
@@ -103,6 +111,7 @@ struct DemoOptions {
   int64_t nodes = 2000;      // 0: the generator's own cluster
   int64_t gpu_nodes = 0;
   std::filesystem::path dir;
+  EngineOptions retention;  // log_retention_* only (--log-retention-events, --log-retention-seconds)
 };
 
 // The flags into *o; the exit code when done.
@@ -110,8 +119,11 @@ std::optional<int> ParseFlags(int argc, char** argv, DemoOptions* o) {
   Cli flags("hdrf demo", kHelp);
   for (const char* f : {"dir", "jobs", "depth", "fanout", "events", "seed", "batch", "kill-at", "nodes"})
     flags.Value(f);
+  RetentionFlags(flags);
   flags.PositionalHint(" (see --help)");
   if (auto exit = flags.Parse(argc, argv, 2)) return exit;
+  o->retention.log_retention_events = UINT64_MAX;  // the whole log, unless told otherwise
+  if (auto exit = ParseRetentionFlags(flags, &o->retention)) return exit;
   auto jobs = flags.GetInt("jobs", 100000);
   auto depth = flags.GetInt("depth", 3);
   auto fanout = flags.GetInt("fanout", 15);
@@ -140,9 +152,12 @@ std::optional<int> ParseFlags(int argc, char** argv, DemoOptions* o) {
 
 // The child: replays the whole trace durably, writing each acknowledged
 // sequence number to `ack_fd`; never returns.
-[[noreturn]] void ReplayChild(const Trace& tr, const std::filesystem::path& store, size_t batch, int ack_fd) {
+[[noreturn]] void ReplayChild(const Trace& tr, const std::filesystem::path& store, size_t batch, int ack_fd,
+                              const EngineOptions& retention) {
   EngineOptions o;
   o.db_path = store.string();
+  o.log_retention_events = retention.log_retention_events;
+  o.log_retention_seconds = retention.log_retention_seconds;
   o.durability = Durability::kSync;
   auto eng = Engine::Create(tr.cluster, tr.queues, o);
   if (!eng.ok()) {
@@ -166,7 +181,7 @@ struct Killed {
 // Steps 2-3: a durable replay in a child process, SIGKILLed once `kill_seq`
 // events are acknowledged.
 StatusOr<Killed> ReplayAndKill(const Trace& tr, const std::filesystem::path& store, size_t batch,
-                               uint64_t kill_seq) {
+                               uint64_t kill_seq, const EngineOptions& retention) {
   int pipefd[2];
   if (pipe(pipefd) != 0) return Status::IoError("pipe failed");
   auto t1 = Clock::now();
@@ -174,7 +189,7 @@ StatusOr<Killed> ReplayAndKill(const Trace& tr, const std::filesystem::path& sto
   if (child < 0) return Status::IoError("fork failed");
   if (child == 0) {
     close(pipefd[0]);
-    ReplayChild(tr, store, batch, pipefd[1]);
+    ReplayChild(tr, store, batch, pipefd[1], retention);
   }
   close(pipefd[1]);
   Killed k;
@@ -245,7 +260,7 @@ int CmdDemo(int argc, char** argv) {
   std::printf("[2/6] replaying with sync durability into %s (batches of %" PRId64 ", group commit)\n",
               store.c_str(), opt.batch);
   std::fflush(stdout);
-  auto killed = ReplayAndKill(*tr, store, static_cast<size_t>(opt.batch), kill_seq);
+  auto killed = ReplayAndKill(*tr, store, static_cast<size_t>(opt.batch), kill_seq, opt.retention);
   if (!killed.ok()) return Fail(killed.status().message());
   const uint64_t acked = killed->acked;
   const double replay_secs = killed->seconds;
@@ -257,6 +272,8 @@ int CmdDemo(int argc, char** argv) {
   EngineOptions ro;
   ro.db_path = store.string();
   ro.durability = Durability::kSync;
+  ro.log_retention_events = opt.retention.log_retention_events;  // its Close checkpoints too
+  ro.log_retention_seconds = opt.retention.log_retention_seconds;
   auto rec = Engine::Open(ro);
   if (!rec.ok()) return Fail("recovery failed: " + rec.status().message());
   const double recover_secs = Since(t2);

@@ -20,7 +20,7 @@ namespace {
 
 const char kHelp[] =
     "usage: hdrf queues (--config FILE | --db DIR) [--cluster cpu=N,memory=Q,...]\n"
-    "                   [--exact] [--wide] [--json | --metrics] [--watch [SECONDS] [--count N]]\n"
+    "                   [--exact] [--wide] [--json | --metrics | --yaml] [--watch [SECONDS] [--count N]]\n"
     "\n"
     "Prints the queue tree like vqueues: name indented by depth, weight, state,\n"
     "job counts by state (Inqueue, Pending, Running; Unknown when a queue has\n"
@@ -37,11 +37,42 @@ const char kHelp[] =
     "  --wide          every column, however wide\n"
     "  --json          the tree as one JSON object, exact amounts and human ones\n"
     "  --metrics       print Prometheus text metrics (docs/metrics.md) instead\n"
+    "  --yaml          print the tree as a queue configuration instead (form 3,\n"
+    "                  kind: HierarchicalQueue, and its Cluster; docs/config.md):\n"
+    "                  what hdrf simulate --config and hdrf queues --config read\n"
+    "                  back to the same tree. Queues and capacity only: jobs and\n"
+    "                  allocations are not part of a configuration\n"
     "  --watch [S]     with --db: recover the store read-only again every S\n"
     "                  seconds (default 2) and redraw in place (ANSI clear on a\n"
     "                  terminal; otherwise frames follow one another, each after\n"
     "                  a line starting \"== hdrf queues\"). Ctrl-C stops (exit 0)\n"
     "  --count N       with --watch: stop after N refreshes\n";
+
+// The engine's queues (their settings, not their jobs) and, when known,
+// its cluster, as a configuration (FormatQueueConfig).
+QueueConfig ConfigOf(const Engine& eng, bool with_cluster) {
+  QueueConfig cfg;
+  const std::vector<std::string> names = eng.ResourceNames();
+  if (with_cluster) {
+    const std::vector<int64_t> total = eng.Total();
+    for (size_t r = 0; r < names.size(); ++r) cfg.cluster[names[r]] = total[r];
+  }
+  for (const QueueInfo& q : eng.Queues()) {
+    QueueSpec s;
+    s.path = q.path;
+    s.weight = q.weight;
+    for (size_t r = 0; r < names.size(); ++r) {
+      if (q.capability[r] != kUnlimited) s.capability[names[r]] = q.capability[r];
+      if (q.guarantee[r] != 0) s.guarantee[names[r]] = q.guarantee[r];
+    }
+    s.reclaimable = q.reclaimable;
+    s.state = q.state;
+    s.min_user_limit_percent = q.min_user_limit_percent;
+    s.user_limit_factor = q.user_limit_factor;
+    cfg.queues.push_back(std::move(s));
+  }
+  return cfg;
+}
 
 // Takes `--watch [SECONDS]` (the value is optional) out of argv.
 // Returns false with *error set when SECONDS is malformed.
@@ -83,9 +114,12 @@ int CmdQueues(int argc, char** argv) {
   argv = args.data();
   Cli flags("hdrf queues", kHelp);
   for (const char* f : {"config", "db", "cluster", "count"}) flags.Value(f);
-  for (const char* f : {"metrics", "json", "exact", "wide"}) flags.Bool(f);
+  for (const char* f : {"metrics", "json", "exact", "wide", "yaml"}) flags.Bool(f);
   if (auto exit = flags.Parse(argc, argv, 2)) return *exit;
   if (flags.Has("config") == flags.Has("db")) return flags.Usage("give exactly one of --config FILE or --db DIR");
+  if (flags.Has("yaml") && (flags.Has("json") || flags.Has("metrics") || watch))
+    return flags.Usage(std::string("--yaml does not go with ") +
+                       (watch ? "--watch" : flags.Has("json") ? "--json" : "--metrics"));
   if (flags.Has("json") && (flags.Has("metrics") || watch)) {
     std::fprintf(stderr, "hdrf queues: --json does not go with %s\n", watch ? "--watch" : "--metrics");
     return 2;
@@ -154,6 +188,16 @@ int CmdQueues(int argc, char** argv) {
       return 1;
     }
     eng = std::move(e).value();
+  }
+  if (flags.Has("yaml")) {
+    const std::string from = flags.Has("db") ? "store " + flags.Get("db") + " at event " + std::to_string(eng->last_seq())
+                                             : flags.Get("config");
+    std::fputs(FormatQueueConfig(ConfigOf(*eng, have_cluster), "hdrf",
+                                 "The queue tree of " + from + " (hdrf queues --yaml): queues and capacity;\n"
+                                 "jobs and allocations are not part of a configuration.")
+                   .c_str(),
+               stdout);
+    return 0;
   }
   if (flags.Has("metrics")) {
     MetricsOptions mo;

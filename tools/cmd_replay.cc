@@ -780,6 +780,8 @@ int CmdReplay(int argc, char** argv) {
   EngineOptions opts;
   opts.db_path = cfg.db;
   opts.durability = cfg.durability;
+  opts.log_retention_events = cfg.retention.log_retention_events;
+  opts.log_retention_seconds = cfg.retention.log_retention_seconds;
   auto engine_or = Engine::Create(in.trace.cluster, in.trace.queues, opts);
   if (!engine_or.ok()) {
     std::fprintf(stderr, "hdrf replay: %s\n", engine_or.status().message().c_str());

@@ -13,6 +13,7 @@ const char kReplayUsage[] =
     "                   [--threads T] [--until SEQ] [--json] [--batch B] [--rate EVENTS_PER_SEC]\n"
     "                   [--warmup N] [--duration SECONDS] [--partition job|subtree]\n"
     "                   [--progress | --no-progress] [--plot FILE.svg [--plot-samples N]]\n"
+    "                   [--log-retention-events N|all] [--log-retention-seconds S]\n"
     "\n"
     "Applies a trace (docs/trace.md) to a new engine and reports throughput,\n"
     "per-event latency and the state digest (docs/spec.md §9). Trace events\n"
@@ -33,6 +34,8 @@ const char kReplayUsage[] =
     "                      every 100 ms: every event up to engine sequence SEQ is\n"
     "                      durable\n"
     "  --durability D      sync (default), async or none; only with --db\n"
+    HDRF_RETENTION_HELP
+    "                      (only with --db)\n"
     "  --threads T         apply the events after setup/warm-up on T threads\n"
     "                      (default 1). Each job's events stay in trace order on\n"
     "                      one thread; an allocation that finds the cluster full\n"
@@ -130,8 +133,12 @@ std::optional<int> ParseReplayFlags(int argc, char** argv, ReplayConfig* cfg) {
                         "batch", "from-db", "plot", "plot-samples"})
     flags.Value(f);
   for (const char* f : {"json", "progress", "no-progress"}) flags.Bool(f);
+  RetentionFlags(flags);
   flags.PositionalHint(" (the trace goes after --trace)");
   if (auto exit = flags.Parse(argc, argv, 2)) return exit;
+  if (auto exit = ParseRetentionFlags(flags, &cfg->retention)) return exit;
+  if ((flags.Has("log-retention-events") || flags.Has("log-retention-seconds")) && !flags.Has("db"))
+    return flags.Usage("--log-retention-events and --log-retention-seconds need --db DIR (a store to keep the log in)");
   if (auto exit = SourceFlags(flags, cfg)) return exit;
   int64_t threads, until, warmup, batch;
   if (auto e = IntFlag(flags, "plot-samples", 200, 1, 100000, "must be in 1..100000", &cfg->plot_samples)) return e;

@@ -33,6 +33,7 @@ struct ReplayConfig {
   std::string from_db;  // --from-db: the store whose log is replayed
   std::string plot;     // --plot FILE.svg
   int64_t plot_samples = 200;
+  EngineOptions retention;  // --log-retention-events, --log-retention-seconds (log_retention_* only)
   size_t batch = 1;     // --batch: events per Engine::ApplyTasks call
 };
 

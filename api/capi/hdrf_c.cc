@@ -156,6 +156,19 @@ hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t ev
   });
 }
 
+hdrf_code hdrf_options_set_log_retention(hdrf_options_t* options, uint64_t events, int64_t seconds,
+                                         char** errptr) {
+  return Guard(errptr, [&]() -> Status {
+    if (!options) return NullArg("options");
+    if (seconds < 0)
+      return Status::InvalidArgument("log retention: seconds " + std::to_string(seconds) +
+                                     " is negative (0 turns the rule off)");
+    options->options.log_retention_events = events;
+    options->options.log_retention_seconds = seconds;
+    return Status::Ok();
+  });
+}
+
 hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options, uint32_t every,
                                                 char** errptr) {
   return Guard(errptr, [&]() -> Status {

@@ -39,6 +39,9 @@ std::string DigestToHex(uint64_t d) {
 
 namespace {
 Status CheckOptions(const EngineOptions& o) {
+  if (o.log_retention_seconds < 0)
+    return Status::InvalidArgument("log_retention_seconds must be 0 (off) or more, not " +
+                                   std::to_string(o.log_retention_seconds));
   if ((o.latency_sample_every & (o.latency_sample_every - 1)) != 0)
     return Status::InvalidArgument("latency_sample_every must be 0 or a power of two, not " +
                                    std::to_string(o.latency_sample_every));

@@ -55,6 +55,7 @@ class PersistentLog final : public EventLog {
                 std::vector<std::string> names, uint64_t last_seq, uint64_t checkpoint_seq)
       : durability_(options.durability),
         checkpoint_every_(options.checkpoint_every),
+        retention_{options.log_retention_events, options.log_retention_seconds},
         store_(std::move(store)),
         names_(std::move(names)),
         clock_(options.event_clock),
@@ -307,7 +308,7 @@ class PersistentLog final : public EventLog {
       Status r = store_->Reopen(Store::Mode::kReadWrite);
       if (!r.ok()) return Fail(r.WithContext("checkpoint at event " + std::to_string(seq)));
     }
-    Status s = storage::WriteCheckpoint(*store_, *shadow_, seq, names_);
+    Status s = storage::WriteCheckpoint(*store_, *shadow_, seq, names_, nullptr, 8192, retention_);
     if (!s.ok()) return Fail(s);
     since_checkpoint_ = 0;
     {
@@ -368,6 +369,7 @@ class PersistentLog final : public EventLog {
 
   const Durability durability_;
   const uint64_t checkpoint_every_;
+  const storage::LogRetention retention_;  // EngineOptions::log_retention_*
   std::unique_ptr<Store> store_;
   const std::vector<std::string> names_;
   const std::function<int64_t()> clock_;  // EngineOptions::event_clock

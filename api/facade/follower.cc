@@ -254,6 +254,8 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   eo.overcommit_factor = store_->meta().overcommit_factor;
   eo.durability = po.durability;
   eo.checkpoint_every = po.checkpoint_every;
+  eo.log_retention_events = po.log_retention_events;
+  eo.log_retention_seconds = po.log_retention_seconds;
   eo.latency_sample_every = po.latency_sample_every;
   eo.event_clock = po.event_clock;
   auto log = AdoptEventLog(eo, store_->Release(), store_->meta().resource_names, applied_,
@@ -267,6 +269,8 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     impl_.options.overcommit_factor = eo.overcommit_factor;
     impl_.options.durability = eo.durability;
     impl_.options.checkpoint_every = eo.checkpoint_every;
+    impl_.options.log_retention_events = eo.log_retention_events;
+    impl_.options.log_retention_seconds = eo.log_retention_seconds;
     std::atomic_ref<uint32_t>(impl_.options.latency_sample_every)
         .store(eo.latency_sample_every, std::memory_order_relaxed);
     impl_.log = std::move(log).value();

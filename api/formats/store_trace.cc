@@ -8,6 +8,7 @@
 
 #include "engine/tree.h"
 #include "storage/codec.h"
+#include "storage/log_scan.h"
 #include "storage/state_io.h"
 #include "storage/store.h"
 
@@ -78,58 +79,47 @@ StatusOr<StoreTrace> ReadStoreTrace(const std::string& dir) {
   std::unordered_map<uint64_t, uint32_t> by_seq;  // store job seq -> trace job index
   HDRF_RETURN_IF_ERROR(AddCheckpoint(*base.tree, "store " + dir + " (checkpoint at event " + std::to_string(S) + ")",
                                      &out, &by_seq));
+  const uint64_t next_job_seq = base.tree->next_seq();  // the first Submit after S gets this number
   base.tree.reset();
 
-  // The log after the checkpoint, as trace events.
+  // The log after the checkpoint, as trace events. Task events name their
+  // job by its submission number (the checkpoint's jobs by info.seq, the
+  // log's Submits numbered on from the checkpoint's next_seq), never by the
+  // Submit's event number: the two part as soon as another event comes
+  // before a Submit.
   const std::vector<std::string>& names = base.meta.resource_names;
   Trace& t = out.trace;
   uint64_t next = S + 1;
-  storage::EventBatch batch;
-  auto take = [&](uint64_t first, std::string_view value) -> Status {
-    const std::string where = "store " + dir + ": key " + storage::KeyToString(storage::LogKey(first));
-    if (first > next)
-      return Status::Corruption("store " + dir + ": log gap: event " + std::to_string(next) +
-                                " is missing (the next log record starts at event " + std::to_string(first) + ")");
-    Status d = storage::DecodeLogBatch(value, names, first, &batch);
-    if (!d.ok()) return d.WithContext(where);
-    for (uint64_t seq = next; seq <= batch.last_seq() && batch.size() > 0; ++seq) {
-      const storage::LogOp& op = batch.ops[seq - first];
-      const std::string ev = where + ": event " + std::to_string(seq) + " (" + EventTypeName(op.type) + ")";
-      TraceEvent e;
-      e.type = ToTraceEventType(op.type).value_or(TraceEventType::kAllocate);
-      if (op.type == Event::Type::kSubmit) {
-        e.job = static_cast<uint32_t>(t.jobs.size());
-        by_seq[seq] = e.job;
-        t.jobs.push_back(batch.full[op.full].job);
-      } else if (storage::IsTaskType(op.type)) {
-        auto it = by_seq.find(op.job_seq);
-        if (it == by_seq.end())
-          return Status::Corruption(ev + " names job #" + std::to_string(op.job_seq) +
-                                    ", which neither the checkpoint nor the log before it holds");
-        e.job = it->second;
-        if (op.type != Event::Type::kRemove) {
-          if (op.n < 1 || op.n > kMaxTraceEventN)
-            return Status::Unimplemented(ev + ": " + std::to_string(op.n) +
-                                         " tasks; a trace event holds 1.." + std::to_string(kMaxTraceEventN));
-          e.n = static_cast<uint32_t>(op.n);
-        } else {
-          by_seq.erase(it);
-        }
+  HDRF_RETURN_IF_ERROR(storage::ScanLogEvents(*store, names, S + 1, next_job_seq, [&](const storage::LogEventRef& r) {
+    const storage::LogOp& op = *r.op;
+    auto ev = [&] { return "event " + std::to_string(r.seq) + " (" + EventTypeName(op.type) + ")"; };
+    TraceEvent e;
+    e.type = ToTraceEventType(op.type).value_or(TraceEventType::kAllocate);
+    if (op.type == Event::Type::kSubmit) {
+      e.job = static_cast<uint32_t>(t.jobs.size());
+      by_seq[r.job_seq] = e.job;
+      t.jobs.push_back(r.full->job);
+    } else if (storage::IsTaskType(op.type)) {
+      auto it = by_seq.find(op.job_seq);
+      if (it == by_seq.end())
+        return Status::Corruption(ev() + " names job #" + std::to_string(op.job_seq) +
+                                  ", which neither the checkpoint nor the log before it holds");
+      e.job = it->second;
+      if (op.type != Event::Type::kRemove) {
+        if (op.n < 1 || op.n > kMaxTraceEventN)
+          return Status::Unimplemented(ev() + ": " + std::to_string(op.n) + " tasks; a trace event holds 1.." +
+                                       std::to_string(kMaxTraceEventN));
+        e.n = static_cast<uint32_t>(op.n);
       } else {
-        return Status::Unimplemented(ev + ": replay --from-db replays job and task events only (a trace has no "
-                                     "queue or capacity events)");
+        by_seq.erase(it);
       }
-      t.events.push_back(e);
-      next = seq + 1;
+    } else {
+      return Status::Unimplemented(ev() + ": replay --from-db replays job and task events only (a trace has no "
+                                   "queue or capacity events)");
     }
+    t.events.push_back(e);
+    next = r.seq + 1;
     return Status::Ok();
-  };
-  // A record that began at or before the checkpoint and runs past it.
-  HDRF_ASSIGN_OR_RETURN(auto before, store->LogAtOrBefore(S));
-  if (before) HDRF_RETURN_IF_ERROR(take(before->first, before->second));
-  HDRF_RETURN_IF_ERROR(store->ScanLog(S + 1, [&](uint64_t first, std::string_view v) -> StatusOr<bool> {
-    HDRF_RETURN_IF_ERROR(take(first, v));
-    return true;
   }));
   out.last_seq = next - 1;
   Status v = ValidateTrace(t);

@@ -164,6 +164,14 @@ HDRF_EXPORT hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int d
    hdrf_checkpoint and close. */
 HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
                                                         char** errptr);
+/* How much log history a checkpoint keeps (EngineOptions
+   log_retention_events and log_retention_seconds, docs/storage.md "Log
+   retention"): at least the last `events` events (UINT64_MAX: every one)
+   and at least the events of the last `seconds` seconds by event time; 0
+   turns a rule off (the default for both: the log since the checkpoint
+   before the newest). A negative `seconds` is refused. */
+HDRF_EXPORT hdrf_code hdrf_options_set_log_retention(hdrf_options_t* options, uint64_t events,
+                                                     int64_t seconds, char** errptr);
 /* The event latency histogram (hdrf_event_latency_seconds in
    hdrf_metrics) times one in `every` event calls of each thread: a power
    of two, 1 = every call, 0 = none. Default 16. */

@@ -50,6 +50,17 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml_text,
 // by `path` in errors.
 StatusOr<Scenario> LoadScenarioFile(const std::string& path);
 
+// The queues and cluster of `cfg` as a form 3 configuration (`kind:
+// HierarchicalQueue`, each queue with its full parent path and the fields
+// that differ from a new queue's, every name and quantity quoted, exact
+// amounts; then a `kind: Cluster` document when cfg.cluster is non-empty)
+// that ParseQueueConfig reads back to the same queues, in the same order,
+// and the same cluster. `name` is metadata.name; `comment`, when not empty,
+// opens the file as `# ` lines. `hdrf queues --db DIR --yaml` writes a
+// store's tree this way.
+std::string FormatQueueConfig(const QueueConfig& cfg, const std::string& name = "hdrf",
+                              const std::string& comment = "");
+
 }  // namespace hdrf
 
 #endif  // HDRF_CONFIG_H_

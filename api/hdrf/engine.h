@@ -59,6 +59,18 @@ struct EngineOptions {
   // Take a checkpoint in the background after this many logged events.
   // Default: 1,000,000. 0 = only on Checkpoint() and Close().
   uint64_t checkpoint_every = 1000000;
+  // With a store: how much log history a checkpoint keeps (docs/storage.md
+  // "Log retention"). A checkpoint always keeps the log since the one before
+  // it (about 1-2 checkpoint intervals); these keep more: at least the last
+  // log_retention_events events, and at least the events of the last
+  // log_retention_seconds seconds by event time (event_clock), counted back
+  // from the checkpoint's event. A record is deleted only when every rule
+  // lets it go. `hdrf workload import --from-db` reads as far back as the
+  // log goes. UINT64_MAX events keeps every event. Defaults: 0 and 0 (off:
+  // today's log of one to two checkpoint intervals; a longer history costs
+  // disk, about 24 bytes a task event, so it is asked for).
+  uint64_t log_retention_events = 0;
+  int64_t log_retention_seconds = 0;
   // The event latency histogram (EventLatency(), hdrf_event_latency_seconds)
   // times one in this many event calls of each thread: reading the clock
   // twice costs about 50 ns here, a quarter of an event. A power of two;
@@ -134,6 +146,8 @@ struct PromoteOptions {
   // The promoted writer's options (EngineOptions of the same names).
   Durability durability = Durability::kSync;
   uint64_t checkpoint_every = 1000000;
+  uint64_t log_retention_events = 0;
+  int64_t log_retention_seconds = 0;
   uint32_t latency_sample_every = 16;
   std::function<int64_t()> event_clock;
 };

@@ -13,6 +13,7 @@
 #include "hdrf/simulate.h"
 #include "hdrf/workload_import.h"
 #include "storage/codec.h"
+#include "storage/log_scan.h"
 #include "storage/state_io.h"
 #include "storage/store.h"
 
@@ -41,18 +42,20 @@ struct Job {
 
 class History {
  public:
-  // `first_job_seq`: the submission number (engine::Tree::next_seq) of the
-  // log's first Submit; the next ones count up from it.
-  History(const StoreImportOptions& o, uint64_t first_job_seq) : o_(o), next_job_seq_(first_job_seq) {}
+  explicit History(const StoreImportOptions& o) : o_(o) {}
 
   bool InWindow(int64_t t) const {
     return (!o_.since_us || t >= *o_.since_us) && (!o_.until_us || t <= *o_.until_us);
   }
 
-  // Event `op` (full event `e` when not a task event) at time t; `timed`
-  // false: its record holds no times (written before events had one).
-  void Apply(const storage::LogOp& op, const Event* e, bool timed, int64_t t, StoreImportSummary* sum) {
-    const uint64_t job_seq = op.type == Event::Type::kSubmit ? next_job_seq_++ : 0;
+  // One logged event (storage/log_scan.h: a Submit's job_seq is its
+  // submission number); r.timed false: its record holds no times (written
+  // before events had one).
+  void Apply(const storage::LogEventRef& r, StoreImportSummary* sum) {
+    const storage::LogOp& op = *r.op;
+    const Event* e = r.full;
+    const bool timed = r.timed;
+    const int64_t t = r.time_us;
     if (!timed || !InWindow(t)) {
       if (op.type == Event::Type::kSubmit && (!timed || (o_.since_us && t < *o_.since_us))) ++sum->before;
       return;
@@ -61,7 +64,7 @@ class History {
     end_us_ = std::max(end_us_, t);
     switch (op.type) {
       case Event::Type::kSubmit:
-        live_[job_seq] = jobs_.size();
+        live_[r.job_seq] = jobs_.size();
         jobs_.push_back(Job{e->job, t});
         return;
       case Event::Type::kAllocate:
@@ -176,37 +179,7 @@ class History {
   std::vector<Job> jobs_;
   std::unordered_map<uint64_t, size_t> live_;  // submission seq -> jobs_ index
   int64_t first_us_ = 0, end_us_ = 0;
-  uint64_t next_job_seq_;
 };
-
-// The submission number of the log's first Submit: the newest checkpoint
-// (at event S) says the next one after S; the log's Submits up to S came
-// before it.
-StatusOr<uint64_t> FirstJobSeq(const storage::Store& store, const std::string& dir,
-                               const std::vector<std::string>& names) {
-  HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store.CheckpointSeqs());
-  if (ckpts.empty()) return Status::Corruption("store " + dir + ": no checkpoint (no h/ key); the store is incomplete");
-  const uint64_t S = ckpts.back();
-  HDRF_ASSIGN_OR_RETURN(std::string hv, store.Get(storage::HeaderKey(S)));
-  auto header = storage::DecodeCheckpointHeader(hv, names);
-  if (!header.ok())
-    return header.status().WithContext("store " + dir + ": key " + storage::KeyToString(storage::HeaderKey(S)));
-  uint64_t submits = 0;
-  storage::EventBatch batch;
-  HDRF_RETURN_IF_ERROR(store.ScanLog(0, [&](uint64_t first, std::string_view value) -> StatusOr<bool> {
-    if (first > S) return false;
-    Status d = storage::DecodeLogBatch(value, names, first, &batch);
-    if (!d.ok()) return d.WithContext("store " + dir + ": key " + storage::KeyToString(storage::LogKey(first)));
-    for (size_t i = 0; i < batch.size() && first + i <= S; ++i) submits += batch.ops[i].type == Event::Type::kSubmit;
-    return true;
-  }));
-  if (submits >= header->next_seq)
-    return Status::Corruption("store " + dir + ": the log holds " + std::to_string(submits) +
-                              " submissions up to event " + std::to_string(S) + ", but the checkpoint there (" +
-                              storage::KeyToString(storage::HeaderKey(S)) + ") counts only " +
-                              std::to_string(header->next_seq - 1));
-  return header->next_seq - submits;
-}
 
 }  // namespace
 
@@ -220,31 +193,21 @@ StatusOr<StoreImportSummary> ImportStoreHistory(const std::string& dir, const St
   HDRF_ASSIGN_OR_RETURN(const storage::MetaRecord meta, store->ReadMeta());
   HDRF_RETURN_IF_ERROR(storage::CheckMeta(meta, dir));
   HDRF_RETURN_IF_ERROR(store->VerifyChecksums());
-  HDRF_ASSIGN_OR_RETURN(const uint64_t first_job_seq, FirstJobSeq(*store, dir, meta.resource_names));
+  // The log from its first record on; its first Submit's number comes from
+  // the newest checkpoint (storage/log_scan.h).
+  HDRF_ASSIGN_OR_RETURN(const uint64_t first_job_seq, storage::FirstJobSeqFrom(*store, meta.resource_names, 0));
   StoreImportSummary sum;
   sum.before_log = first_job_seq - 1;
-  History h(options, first_job_seq);
-  storage::EventBatch batch;
-  uint64_t next = 0, timed = 0;
-  HDRF_RETURN_IF_ERROR(store->ScanLog(0, [&](uint64_t first, std::string_view value) -> StatusOr<bool> {
-    const std::string where = "store " + dir + ": key " + storage::KeyToString(storage::LogKey(first));
-    if (next != 0 && first != next)
-      return Status::Corruption("store " + dir + ": log gap: event " + std::to_string(next) +
-                                " is missing (the next log record, " + storage::KeyToString(storage::LogKey(first)) +
-                                ", starts at event " + std::to_string(first) + ")");
-    Status d = storage::DecodeLogBatch(value, meta.resource_names, first, &batch);
-    if (!d.ok()) return d.WithContext(where);
-    if (sum.first_seq == 0) sum.first_seq = first;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const storage::LogOp& op = batch.ops[i];
-      const bool has_time = !batch.times.empty();
-      timed += has_time;
-      h.Apply(op, op.full == storage::kNoFull ? nullptr : &batch.full[op.full], has_time, batch.TimeAt(i), &sum);
-    }
-    next = batch.last_seq() + 1;
-    sum.last_seq = batch.last_seq();
-    return true;
-  }));
+  History h(options);
+  uint64_t timed = 0;
+  HDRF_RETURN_IF_ERROR(storage::ScanLogEvents(*store, meta.resource_names, 0, first_job_seq,
+                                              [&](const storage::LogEventRef& r) {
+                                                if (sum.first_seq == 0) sum.first_seq = r.seq;
+                                                sum.last_seq = r.seq;
+                                                timed += r.timed;
+                                                h.Apply(r, &sum);
+                                                return Status::Ok();
+                                              }));
   if (sum.first_seq != 0 && timed == 0)
     return Status::FailedPrecondition("store " + dir + ": its log (events " + std::to_string(sum.first_seq) + ".." +
                                       std::to_string(sum.last_seq) +

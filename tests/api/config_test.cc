@@ -597,5 +597,55 @@ TEST(ScenarioTest, NestingCapAndControlBytes) {
   EXPECT_TRUE(r.ok()) << r.status().ToString();  // a byte-order mark is skipped
 }
 
+// FormatQueueConfig (`hdrf queues --yaml`): every queue field, names YAML
+// would read as something else, root's own settings and the cluster, read
+// back by ParseQueueConfig to the same queues in the same order.
+TEST(FormatQueueConfig, ReadsBackToTheSameTree) {
+  QueueConfig cfg;
+  cfg.cluster = {{"cpu", 512500}, {"memory", int64_t{4} << 40}, {"nvidia.com/gpu", 64000}};
+  QueueSpec root{.path = "root", .weight = 1};
+  root.capability = {{"cpu", 500000}};
+  QueueSpec a{.path = "root/true", .weight = 2.5};
+  a.capability = {{"nvidia.com/gpu", 48000}, {"memory", 1536 * (int64_t{1} << 20)}};
+  QueueSpec b{.path = "root/true/123", .weight = 4.0 / 3};
+  b.guarantee = {{"cpu", 1500}};
+  b.reclaimable = false;
+  b.state = QueueState::kClosing;
+  b.min_user_limit_percent = 25;
+  b.user_limit_factor = 1.5;
+  QueueSpec c{.path = "root/null", .weight = 7};
+  c.state = QueueState::kClosed;
+  cfg.queues = {root, a, b, c};
+  const std::string yaml = FormatQueueConfig(cfg, "x", "one\ntwo");
+  EXPECT_THAT(yaml, StartsWith("# one\n# two\napiVersion: hdrf.io/v1\nkind: HierarchicalQueue\n"));
+  auto back = ParseQueueConfig(yaml, "export.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().message() << "\n" << yaml;
+  EXPECT_EQ(back->cluster, cfg.cluster);
+  ASSERT_EQ(back->queues.size(), cfg.queues.size()) << yaml;
+  for (size_t i = 0; i < cfg.queues.size(); ++i) {
+    const QueueSpec &x = cfg.queues[i], &y = back->queues[i];
+    SCOPED_TRACE(x.path);
+    EXPECT_EQ(y.path, x.path);
+    EXPECT_EQ(y.weight, x.weight);
+    EXPECT_EQ(y.capability, x.capability);
+    EXPECT_EQ(y.guarantee, x.guarantee);
+    EXPECT_EQ(y.reclaimable, x.reclaimable);
+    EXPECT_EQ(y.state, x.state);
+    EXPECT_EQ(y.min_user_limit_percent, x.min_user_limit_percent);
+    EXPECT_EQ(y.user_limit_factor, x.user_limit_factor);
+  }
+  // Without a cluster and with root's defaults: no Cluster document, no
+  // root entry.
+  cfg.cluster.clear();
+  cfg.queues.erase(cfg.queues.begin());
+  const std::string bare = FormatQueueConfig(cfg);
+  EXPECT_EQ(bare.find("Cluster"), std::string::npos);
+  EXPECT_EQ(bare.find("name: \"root\""), std::string::npos);
+  auto again = ParseQueueConfig(bare, "bare.yaml");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(again->cluster.empty());
+  EXPECT_EQ(again->queues.size(), 3u);
+}
+
 }  // namespace
 }  // namespace hdrf

@@ -338,6 +338,13 @@ TEST(CApiErrors, NullHandle) {
   EXPECT_EQ(hdrf_options_set_db_path(nullptr, "x", &err), HDRF_INVALID_ARGUMENT);
   EXPECT_EQ(hdrf_options_set_durability(nullptr, HDRF_DURABILITY_SYNC, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_EQ(hdrf_options_set_checkpoint_every(nullptr, 1, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_options_set_log_retention(nullptr, 1, 0, &err), HDRF_INVALID_ARGUMENT);
+  {
+    hdrf_options_t* o = hdrf_options_create();
+    EXPECT_EQ(hdrf_options_set_log_retention(o, UINT64_MAX, 3600, &err), HDRF_OK);
+    EXPECT_EQ(hdrf_options_set_log_retention(o, 0, -1, &err), HDRF_INVALID_ARGUMENT);
+    hdrf_options_destroy(o);
+  }
   EXPECT_EQ(hdrf_options_set_overcommit_factor(nullptr, 1, &err), HDRF_INVALID_ARGUMENT);
   hdrf_options_destroy(nullptr);
   hdrf_free(nullptr);

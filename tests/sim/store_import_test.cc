@@ -17,6 +17,7 @@
 #include <random>
 
 #include "hdrf/config.h"
+#include "hdrf/engine.h"
 #include "hdrf/simulate.h"
 #include "hdrf/workload_import.h"
 #include "tests/run_shell.h"
@@ -276,6 +277,86 @@ TEST_F(StoreImport, BadInputIsAClearError) {
   EXPECT_EQ(FormatEventTime(0), "1970-01-01T00:00:00Z");
 }
 
+// A store written past several checkpoints (EngineOptions
+// log_retention_*, docs/storage.md "Log retention"): 5 rounds, each 100 s
+// of event time, of 8 jobs submitted, run and finished, a checkpoint after
+// each. Returns the import of the whole log.
+StatusOr<std::string> ImportRounds(const std::string& db, uint64_t keep_events, int64_t keep_seconds,
+                                   StoreImportSummary* sum) {
+  int64_t now_us = 1795741200000000;
+  EngineOptions o;
+  o.db_path = db;
+  o.durability = Durability::kAsync;
+  o.checkpoint_every = 0;
+  o.log_retention_events = keep_events;
+  o.log_retention_seconds = keep_seconds;
+  o.event_clock = [&] { return now_us; };
+  {
+    auto e = Engine::Create({{"cpu", 64000}}, {{.path = "root/a"}, {.path = "root/b"}}, o);
+    if (!e.ok()) return e.status();
+    for (int round = 0; round < 5; ++round) {
+      std::vector<JobRef> refs;
+      for (int i = 0; i < 8; ++i) {
+        now_us += 1000000;
+        auto r = (*e)->Submit({.name = "r" + std::to_string(round) + "j" + std::to_string(i),
+                               .queue = i % 2 ? "root/a" : "root/b", .tasks = 2, .task = {{"cpu", 1000}}});
+        if (!r.ok()) return r.status();
+        HDRF_RETURN_IF_ERROR((*e)->Allocate(*r, 2));
+        refs.push_back(*r);
+      }
+      now_us += 50000000;
+      for (JobRef r : refs) HDRF_RETURN_IF_ERROR((*e)->Finish(r, 2));
+      now_us += 42000000;  // 100 s a round
+      HDRF_RETURN_IF_ERROR((*e)->Checkpoint());
+    }
+    HDRF_RETURN_IF_ERROR((*e)->Close());
+  }
+  return Import(db, {}, sum);
+}
+
+TEST_F(StoreImport, RetentionKeepsTheHistoryBeforeTheNewestCheckpoint) {
+  StoreImportSummary sum;
+  // Off (the default): the log from the checkpoint before the newest on;
+  // the summary counts the jobs cut.
+  auto off = ImportRounds(Sub("off"), 0, 0, &sum);
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_LT(sum.jobs, 40u);
+  EXPECT_EQ(sum.jobs + sum.before_log, 40u);
+  EXPECT_GT(sum.before_log, 0u);
+  // Every event kept: every job, from the first.
+  auto all = ImportRounds(Sub("all"), UINT64_MAX, 0, &sum);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(sum.jobs, 40u);
+  EXPECT_EQ(sum.before_log, 0u);
+  EXPECT_EQ(sum.first_seq, 1u);
+  auto w = Parse(*all, "all.csv");
+  ASSERT_EQ(w.jobs.size(), 40u);
+  EXPECT_EQ(w.jobs[0].spec.name, "r0j0");
+  EXPECT_EQ(w.jobs[0].duration_ms, 57000);  // submitted at 1 s, finished at 58 s
+  EXPECT_EQ(w.jobs[39].arrival_ms, 400000 + 7000);
+  // By events: a round is 24 events (8 submissions, 8 allocations, 8
+  // finishes), 120 in all; the last 60 reach back into round 2 (events
+  // 49..72, its submissions among 49..64). Records go whole, so round 2
+  // keeps 2 to 8 of its jobs.
+  ASSERT_TRUE(ImportRounds(Sub("events"), 60, 0, &sum).ok());
+  EXPECT_GE(sum.jobs, 18u);
+  EXPECT_LE(sum.jobs, 24u);
+  EXPECT_EQ(sum.jobs + sum.before_log, 40u);
+  // By time: the last checkpoint's event is round 4's last finish, at
+  // 458 s; 280 s before it is 178 s: round 1 ended at 158 s, round 2's
+  // first submission came at 201 s. Rounds 2..4 stay.
+  ASSERT_TRUE(ImportRounds(Sub("seconds"), 0, 280, &sum).ok());
+  EXPECT_EQ(sum.jobs, 24u);
+  EXPECT_EQ(sum.before_log, 16u);
+  // A negative time is refused, naming the option.
+  EngineOptions bad;
+  bad.db_path = Sub("bad");
+  bad.log_retention_seconds = -1;
+  auto e = Engine::Create({{"cpu", 1000}}, {{.path = "root/a"}}, bad);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.status().message(), HasSubstr("log_retention_seconds"));
+}
+
 // `hdrf simulate --db` and `hdrf workload import --from-db` as a user runs
 // them: the flow of docs/simulate_import.md, and the errors' exit codes.
 TEST_F(StoreImport, CommandLine) {
@@ -298,6 +379,31 @@ TEST_F(StoreImport, CommandLine) {
   ASSERT_EQ(back->jobs.size(), w->jobs.size());
   r = run("simulate --config " + sample + "/queues.yaml --workload " + Sub("back.csv") + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
+  // The store's tree as a configuration (`hdrf queues --db --yaml`): the
+  // queues and cluster of the file that wrote it, and the same simulation.
+  r = run("queues --db " + Sub("db") + " --yaml");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ofstream(Sub("current.yaml")) << r.out;
+  auto exported = LoadQueueConfigFile(Sub("current.yaml"));
+  auto original = LoadQueueConfigFile(sample + "/queues.yaml");
+  ASSERT_TRUE(exported.ok()) << exported.status().message() << "\n" << r.out;
+  ASSERT_TRUE(original.ok());
+  EXPECT_EQ(exported->cluster, original->cluster);
+  ASSERT_EQ(exported->queues.size(), original->queues.size()) << r.out;
+  std::map<std::string, const QueueSpec*> by_path;  // the store lists them in path order
+  for (const QueueSpec& q : exported->queues) by_path[q.path] = &q;
+  for (const QueueSpec& x : original->queues) {
+    ASSERT_TRUE(by_path.count(x.path)) << x.path;
+    const QueueSpec& y = *by_path[x.path];
+    EXPECT_EQ(y.weight, x.weight) << x.path;
+    EXPECT_EQ(y.capability, x.capability) << x.path;
+    EXPECT_EQ(y.guarantee, x.guarantee) << x.path;
+    EXPECT_EQ(y.min_user_limit_percent, x.min_user_limit_percent) << x.path;
+  }
+  auto sim_exported = run("simulate --config " + Sub("current.yaml") + " --workload " + Sub("back.csv"));
+  auto sim_original = run("simulate --config " + sample + "/queues.yaml --workload " + Sub("back.csv"));
+  ASSERT_EQ(sim_exported.code, 0) << sim_exported.err;
+  EXPECT_EQ(sim_exported.out, sim_original.out);
 
   struct Bad {
     std::string args, phrase;
@@ -308,6 +414,7 @@ TEST_F(StoreImport, CommandLine) {
       {"workload import --from-db " + Sub("db") + " --since 10 --until 5 --out " + Sub("x.csv"), "is after --until", 1},
       {"workload import --from-db " + Sub("db") + " --from volcano --out " + Sub("x.csv"), "excludes", 2},
       {"workload import --since 5 --out " + Sub("x.csv"), "requires --from-db", 2},
+      {"queues --db " + Sub("db") + " --yaml --json", "--yaml does not go with --json", 2},
       {"workload import --out " + Sub("x.csv"), "give --from volcano FILE or --from-db DIR", 2},
       {"simulate --config " + sample + "/queues.yaml --workload " + sample + "/workload.csv --db " + Sub("db"),
        Sub("db"), 1},

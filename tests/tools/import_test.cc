@@ -263,13 +263,16 @@ TEST(TraceImport, FormatByFileName) {
 // Writes a store at `dir` in a child process that exits without Close (what
 // a crash leaves: the latest checkpoint and the log after it). With
 // `checkpoint`, one is taken after about half of the events; with
-// `queue_event`, the log also holds a queue event.
+// `queue_event`, the log also holds a queue event; with `late_submits`,
+// jobs are also submitted among the task events (before and after the
+// checkpoint), so that an event's sequence number and a job's submission
+// number part.
 // The writer of WriteStore, in a process of its own: a fresh exec of this
 // test binary (WriteStore), never a bare fork, since a fork of a process
 // in which RocksDB already runs background threads inherits a thread pool
 // without its threads, and the checkpoint's memtable flush would wait
 // forever. Exits 0 when the store is written.
-[[noreturn]] void WriteStoreChild(const std::string& dir, bool checkpoint, bool queue_event) {
+[[noreturn]] void WriteStoreChild(const std::string& dir, bool checkpoint, bool queue_event, bool late_submits) {
   EngineOptions o;
   o.db_path = dir;
   o.durability = Durability::kAsync;  // Flush() below makes it durable
@@ -304,6 +307,20 @@ TEST(TraceImport, FormatByFileName) {
       refs[2] = refs[3];
     }
     if (checkpoint && k == 1500 && !e.Checkpoint().ok()) ::_exit(11);
+    if (late_submits && (k == 700 || k == 1700 || k == 2600)) {
+      for (int i = 0; i < 3; ++i) {
+        JobSpec j;
+        j.name = "late" + std::to_string(k) + "_" + std::to_string(i);
+        j.queue = i % 2 ? "root/eng/prod" : "root/eng/dev";
+        j.user = "u9";
+        j.tasks = 2 + i;
+        j.task = {{"cpu", 50}, {"memory", int64_t{1} << 20}};
+        auto r = e.Submit(j);
+        if (!r.ok()) ::_exit(12);
+        if (!e.Allocate(*r, 1).ok()) ::_exit(13);
+        refs.push_back(*r);
+      }
+    }
     if (queue_event && k == 2500) {
       QueueSpec q;
       q.path = "root/late";
@@ -321,15 +338,17 @@ TEST(StoreTraceChild, Write) {
   if (dir == nullptr) GTEST_SKIP() << "runs only as WriteStore's child";
   const char* flags = std::getenv("HDRF_IMPORT_TEST_FLAGS");
   const std::string f = flags ? flags : "";
-  WriteStoreChild(dir, f.find('c') != std::string::npos, f.find('q') != std::string::npos);
+  WriteStoreChild(dir, f.find('c') != std::string::npos, f.find('q') != std::string::npos,
+                  f.find('s') != std::string::npos);
 }
 
-void WriteStore(const std::string& dir, bool checkpoint, bool queue_event) {
+void WriteStore(const std::string& dir, bool checkpoint, bool queue_event, bool late_submits = false) {
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::setenv("HDRF_IMPORT_TEST_STORE", dir.c_str(), 1);
-    ::setenv("HDRF_IMPORT_TEST_FLAGS", (std::string(checkpoint ? "c" : "") + (queue_event ? "q" : "")).c_str(), 1);
+    ::setenv("HDRF_IMPORT_TEST_FLAGS", (std::string(checkpoint ? "c" : "") + (queue_event ? "q" : "") + (late_submits ? "s" : "")).c_str(),
+             1);
     ::execl("/proc/self/exe", "import_test", "--gtest_filter=StoreTraceChild.Write", static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -354,15 +373,18 @@ std::pair<uint64_t, std::string> Recover(const std::string& dir) {
 }
 
 TEST(StoreTrace, CheckpointAndLogReplayToTheRecoveredDigest) {
-  for (bool checkpoint : {false, true}) {
-    const std::string dir = StoreDir(checkpoint ? "ckpt" : "log");
-    WriteStore(dir, checkpoint, /*queue_event=*/false);
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool checkpoint = variant & 1, late = variant & 2;
+    const std::string dir = StoreDir(std::string(checkpoint ? "ckpt" : "log") + (late ? "_late" : ""));
+    // `late`: submissions among the task events, so that an event's
+    // sequence number is not its job's submission number.
+    WriteStore(dir, checkpoint, /*queue_event=*/false, late);
     auto st = ReadStoreTrace(dir);
     ASSERT_TRUE(st.ok()) << st.status().message();
     auto [last, digest] = Recover(dir);
     EXPECT_EQ(st->last_seq, last);
     EXPECT_GE(st->last_seq, 2000u);
-    EXPECT_EQ(ReplayDigest(st->trace), digest) << "checkpoint " << checkpoint;
+    EXPECT_EQ(ReplayDigest(st->trace), digest) << "checkpoint " << checkpoint << ", late submissions " << late;
     // The trace: the checkpoint rebuilt, then exactly the logged events.
     EXPECT_EQ(st->trace.events.size() - st->base_events, st->last_seq - st->checkpoint_seq);
     if (!checkpoint) {
