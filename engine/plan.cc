@@ -611,6 +611,31 @@ bool Tree::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, u
   return PathMayTake(J.queue, D, tops, gen);
 }
 
+const Tree::ChildShares& Tree::SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const {
+  ChildShares& top = (*tops)[parent];
+  if (top.gen == gen) return top;
+  top = ChildShares{gen, -1, -1, kNone, -1, -1, kNone};  // shares are >= 0
+  auto add = [](double v, QueueId q, double* first, double* second, QueueId* first_of) {
+    if (*first_of == kNone || v > *first) {
+      *second = *first;
+      *first = v;
+      *first_of = q;
+    } else if (v > *second) {
+      *second = v;
+    }
+  };
+  for (QueueId b : queues_[parent].children) {
+    const Queue& QB = queues_[b];
+    if (!QB.reclaimable) continue;
+    int64_t y[kMaxResources];
+    for (int r = 0; r < R_; ++r) y[r] = QB.usage[r];
+    add(PlainShare(y) / QB.weight, b, &top.first, &top.second, &top.first_of);
+    for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
+    add(PlainShare(y) / QB.weight, b, &top.first_less, &top.second_less, &top.first_less_of);
+  }
+  return top;
+}
+
 bool Tree::LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const {
   if (leaf >= queues_.size() || !queues_[leaf].children.empty()) return false;
   return PathMayTake(leaf, nullptr, tops, gen);
@@ -626,24 +651,15 @@ bool Tree::PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>*
     for (int r = 0; D && r < R_; ++r)
       if (D[r] > 0 && QA.usage[r] + D[r] > QA.guar[r]) within_guarantee = false;
     if (within_guarantee) return true;
-    ChildShares& top = (*tops)[QA.parent];
-    if (top.gen != gen) {
-      top = ChildShares{gen, -1, -1, kNone};  // shares are >= 0
-      for (QueueId b : queues_[QA.parent].children) {
-        const Queue& QB = queues_[b];
-        if (!QB.reclaimable) continue;
-        const double share = PlainShare(QB.usage.data()) / QB.weight;
-        if (top.first_of == kNone || share > top.first) {
-          top.second = top.first;
-          top.first = share;
-          top.first_of = b;
-        } else if (share > top.second) {
-          top.second = share;
-        }
-      }
-    }
+    const ChildShares& top = SiblingShares(QA.parent, tops, gen);
     const double b = top.first_of == a ? top.second : top.first;
-    if (PlainShare(QA.usage.data()) / QA.weight < b - kEps) return true;
+    const double b_less = top.first_less_of == a ? top.second_less : top.first_less;
+    int64_t y[kMaxResources];
+    for (int r = 0; r < R_; ++r) y[r] = QA.usage[r];
+    const double before = PlainShare(y) / QA.weight;
+    for (int r = 0; D && r < R_; ++r) y[r] += D[r];
+    const double after = D ? PlainShare(y) / QA.weight : before;  // d(A + D) >= d(A)
+    if (before < b - kEps && after <= b_less + kEps) return true;
   }
   return false;
 }
