@@ -590,6 +590,80 @@ StatusOr<std::vector<bool>> Tree::TransferDecisions(JobId actor, const std::vect
   return out;
 }
 
+// MakePlan's first victim is a permitted unit on the current state. For
+// reclaim (condition 2) that needs, at some level of J's path, A within
+// its guarantee with D, or d(A)/w_A < d(B)/w_B - 1e-9 for a reclaimable
+// sibling B: SubtreeMayGive's test, with the largest such d(B)/w_B. Where
+// MakePlan would return an error, or preemption may give a unit, the
+// answer is true (MakePlan is asked).
+bool Tree::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, uint64_t gen) const {
+  if (mode != PlanMode::kReclaim || !CheckJobId(j).ok()) return true;
+  const Job& J = jobs_[j];
+  if (J.state == JobState::kPending || J.allocated >= J.tasks) return true;
+  const int64_t k = StepDemand(j);
+  const int64_t* task = &task_[size_t{j} * R_];
+  int64_t D[kMaxResources] = {};
+  for (int r = 0; r < R_; ++r) {
+    const __int128 d = static_cast<__int128>(k) * task[r];
+    if (d > INT64_MAX) return true;  // MakePlanCtx's error
+    D[r] = static_cast<int64_t>(d);
+  }
+  return PathMayTake(J.queue, D, tops, gen);
+}
+
+const Tree::ChildShares& Tree::SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const {
+  ChildShares& top = (*tops)[parent];
+  if (top.gen == gen) return top;
+  top = ChildShares{gen, -1, -1, kNone, -1, -1, kNone};  // shares are >= 0
+  auto add = [](double v, QueueId q, double* first, double* second, QueueId* first_of) {
+    if (*first_of == kNone || v > *first) {
+      *second = *first;
+      *first = v;
+      *first_of = q;
+    } else if (v > *second) {
+      *second = v;
+    }
+  };
+  for (QueueId b : queues_[parent].children) {
+    const Queue& QB = queues_[b];
+    if (!QB.reclaimable) continue;
+    int64_t y[kMaxResources];
+    for (int r = 0; r < R_; ++r) y[r] = QB.usage[r];
+    add(PlainShare(y) / QB.weight, b, &top.first, &top.second, &top.first_of);
+    for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
+    add(PlainShare(y) / QB.weight, b, &top.first_less, &top.second_less, &top.first_less_of);
+  }
+  return top;
+}
+
+bool Tree::LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const {
+  if (leaf >= queues_.size() || !queues_[leaf].children.empty()) return false;
+  return PathMayTake(leaf, nullptr, tops, gen);
+}
+
+// Without D, a queue with a guarantee may take within it; one without
+// takes within it no demand that needs some resource (its guarantee is 0).
+bool Tree::PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const {
+  if (tops->size() < queues_.size()) tops->resize(queues_.size());
+  for (QueueId a = leaf; queues_[a].parent != kNone; a = queues_[a].parent) {
+    const Queue& QA = queues_[a];
+    bool within_guarantee = D ? true : QA.guar_set != 0;
+    for (int r = 0; D && r < R_; ++r)
+      if (D[r] > 0 && QA.usage[r] + D[r] > QA.guar[r]) within_guarantee = false;
+    if (within_guarantee) return true;
+    const ChildShares& top = SiblingShares(QA.parent, tops, gen);
+    const double b = top.first_of == a ? top.second : top.first;
+    const double b_less = top.first_less_of == a ? top.second_less : top.first_less;
+    int64_t y[kMaxResources];
+    for (int r = 0; r < R_; ++r) y[r] = QA.usage[r];
+    const double before = PlainShare(y) / QA.weight;
+    for (int r = 0; D && r < R_; ++r) y[r] += D[r];
+    const double after = D ? PlainShare(y) / QA.weight : before;  // d(A + D) >= d(A)
+    if (before < b - kEps && after <= b_less + kEps) return true;
+  }
+  return false;
+}
+
 StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(j));
   const Job& J = jobs_[j];

@@ -160,6 +160,30 @@ class Tree {
   // job (NotFound), j Pending or without an unallocated task
   // (FailedPrecondition), a negative max_victims (InvalidArgument).
   StatusOr<PlanOutcome> MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const;
+  // Per queue, on one state, among its reclaimable children: the two
+  // largest d(child)/w and the child holding the first, and the same of
+  // d(child - min_task)/w, the most a child's share can be after giving a
+  // unit (PlanMayTake's numbers, valid while `gen` is the caller's).
+  struct ChildShares {
+    uint64_t gen = 0;
+    double first = 0, second = 0;
+    QueueId first_of = kNone;
+    double first_less = 0, second_less = 0;
+    QueueId first_less_of = kNone;
+  };
+  // A necessary test for MakePlan (docs/spec.md §15): false only when it
+  // would give no victim on the current state (no plan, or D already fits).
+  // `tops` keeps per-queue numbers between calls on one state; the caller
+  // changes `gen` whenever the state may have changed.
+  bool PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, uint64_t gen) const;
+  // The same test for every job of `leaf` in mode reclaim whose demand
+  // needs some resource (D[r] > 0 for an r): false only when PlanMayTake
+  // is false for each of them. False for a queue that is not a leaf.
+  bool LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const;
+  // Both: the levels of leaf's path, with D (null: any D > 0 in some
+  // resource).
+  bool PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const;
+  const ChildShares& SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const;
   // Checks the plan (j's demand `tasks`, `victims` in order) again on the
   // current state and applies it: each victim's tasks stop (allocation
   // down, task count unchanged), then j gets `tasks` tasks. Aborted when an

@@ -4,6 +4,7 @@
 // the same section.
 #include "api/facade/engine_impl.h"
 #include "api/facade/event_log.h"
+#include "api/facade/plan_screen.h"
 
 namespace hdrf {
 
@@ -26,6 +27,20 @@ StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const 
     if (o.short_by[r] > 0) p.short_by[names[r]] = o.short_by[r];
   p.made_at_seq = impl_->last_seq;
   return p;
+}
+
+bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, PlanScreen* screen) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  const engine::Tree& t = *impl.tree;
+  if (!CheckRef(t, job).ok() || (options.max_victims && *options.max_victims < 0)) return true;
+  return t.PlanMayTake(job.id, options.mode, &screen->tops_, screen->gen_);
+}
+
+bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  return impl.tree->LeafMayTake(leaf, &screen->tops_, screen->gen_);
 }
 
 std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {

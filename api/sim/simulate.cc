@@ -19,6 +19,7 @@
 
 #include "hdrf/engine.h"
 #include "hdrf/simulate.h"
+#include "api/facade/plan_screen.h"
 #include "api/sim/node_pool.h"
 #include "api/sim/simulate_stats.h"
 
@@ -193,6 +194,13 @@ class Simulator {
   };
   TryKey TryKeyOf(uint32_t i) const;
   std::unordered_set<TryKey, TryKeyHash> no_plan_;
+  PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
+  // Without --preempt, and when every job's demand needs some resource and
+  // cannot overflow: the leaves (stats index, engine id), whose
+  // LeafMayTake ends a phase where no waiting job's plan can succeed.
+  std::vector<std::pair<uint32_t, QueueId>> screen_leaves_;
+  bool screen_by_leaf_ = false;
+  bool AnyLeafMayTake();
   std::vector<bool> limited_;      // per queue: a leaf with a user limit
   std::vector<uint32_t> user_of_;  // per job, with reclaim: its user, interned
   std::set<std::pair<uint32_t, uint32_t>> took_;  // (taker, victim) of applied plans
@@ -453,6 +461,8 @@ Status Simulator::Reclaim(int64_t t) {
   po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
   // The order of tries changes only when a plan is applied (failed tries
   // change nothing): one traversal, then one more per applied plan.
+  screen_.Clear();
+  if (!AnyLeafMayTake()) return Status::Ok();  // every try would fail
   std::vector<JobRef> order = eng_.WaitingOrder(&tried);
   size_t at = 0;
   // Failed tries change nothing, and jobs of one TryKey get the same plan:
@@ -466,6 +476,12 @@ Status Simulator::Reclaim(int64_t t) {
     if (taker == kNoJob) return Status::Internal("a plan for a job the simulator does not know");
     const TryKey key = TryKeyOf(taker);
     if (no_plan_.count(key)) continue;
+    // A cheap necessary test first: most keys fail the transfer rule at
+    // every level of their path, and Plan would only confirm it.
+    if (!PlanMayTake(eng_, *next, po, &screen_)) {
+      no_plan_.insert(key);
+      continue;
+    }
     auto plan = eng_.Plan(*next, po);
     if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
     // With nodes the demand must also be placed once the victims' tasks
@@ -511,10 +527,23 @@ Status Simulator::Reclaim(int64_t t) {
       ScheduleStarted(t);
     }
     HDRF_RETURN_IF_ERROR(Fill(t));
+    screen_.Clear();
+    if (!AnyLeafMayTake()) break;
     order = eng_.WaitingOrder(&tried);  // the state changed: the order anew
     at = 0;
   }
   return Status::Ok();
+}
+
+// The leaves holding a waiting job (stats: jobs with an unstarted task, a
+// superset of the engine's waiting jobs) through LeafMayTake: when none
+// passes, no try of the phase can give a plan, and failed tries change
+// nothing (docs/simulate.md "Speed").
+bool Simulator::AnyLeafMayTake() {
+  if (!screen_by_leaf_) return true;
+  for (const auto& [q, id] : screen_leaves_)
+    if (stats_.waiting_jobs(q) > 0 && LeafMayTake(eng_, id, &screen_)) return true;
+  return false;
 }
 
 // docs/spec.md §15 reads the waiting job J only through its leaf, its demand
@@ -620,6 +649,18 @@ Status Simulator::Run(SimulateResult* res) {
     limited_.assign(qs.size(), false);
     for (size_t q = 0; q < qs.size(); ++q)
       limited_[q] = qs[q].is_leaf && (qs[q].min_user_limit_percent < 100 || qs[q].user_limit_factor.has_value());
+    for (size_t q = 0; q < qs.size(); ++q)
+      if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
+    screen_by_leaf_ = !o_.preempt;
+    for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
+      const int64_t* shape = shapes_.at(jobs_[i].shape);
+      bool needs = false, overflows = false;
+      for (int r = 0; r < R_; ++r) {
+        needs = needs || shape[r] > 0;
+        overflows = overflows || static_cast<__int128>(w_.jobs[i].spec.tasks) * shape[r] > INT64_MAX;
+      }
+      screen_by_leaf_ = needs && !overflows;
+    }
     std::unordered_map<std::string, uint32_t> users;
     user_of_.resize(n);
     for (size_t i = 0; i < n; ++i)
