@@ -62,8 +62,9 @@ check api/config 'hdrf/|base/|api/config/|yaml-cpp/'
 check api/metrics 'hdrf/|base/|api/metrics/'
 check api/formats 'hdrf/|base/|api/formats/|xxhash\.h|nlohmann/' store_trace.cc
 check api/formats/store_trace.cc 'hdrf/|base/|api/formats/|engine/|storage/'
-check api/sim 'hdrf/|base/|api/sim/|api/formats/text_lines\.h|nlohmann/' store_import.cc
+check api/sim 'hdrf/|base/|api/sim/|api/formats/text_lines\.h|nlohmann/' store_import.cc simulate.cc
 check api/sim/store_import.cc 'hdrf/|base/|api/sim/|api/formats/text_lines\.h|nlohmann/|storage/'
+check api/sim/simulate.cc 'hdrf/|base/|api/sim/|api/formats/text_lines\.h|nlohmann/|api/facade/plan_screen\.h'
 check api/capi 'hdrf/|base/|api/capi/|nlohmann/'
 check api/python 'hdrf/|base/|pybind11/'
 check api/go 'hdrf/c\.h'
