@@ -180,10 +180,6 @@ class Tree {
   // needs some resource (D[r] > 0 for an r): false only when PlanMayTake
   // is false for each of them. False for a queue that is not a leaf.
   bool LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const;
-  // Both: the levels of leaf's path, with D (null: any D > 0 in some
-  // resource).
-  bool PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const;
-  const ChildShares& SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const;
   // Checks the plan (j's demand `tasks`, `victims` in order) again on the
   // current state and applies it: each victim's tasks stop (allocation
   // down, task count unchanged), then j gets `tasks` tasks. Aborted when an
@@ -470,6 +466,10 @@ class Tree {
   void ExplainPlan(JobId j, Explanation* e) const;
   void Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more = nullptr) const;
   void TakeUnit(PlanState& s, JobId v, int64_t ut) const;
+  // PlanMayTake and LeafMayTake: the levels of leaf's path, with D (null:
+  // any D > 0 in some resource); a parent's ChildShares on this state.
+  bool PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const;
+  const ChildShares& SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
   std::optional<PlanEntry> FindVictim(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,

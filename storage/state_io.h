@@ -49,9 +49,10 @@ struct LogRetention {
 // WAL), then deletes older checkpoints and the log records `retention` lets
 // go (by default every one that ends at or before the previous checkpoint;
 // docs/storage.md "Checkpoints").
+inline constexpr uint32_t kJobsPerChunk = 8192;  // WriteCheckpoint's default
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
-                       uint32_t jobs_per_chunk = 8192, const LogRetention& retention = {});
+                       uint32_t jobs_per_chunk = kJobsPerChunk, const LogRetention& retention = {});
 
 // The first log key a checkpoint at event `seq` keeps (every log record
 // before it may be deleted), the checkpoint before it at `previous` (0:

@@ -57,20 +57,7 @@ QueueConfig ConfigOf(const Engine& eng, bool with_cluster) {
     const std::vector<int64_t> total = eng.Total();
     for (size_t r = 0; r < names.size(); ++r) cfg.cluster[names[r]] = total[r];
   }
-  for (const QueueInfo& q : eng.Queues()) {
-    QueueSpec s;
-    s.path = q.path;
-    s.weight = q.weight;
-    for (size_t r = 0; r < names.size(); ++r) {
-      if (q.capability[r] != kUnlimited) s.capability[names[r]] = q.capability[r];
-      if (q.guarantee[r] != 0) s.guarantee[names[r]] = q.guarantee[r];
-    }
-    s.reclaimable = q.reclaimable;
-    s.state = q.state;
-    s.min_user_limit_percent = q.min_user_limit_percent;
-    s.user_limit_factor = q.user_limit_factor;
-    cfg.queues.push_back(std::move(s));
-  }
+  cfg.queues = eng.QueueSpecs();
   return cfg;
 }
 

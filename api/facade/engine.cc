@@ -877,6 +877,11 @@ std::vector<QueueInfo> Engine::Queues() const {
   return out;
 }
 
+std::vector<QueueSpec> Engine::QueueSpecs() const {
+  Exclusive lock(*impl_);
+  return impl_->tree->QueueSpecs();
+}
+
 std::vector<JobInfo> Engine::Jobs() const {
   Exclusive lock(*impl_);
   std::vector<JobInfo> out;

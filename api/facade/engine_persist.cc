@@ -308,7 +308,8 @@ class PersistentLog final : public EventLog {
       Status r = store_->Reopen(Store::Mode::kReadWrite);
       if (!r.ok()) return Fail(r.WithContext("checkpoint at event " + std::to_string(seq)));
     }
-    Status s = storage::WriteCheckpoint(*store_, *shadow_, seq, names_, nullptr, 8192, retention_);
+    Status s = storage::WriteCheckpoint(*store_, *shadow_, seq, names_, /*stats=*/nullptr,
+                                        storage::kJobsPerChunk, retention_);
     if (!s.ok()) return Fail(s);
     since_checkpoint_ = 0;
     {

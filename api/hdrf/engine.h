@@ -387,6 +387,9 @@ class Engine {
   StatusOr<JobInfo> GetJob(std::string_view name) const;
   StatusOr<JobInfo> GetJob(JobRef job) const;
   std::vector<QueueInfo> Queues() const;  // path order
+  // Every queue's settings as the spec that would create it (path order;
+  // amounts only where set): what a checkpoint records of a queue.
+  std::vector<QueueSpec> QueueSpecs() const;
   std::vector<JobInfo> Jobs() const;      // submission order
   std::vector<std::string> ResourceNames() const;
   std::vector<int64_t> Total() const;

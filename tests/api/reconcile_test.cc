@@ -65,21 +65,8 @@ ClusterTruth TruthOf(const Engine& e, bool with_queues) {
   }
   if (with_queues) {
     t.queues.emplace();
-    for (const QueueInfo& q : e.Queues()) {
-      if (q.path == "root") continue;
-      QueueSpec s;
-      s.path = q.path;
-      s.weight = q.weight;
-      for (size_t r = 0; r < names.size(); ++r) {
-        if (q.capability[r] != kUnlimited) s.capability[names[r]] = q.capability[r];
-        if (q.guarantee[r] != 0) s.guarantee[names[r]] = q.guarantee[r];
-      }
-      s.reclaimable = q.reclaimable;
-      s.state = q.state;
-      s.min_user_limit_percent = q.min_user_limit_percent;
-      s.user_limit_factor = q.user_limit_factor;
-      t.queues->push_back(s);
-    }
+    for (QueueSpec& s : e.QueueSpecs())
+      if (s.path != "root") t.queues->push_back(std::move(s));
   }
   return t;
 }
