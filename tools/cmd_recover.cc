@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 #include "tools/commands.h"
 #include "tools/cli.h"
 

@@ -30,7 +30,7 @@
 
 #include "base/mutex.h"
 #include "hdrf/engine.h"
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 #include "hdrf/latency_histogram.h"
 #include "hdrf/store_trace.h"
 #include "hdrf/trace.h"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 #include "hdrf/trace.h"
 #include "tools/commands.h"
 #include "tools/cli.h"

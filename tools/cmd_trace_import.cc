@@ -5,7 +5,7 @@
 #include <string>
 
 #include "hdrf/config.h"
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 #include "hdrf/trace.h"
 #include "hdrf/trace_import.h"
 #include "tools/commands.h"

@@ -1,6 +1,6 @@
 #include "tools/explain_json.h"
 
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 
 namespace hdrf::tools {
 

@@ -1,4 +1,4 @@
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,7 +1,7 @@
 #include "hdrf/sim.h"
 
 #include "hdrf/engine.h"
-#include "hdrf/json_line.h"
+#include "api/formats/json_line.h"
 
 namespace hdrf {
 namespace {

@@ -7,8 +7,12 @@
 //
 //   hdrf::Json j;  j["events"] = 5;  j["share"] = 0.5;
 //   std::puts(hdrf::JsonLine(j).c_str());      // {"events": 5, "share": 0.5}
-#ifndef HDRF_JSON_LINE_H_
-#define HDRF_JSON_LINE_H_
+//
+// Not a public header (not installed, so no installed header names an
+// nlohmann type): the formats library's, shared with the scenario runner
+// (api/sim/sim.cc, SimResultToJson) and the tools' JSON output.
+#ifndef HDRF_API_FORMATS_JSON_LINE_H_
+#define HDRF_API_FORMATS_JSON_LINE_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,4 +25,4 @@ std::string JsonLine(const Json& value);
 
 }  // namespace hdrf
 
-#endif  // HDRF_JSON_LINE_H_
+#endif  // HDRF_API_FORMATS_JSON_LINE_H_
