@@ -9,7 +9,9 @@
 // Ownership: an Engine owns its C++ engine; close() (or the end of a
 // `with` block) closes the store and frees it; later calls raise
 // FailedPreconditionError. A Job names one job of one engine and is refused
-// by any other engine.
+// by any other engine, on every path that takes one (a Job, a (job, op, n)
+// tuple, a row of an int64 array: PyEngine::Resolve and Decode); that it
+// names a live job the engine checks (a removed job is NotFoundError).
 // Plans: engine.plan(job, mode, max_victims) returns an hdrf.Plan;
 // engine.apply_plan(plan) raises hdrf.StalePlanError (code Aborted) when
 // the state changed under it (docs/spec.md §15).
@@ -20,6 +22,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -130,12 +133,41 @@ struct Job {
   static void operator delete(void* p) { ::operator delete(p); }
 };
 
-// Job.id as Python sees it: the engine's tag (its serial, 31 bits, so that
-// the id fits an int64 array) above the JobId, as the C interface's refs
-// carry it, so that a ref read back from a buffer of ints is checked like
-// a Job object (PyEngine::Decode).
-constexpr uint64_t kTagMask = 0x7fffffff;
-uint64_t TaggedId(const Job& j) { return (j.engine & kTagMask) << 32 | j.ref.id; }
+// Job.id as Python sees it: the engine's serial above the JobId, as the C
+// interface's refs carry their engine's tag, so that a ref read back from a
+// buffer of ints is checked like a Job object (PyEngine::Decode). A serial
+// has at most 31 bits, so that an id fits an int64 array: a process makes
+// at most kMaxSerial engines, and never gives a serial twice (NewSerial), so
+// a Job.id names one engine exactly, as a Job does.
+constexpr uint64_t kMaxSerial = 0x7fffffff;
+uint64_t TaggedId(const Job& j) { return (j.engine & kMaxSerial) << 32 | j.ref.id; }
+
+// The next engine serial: 1, 2, ..., kMaxSerial, each once. Only moves
+// forward (NewSerial, SkipSerials).
+std::atomic<uint64_t> g_next_serial{1};
+
+// A serial for a new engine, or an error once the process has made
+// kMaxSerial engines (a serial is never reused: a Job of a closed engine
+// must not name a job of a later one).
+StatusOr<uint64_t> NewSerial() {
+  uint64_t s = g_next_serial.load();
+  do {
+    if (s > kMaxSerial)
+      return Status::FailedPrecondition("this process has made " + std::to_string(kMaxSerial) +
+                                        " hdrf.Engine objects, the most whose Job.id can name "
+                                        "their engine (a serial is never reused)");
+  } while (!g_next_serial.compare_exchange_weak(s, s + 1));
+  return s;
+}
+
+// hdrf._skip_engine_serials(to), for tests: the next engine's serial is at
+// least `to` (at most kMaxSerial + 1: no serial left). Never moves back.
+void SkipSerials(uint64_t to) {
+  to = std::min(to, kMaxSerial + 1);
+  uint64_t s = g_next_serial.load();
+  while (s < to && !g_next_serial.compare_exchange_weak(s, to)) {
+  }
+}
 
 EngineOptions ToOptions(const std::string& db_path, const std::string& durability,
                         double overcommit_factor, int64_t checkpoint_every,
@@ -160,11 +192,8 @@ EngineOptions ToOptions(const std::string& db_path, const std::string& durabilit
 // which zero-fills, so serial_ is 0 and every method raises (Init()).
 class PyEngine {
  public:
-  explicit PyEngine(std::unique_ptr<Engine> e) : engine_(std::move(e)) {
-    static std::atomic<uint64_t> next{1};
-    // Never 0 (uninitialised) nor one whose tag would be 0.
-    do serial_ = next.fetch_add(1); while ((serial_ & kTagMask) == 0);
-  }
+  // `serial` from NewSerial: never 0 (0 is an uninitialised engine's).
+  PyEngine(std::unique_ptr<Engine> e, uint64_t serial) : engine_(std::move(e)), serial_(serial) {}
   static void* operator new(size_t n) { return std::memset(::operator new(n), 0, n); }
   static void operator delete(void* p) { ::operator delete(p); }
 
@@ -200,7 +229,7 @@ class PyEngine {
   JobRef Decode(int64_t id, int64_t seq) const {
     Init();
     const uint64_t tagged = static_cast<uint64_t>(id);
-    if (tagged >> 32 != (serial_ & kTagMask))
+    if (tagged >> 32 != serial_)
       Raise(Status::InvalidArgument("job ref #" + std::to_string(seq) +
                                     " belongs to another engine (or is not a Job.id)"));
     return JobRef{static_cast<JobId>(tagged & 0xffffffffu), static_cast<uint64_t>(seq)};
@@ -211,6 +240,9 @@ class PyEngine {
       const std::string name = py::str(job);
       return Value(Run([&](Engine& e) { return e.FindJob(name); }));
     }
+    if (!py::isinstance<Job>(job))
+      Raise(Status::InvalidArgument("a job is an hdrf.Job or a job name, not a " +
+                                    std::string(py::str(py::type::of(job).attr("__name__")))));
     return Ref(job.cast<const Job&>());
   }
 
@@ -429,6 +461,9 @@ PYBIND11_MODULE(hdrf, m) {
   m.attr("OP_FINISH") = 2;
   m.attr("OP_REMOVE") = 4;
   DefineErrors(m);
+  m.def("_skip_engine_serials", &SkipSerials, py::arg("to"),
+        "For tests: the next Engine's serial (the tag in Job.id) is at least `to`; serials "
+        "only move forward and are never reused.");
   py::class_<Job>(m, "Job", "One job of one engine (a job ref); a plain value.")
       .def_property_readonly("id", &TaggedId)
       .def_property_readonly("seq", [](const Job& j) { return j.ref.seq; })
@@ -448,11 +483,12 @@ namespace hdrf::python {
 // with the GIL released; its error is raised with the GIL held.
 template <typename F>
 std::unique_ptr<PyEngine> Make(F&& open) {
+  const uint64_t serial = Value(NewSerial());
   StatusOr<std::unique_ptr<Engine>> e = [&] {
     py::gil_scoped_release nogil;
     return open();
   }();
-  return std::make_unique<PyEngine>(Value(std::move(e)));
+  return std::make_unique<PyEngine>(Value(std::move(e)), serial);
 }
 
 inline void Unwrap(const Status& s) { Check(s); }
