@@ -7,10 +7,10 @@
 //     at once, encodes it as log records of up to kRecordEvents events and
 //     writes them in one RocksDB write (synced for kSync), then hands the
 //     group to the checkpoint thread (WriteGroup);
-//   * the checkpoint thread applies written groups to its own engine::Tree
-//     (a copy of the state as durable) and serializes checkpoints from it,
-//     so checkpoints never touch the engine's tree or locks and never hold
-//     up a write.
+//   * the checkpoint thread applies written groups to its own copy of the
+//     state as durable (a CheckpointImage, or with the enqueue gate on an
+//     engine::Tree) and serializes checkpoints from it, so checkpoints never
+//     touch the engine's tree or locks and never hold up a write.
 #include "storage/journal.h"
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 
 #include "base/mutex.h"
 #include "rocksdb/write_batch.h"
+#include "storage/checkpoint_image.h"
 #include "storage/codec.h"
 
 namespace hdrf::storage {
@@ -281,7 +282,10 @@ class JournalImpl final : public Journal {
   std::deque<EventBatch> ck_queue_ GUARDED_BY(ck_mu_);
   uint64_t ckpt_request_ GUARDED_BY(ck_mu_) = 0;
   bool ck_stop_ GUARDED_BY(ck_mu_) = false;
-  std::unique_ptr<engine::Tree> copy_;     // checkpoint thread only
+  // The checkpoint copy (checkpoint thread only): an image, or with the
+  // enqueue gate on a tree and its replayer.
+  std::unique_ptr<CheckpointImage> image_;
+  std::unique_ptr<engine::Tree> copy_;
   std::unique_ptr<Replayer> replayer_;     // over copy_
   uint64_t since_checkpoint_ = 0;          // checkpoint thread only
 
@@ -424,8 +428,18 @@ Status JournalImpl::Close() {
   return s;
 }
 
-// Loads the checkpoint copy of the state at base_seq_ from the store.
+// Loads the checkpoint copy of the state at base_seq_ from the store: an
+// image (storage/checkpoint_image.h) when the store has no enqueue gate,
+// else a tree.
 Status JournalImpl::LoadCheckpointCopy() {
+  auto meta = store_->ReadMeta();
+  if (!meta.ok()) return meta.status().WithContext("event log: loading the checkpoint state");
+  if (CheckpointImage::Supports(*meta)) {
+    auto im = CheckpointImage::Load(*store_, base_seq_);
+    if (!im.ok()) return im.status().WithContext("event log: loading the checkpoint image");
+    image_ = std::move(im).value();
+    return Status::Ok();
+  }
   LoadOptions lo;
   lo.verify_files = false;
   lo.stop_at = base_seq_;
@@ -442,7 +456,8 @@ void JournalImpl::DoCheckpoint() {
     Status r = store_->Reopen(Store::Mode::kReadWrite);
     if (!r.ok()) return Fail(r.WithContext("checkpoint at event " + std::to_string(seq)));
   }
-  Status s = WriteCheckpoint(*store_, *copy_, seq, names_, /*stats=*/nullptr, kJobsPerChunk, retention_);
+  Status s = image_ ? image_->Write(*store_, seq, retention_)
+                    : WriteCheckpoint(*store_, *copy_, seq, names_, /*stats=*/nullptr, kJobsPerChunk, retention_);
   if (!s.ok()) return Fail(s);
   since_checkpoint_ = 0;
   {
@@ -468,13 +483,13 @@ void JournalImpl::CheckpointLoop() {
     }
     // Loaded when first needed: an engine that only looks at a store
     // (hdrf recover, hdrf queues --db) never pays for a second copy.
-    if (!copy_ && !failed_.load() && (!work.empty() || want > checkpoint_seq_.load())) {
+    if (!copy_ && !image_ && !failed_.load() && (!work.empty() || want > checkpoint_seq_.load())) {
       if (Status s = LoadCheckpointCopy(); !s.ok()) Fail(s);
     }
     for (EventBatch& b : work) {
       if (failed_.load()) break;
       for (size_t i = 0; i < b.size(); ++i) {
-        Status s = replayer_->Apply(b, i);
+        Status s = image_ ? image_->Apply(b, i) : replayer_->Apply(b, i);
         if (!s.ok()) {
           Fail(Status::Internal("event log: event " + std::to_string(b.first_seq + i) +
                                 " applied by the engine fails on the checkpoint copy: " + s.message()));

@@ -21,8 +21,9 @@
 //     Close() asks for events no caller waited for; for kAsync and kNone
 //     by the writer thread alone (it looks every millisecond).
 //   * The checkpoint thread applies written groups to its own copy of the
-//     state and writes checkpoints from it (never touching the engine's
-//     tree or locks).
+//     state (storage/checkpoint_image.h; a tree with the enqueue gate on)
+//     and writes checkpoints from it (never touching the engine's tree or
+//     locks).
 // A write or checkpoint failure is sticky: health() returns it, and the
 // engine refuses further events rather than diverge from what is durable.
 #ifndef HDRF_STORAGE_JOURNAL_H_
