@@ -365,14 +365,14 @@ struct JobChunkEncoder::Impl {
 JobChunkEncoder::JobChunkEncoder() : impl_(std::make_unique<Impl>()) {}
 JobChunkEncoder::~JobChunkEncoder() = default;
 
-void JobChunkEncoder::Add(const JobInfo& j, uint32_t queue_index) {
+void JobChunkEncoder::Add(const JobFields& j, size_t resources) {
   FlatBufferBuilder& fbb = impl_->fbb;
-  auto name = fbb.CreateString(j.name);
-  auto user = fbb.CreateString(j.user);
-  auto task = fbb.CreateVector(j.task);
+  auto name = fbb.CreateString(j.name.data(), j.name.size());
+  auto user = fbb.CreateString(j.user.data(), j.user.size());
+  auto task = fbb.CreateVector(j.task, resources);
   fbs::JobRecBuilder b(fbb);
   b.add_name(name);
-  b.add_queue(queue_index);
+  b.add_queue(j.queue);
   b.add_user(user);
   b.add_task(task);
   b.add_tasks(j.tasks);

@@ -85,9 +85,9 @@ class JobChunkEncoder {
  public:
   JobChunkEncoder();
   ~JobChunkEncoder();
-  // `info.task` is dense (Meta order); `queue_index` indexes the header's
-  // queues.
-  void Add(const JobInfo& info, uint32_t queue_index);
+  // `f.queue` indexes the header's queues; `f.task` holds `resources`
+  // amounts (dense, Meta order).
+  void Add(const struct JobFields& f, size_t resources);
   size_t size() const { return count_; }
   // Returns the value and starts a new chunk.
   std::string Finish(uint64_t checkpoint_seq, uint32_t index);

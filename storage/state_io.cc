@@ -347,6 +347,37 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   std::unordered_map<std::string, uint32_t> qidx;
   qidx.reserve(h.queues.size() * 2);
   for (uint32_t i = 0; i < h.queues.size(); ++i) qidx.emplace(h.queues[i].path, i);
+  const size_t R = names.size();
+  auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
+    for (JobId j : tree.JobsInSubmitOrder()) {
+      JobInfo info = tree.GetJob(j);
+      auto it = qidx.find(info.queue);
+      if (it == qidx.end())
+        return Status::Internal("checkpoint at event " + std::to_string(seq) + ": job " + info.name +
+                                " in unknown queue " + info.queue);
+      JobFields f;
+      f.name = info.name;
+      f.user = info.user;
+      f.queue = it->second;
+      f.task = info.task.data();
+      f.tasks = info.tasks;
+      f.allocated = info.allocated;
+      f.min_available = info.min_available;
+      f.weight = info.weight;
+      f.seq = info.seq;
+      f.state = info.state;
+      if (info.task.size() != R) return Status::Internal("checkpoint: job " + info.name + ": task size");
+      HDRF_RETURN_IF_ERROR(add(f));
+    }
+    return Status::Ok();
+  };
+  return WriteCheckpointOf(store, std::move(h), jobs, names, stats, jobs_per_chunk, retention);
+}
+
+Status WriteCheckpointOf(Store& store, CheckpointHeaderRecord h, const CheckpointJobs& jobs,
+                         const std::vector<std::string>& names, CheckpointStats* stats,
+                         uint32_t jobs_per_chunk, const LogRetention& retention) {
+  const uint64_t seq = h.seq;
   const std::string where = "checkpoint at event " + std::to_string(seq);
   uint64_t previous = 0;  // the newest committed checkpoint before this one
   {
@@ -371,15 +402,13 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
     }
     return Status::Ok();
   };
-  std::vector<JobId> jobs = tree.JobsInSubmitOrder();
-  for (JobId j : jobs) {
-    JobInfo info = tree.GetJob(j);
-    auto it = qidx.find(info.queue);
-    if (it == qidx.end())
-      return Status::Internal(where + ": job " + info.name + " in unknown queue " + info.queue);
-    enc.Add(info, it->second);
-    if (enc.size() >= jobs_per_chunk) HDRF_RETURN_IF_ERROR(flush_chunk());
-  }
+  uint64_t job_count = 0;
+  HDRF_RETURN_IF_ERROR(jobs([&](const JobFields& f) -> Status {
+    enc.Add(f, names.size());
+    ++job_count;
+    if (enc.size() >= jobs_per_chunk) return flush_chunk();
+    return Status::Ok();
+  }));
   if (enc.size() > 0) HDRF_RETURN_IF_ERROR(flush_chunk());
   if (wb.Count() > 0) HDRF_RETURN_IF_ERROR(store.WriteUnlogged(&wb).WithContext(where));
   wb.Clear();
@@ -390,7 +419,7 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   HDRF_RETURN_IF_ERROR(store.FlushMemtable().WithContext(where));
   Step(CheckpointStep::kChunksFlushed, seq);
 
-  h.job_count = jobs.size();
+  h.job_count = job_count;
   h.chunk_count = chunk;
   auto hv = EncodeCheckpointHeader(h, names);
   if (!hv.ok()) return hv.status().WithContext(where);
@@ -415,7 +444,7 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
   wb.DeleteRange(HeaderKey(0), HeaderKey(seq));
   HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where + ": reclaiming older records"));
   if (stats) {
-    stats->jobs = jobs.size();
+    stats->jobs = job_count;
     stats->chunks = chunk;
     stats->bytes = bytes;
   }

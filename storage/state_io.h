@@ -54,6 +54,16 @@ Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
                        uint32_t jobs_per_chunk = kJobsPerChunk, const LogRetention& retention = {});
 
+// The jobs of a checkpoint in submission order: calls `add` for each (the
+// fields' views need to live only during the call; `queue` indexes the
+// header's queues), stopping at the first error.
+using CheckpointJobs = std::function<Status(const std::function<Status(const JobFields&)>& add)>;
+// WriteCheckpoint of a state given as its header (`seq`, `next_seq`,
+// `capacity` and `queues` set; the counts are filled in) and its jobs.
+Status WriteCheckpointOf(Store& store, CheckpointHeaderRecord header, const CheckpointJobs& jobs,
+                         const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
+                         uint32_t jobs_per_chunk = kJobsPerChunk, const LogRetention& retention = {});
+
 // The first log key a checkpoint at event `seq` keeps (every log record
 // before it may be deleted), the checkpoint before it at `previous` (0:
 // none), under `retention`.

@@ -109,7 +109,7 @@ rocksdb::Options MakeOptions(bool create) {
   o.write_buffer_size = 64 << 20;
   o.max_write_buffer_number = 4;
   o.avoid_flush_during_recovery = true;
-  // Close() does not flush the memtable itself: PersistentLog::Close flushes
+  // Close() does not flush the memtable itself: Journal::Close flushes
   // it when the store is healthy, and what a flush at close would add is
   // only unlogged checkpoint chunks that no committed header refers to.
   // After a failed memtable switch (an I/O error creating the next WAL), a

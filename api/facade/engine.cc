@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "api/facade/engine_impl.h"
-#include "api/facade/event_log.h"
 #include "api/facade/follower.h"
 
 namespace hdrf {
@@ -55,7 +54,7 @@ Status CheckOptions(const EngineOptions& o) {
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Engine::~Engine() {
-  if (impl_ && impl_->log && !impl_->closed) (void)impl_->log->Close();
+  if (impl_ && impl_->journal && !impl_->closed) (void)impl_->journal->Close();
 }
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
@@ -75,9 +74,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
       impl->tree->ReserveJobs(options.reserve_jobs);
     }
     if (!options.db_path.empty()) {
-      auto log = CreateEventLog(options, *impl->tree);
-      if (!log.ok()) return log.status();
-      impl->log = std::move(log).value();
+      auto journal = storage::CreateJournal(options.db_path, *impl->tree, options.overcommit_factor,
+                                            JournalOptionsFor(options));
+      if (!journal.ok()) return journal.status();
+      impl->journal = std::move(journal).value();
     }
   }
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
@@ -86,24 +86,26 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const ResourceAmounts& cluster,
 StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   if (options.db_path.empty()) return Status::InvalidArgument("Engine::Open needs options.db_path");
   HDRF_RETURN_IF_ERROR(CheckOptions(options));
-  auto rec = RecoverEventLog(options);
+  auto rec = storage::RecoverJournal(options.db_path, RecoveryOptionsFor(options), JournalOptionsFor(options));
   if (!rec.ok()) return rec.status();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   {
     base::LockGuard<base::BigReaderLock> unshared(impl->rw);  // no other thread yet: for the analysis
-    impl->tree = std::move(rec->tree);
-    impl->last_seq = rec->last_seq;
+    impl->tree = std::move(rec->state.tree);
+    impl->last_seq = rec->state.last_seq;
   }
-  impl->log = std::move(rec->log);
-  impl->recovery = rec->stats;
+  impl->journal = std::move(rec->journal);
+  impl->recovery.checkpoint_seq = rec->state.checkpoint_seq;
+  impl->recovery.events_replayed = rec->state.events_replayed;
+  impl->recovery.seconds = rec->seconds;
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
 Status Engine::Impl::Writable() const {
   if (closed) return Status::FailedPrecondition("engine is closed");
   if (!follows.empty()) return Status::FailedPrecondition("engine is a read-only follower of " + follows);
-  if (log) return log->health();
+  if (journal) return journal->health();
   return Status::Ok();
 }
 
@@ -121,12 +123,6 @@ Status Engine::Impl::ApplyLocked(const Event& e, JobRef* submitted) {
   }
   RecordLocked(&e);
   return Status::Ok();
-}
-
-uint64_t Engine::Impl::RecordLocked(const Event* e) {
-  ++last_seq;
-  if (log) log->Enqueue(last_seq, *e);
-  return last_seq;
 }
 
 namespace {
@@ -166,7 +162,7 @@ Status ApplyAndWaitUntimed(EngineImpl& impl, const Event& e, JobRef* submitted,
     HDRF_RETURN_IF_ERROR(impl.ApplyLocked(e, submitted));
     seq = impl.last_seq;
   }
-  if (impl.log) return impl.log->WaitDurable(seq);
+  if (impl.journal) return impl.journal->WaitDurable(seq);
   return Status::Ok();
 }
 
@@ -233,15 +229,12 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
                              ? tree->LocalAllocate(job.id, n, &escalate)
                              : tree->LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));
     if (!escalate) {
-      if (!log) {
+      if (!journal) {
         ++shards[s].events;
         *seq = 0;
         return Status::Ok();
       }
-      const Event e = Event::Task(type, job.seq, n);
-      base::MutexLock seq_lock(seq_mu);
-      *seq = ++LastSeqLocal();
-      log->Enqueue(*seq, e);
+      *seq = journal->Append(Event::Task(type, job.seq, n));  // under the shard's lock
       return Status::Ok();
     }
   }
@@ -249,7 +242,7 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
   HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
   HDRF_RETURN_IF_ERROR(Writable());
   HDRF_RETURN_IF_ERROR(ApplyTask(*tree, type, job.id, n));
-  if (log) {
+  if (journal) {
     const Event e = Event::Task(type, job.seq, n);
     *seq = RecordLocked(&e);
   } else {
@@ -265,7 +258,7 @@ Status TimedTaskEvent(EngineImpl& impl, Event::Type type, JobRef job, int64_t n)
   EventTimer timer(impl);
   uint64_t seq = 0;
   Status s = impl.TaskEvent(type, job, n, &seq);
-  if (s.ok() && impl.log) s = impl.log->WaitDurable(seq);
+  if (s.ok() && impl.journal) s = impl.journal->WaitDurable(seq);
   return timer.Done(std::move(s));
 }
 }  // namespace
@@ -341,15 +334,12 @@ bool ApplyLocalOp(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp& op, i
   }
   if (escalate) return false;
   if (op.status) *op.status = Status::Ok();
-  if (!impl.log) {
+  if (!impl.journal) {
     ++impl.shards[s].events;
     b.unnumbered = true;
     return true;
   }
-  const Event e = Event::Task(op.type, op.job.seq, op.n);
-  base::MutexLock seq_lock(impl.seq_mu);
-  b.seq = ++impl.LastSeqLocal();
-  impl.log->Enqueue(b.seq, e);
+  b.seq = impl.journal->Append(Event::Task(op.type, op.job.seq, op.n));  // under the shard's lock
   return true;
 }
 
@@ -588,7 +578,7 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
       continue;
     }
     if (op.status) *op.status = Status::Ok();
-    if (impl.log) {
+    if (impl.journal) {
       const Event e = Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
       b.seq = impl.RecordLocked(&e);
     } else {
@@ -626,7 +616,7 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
   }
   if (last_seq) *last_seq = b.seq;
   if (refused) *refused = b.bad;
-  if (impl_->log && b.seq > 0) return impl_->log->WaitDurable(b.seq);
+  if (impl_->journal && b.seq > 0) return impl_->journal->WaitDurable(b.seq);
   return Status::Ok();
 }
 
@@ -679,7 +669,7 @@ StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef r
   HDRF_RETURN_IF_ERROR(impl.Writable());
   const int64_t k = t.StepDemand(ref.id);  // a gang that holds no task: all m at once
   HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, k));
-  if (!impl.log) return impl.RecordLocked(nullptr);
+  if (!impl.journal) return impl.RecordLocked(nullptr);
   const Event e = Event::Task(Event::Type::kAllocate, ref.seq, k);
   return impl.RecordLocked(&e);
 }
@@ -719,7 +709,7 @@ StatusOr<std::optional<JobRef>> StepWith(EngineImpl& impl, const PlacementFn* ca
     }
     HDRF_ASSIGN_OR_RETURN(seq, AllocateOneLocked(impl, t, ref));
   }
-  if (impl.log) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));
+  if (impl.journal) HDRF_RETURN_IF_ERROR(impl.journal->WaitDurable(seq));
   (void)timer.Done(Status::Ok());
   return std::optional<JobRef>(ref);
 }
@@ -755,7 +745,7 @@ StatusOr<int64_t> Engine::Fill(std::vector<JobRef>* started) {
       if (started) started->insert(started->end(), static_cast<size_t>(k), ref);
     }
   }
-  if (impl.log && seq > 0) HDRF_RETURN_IF_ERROR(impl.log->WaitDurable(seq));
+  if (impl.journal && seq > 0) HDRF_RETURN_IF_ERROR(impl.journal->WaitDurable(seq));
   (void)timer.Done(Status::Ok());
   return steps;
 }
@@ -912,8 +902,8 @@ uint64_t Engine::last_seq() const {
 }
 
 uint64_t Engine::durable_seq() const {
-  if (!impl_->log) return last_seq();
-  return impl_->log->durable_seq();
+  if (!impl_->journal) return last_seq();
+  return impl_->journal->durable_seq();
 }
 
 size_t Engine::job_count() const {
@@ -926,18 +916,18 @@ size_t Engine::queue_count() const {
   return impl_->tree->queue_count();
 }
 
-Status Engine::Flush() { return impl_->log ? impl_->log->Flush() : Status::Ok(); }
-Status Engine::Checkpoint() { return impl_->log ? impl_->log->Checkpoint() : Status::Ok(); }
+Status Engine::Flush() { return impl_->journal ? impl_->journal->Flush() : Status::Ok(); }
+Status Engine::Checkpoint() { return impl_->journal ? impl_->journal->Checkpoint() : Status::Ok(); }
 
-// The log object lives until the engine is destroyed: a concurrent caller
-// may still be waiting in WaitDurable. Once closed it reports an error from
-// health(), so later events are refused.
+// The journal lives until the engine is destroyed: a concurrent caller
+// may still be waiting in WaitDurable. Once closed, `closed` makes
+// Writable() refuse later events.
 Status Engine::Close() {
   if (impl_->follower) impl_->follower->Stop();  // outside the lock: it joins a thread that takes it
   Exclusive lock(*impl_);
-  if (!impl_->log || impl_->closed) return Status::Ok();
+  if (!impl_->journal || impl_->closed) return Status::Ok();
   impl_->closed = true;
-  return impl_->log->Close();
+  return impl_->journal->Close();
 }
 
 RecoveryStats Engine::recovery_stats() const { return impl_->recovery; }

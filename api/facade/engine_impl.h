@@ -1,4 +1,4 @@
-// Internal: Engine::Impl, shared by api/facade/engine.cc and engine_persist.cc.
+// Internal: Engine::Impl, shared by the files of api/facade/.
 #ifndef HDRF_API_ENGINE_IMPL_H_
 #define HDRF_API_ENGINE_IMPL_H_
 
@@ -11,10 +11,10 @@
 #include "base/mutex.h"
 #include "base/shard_lock.h"
 #include "engine/tree.h"
+#include "storage/journal.h"
 
 namespace hdrf {
 
-class EventLog;  // api/facade/event_log.h (persistence)
 class Follower;  // api/facade/follower.h (followers)
 
 // Thread safety (docs/concurrency.md):
@@ -29,13 +29,15 @@ class Follower;  // api/facade/follower.h (followers)
 //     so every reader sees the root agree with its children.
 //   * Lock order: rw (shared) before a shard's mu; exclusive holders take no
 //     shard lock (there are no shared holders to exclude).
-// Sequence numbers: with a store, every event takes its number from
-// `last_seq` under `seq_mu` (local events) or the exclusive lock, and
-// enqueues its log record under the same lock, so records reach the log in
-// sequence order. Local events of different shards commute (each changes
-// only its shard and its shard's lease), so the log order is a valid serial
-// order. Without a store, a local event only counts itself in its shard's
-// `shards[s].events`; Exclusive folds those counts into `last_seq`.
+// Sequence numbers: with a store, every event takes its number from the
+// journal (storage::Journal::Append numbers and queues under the journal's
+// one lock), called under the shard's lock (local events) or the exclusive
+// lock, so one shard's events reach the log in the order they were applied.
+// Local events of different shards commute (each changes only its shard and
+// its shard's lease), so the log order is a valid serial order. Without a
+// store, a local event only counts itself in its shard's
+// `shards[s].events`. Exclusive brings `last_seq` up to date either way
+// (SyncLastSeq).
 // Name lookups: FindJob takes `rw` shared (no shard lock) and reads the
 // tree's own name index (engine/job_index.h), its names and its jobs'
 // submission numbers. Those change only where the tree gains or loses a job
@@ -50,20 +52,23 @@ struct Engine::Impl {
   // between their cores per event, not two.
   struct alignas(base::kCacheLine) Shard {
     base::SpinLock mu;
-    uint64_t events GUARDED_BY(mu) = 0;  // local events without a store (and rw exclusive: FoldShardEvents)
+    uint64_t events GUARDED_BY(mu) = 0;  // local events without a store (and rw exclusive: SyncLastSeq)
   };
 
   EngineOptions options;
   mutable base::BigReaderLock rw;
   mutable Shard shards[kShards];
-  base::Mutex seq_mu ACQUIRED_AFTER(rw);  // with a store: local events' last_seq
   // See "Thread safety": rw shared to read, and to change a shard's part
   // with the shard's lock; rw exclusive for anything else.
   std::unique_ptr<engine::Tree> tree GUARDED_BY(rw) PT_GUARDED_BY(rw);
-  uint64_t last_seq GUARDED_BY(rw) = 0;  // or seq_mu under rw shared: LastSeqLocal
+  // The last event's number as of the last exclusive section (SyncLastSeq);
+  // a local event's number comes from the journal, or is counted in its
+  // shard without a store.
+  uint64_t last_seq GUARDED_BY(rw) = 0;
   // Null without a store. Not GUARDED_BY: set before the engine is shared,
   // or by a follower's Promote under rw exclusive (a follower has none).
-  std::unique_ptr<EventLog> log;
+  // Thread-safe (storage/journal.h).
+  std::unique_ptr<storage::Journal> journal;
   bool closed GUARDED_BY(rw) = false;  // Close() was called
   ShardedLatencyHistogram latency;     // thread-safe (per-thread shards)
   RecoveryStats recovery;              // set once by Open, then read-only
@@ -91,18 +96,22 @@ struct Engine::Impl {
   // *seq receives the event's sequence number (0 without a store).
   Status TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) EXCLUDES(rw);
   // Under the exclusive lock: the next sequence number, with the event
-  // logged when there is a store.
-  uint64_t RecordLocked(const Event* e) REQUIRES(rw);
-  // last_seq for a local event: under rw shared, seq_mu stands in for the
-  // exclusive lock (it orders the local events among themselves, and an
-  // exclusive holder excludes them all). The analysis knows one guard per
-  // field, so this accessor is where it is told so.
-  uint64_t& LastSeqLocal() REQUIRES_SHARED(rw) REQUIRES(seq_mu) NO_THREAD_SAFETY_ANALYSIS { return last_seq; }
-  // Under rw exclusive: folds the local events counted in the shards in use
-  // into last_seq. The shards' locks are not taken: they are taken only
-  // under rw shared, which rw exclusive excludes; the analysis cannot see
-  // that one lock implies the others, hence NO_THREAD_SAFETY_ANALYSIS.
-  void FoldShardEvents() REQUIRES(rw) NO_THREAD_SAFETY_ANALYSIS {
+  // logged when there is a store (`e` may be null without one).
+  uint64_t RecordLocked(const Event* e) REQUIRES(rw) {
+    if (journal) return last_seq = journal->Append(*e);
+    return ++last_seq;
+  }
+  // Under rw exclusive: brings last_seq up to date with the local events
+  // since the last exclusive section: the journal's number with a store;
+  // without one, the counts of the shards in use, folded in. The shards'
+  // locks are not taken: they are taken only under rw shared, which rw
+  // exclusive excludes; the analysis cannot see that one lock implies the
+  // others, hence NO_THREAD_SAFETY_ANALYSIS.
+  void SyncLastSeq() REQUIRES(rw) NO_THREAD_SAFETY_ANALYSIS {
+    if (journal) {
+      last_seq = journal->last_seq();
+      return;
+    }
     // Local events happen only on the shards in use (Tree::ShardOf of a
     // job), and that set changes only in exclusive sections.
     for (int s : tree->used_shards()) {
@@ -130,7 +139,7 @@ class SCOPED_CAPABILITY Exclusive {
   explicit Exclusive(const EngineImpl& impl) ACQUIRE(impl.rw) : impl_(const_cast<EngineImpl&>(impl)) {
     impl_.rw.lock();
     impl_.tree->BeginExclusive();
-    impl_.FoldShardEvents();
+    impl_.SyncLastSeq();
   }
   ~Exclusive() RELEASE() {
     impl_.tree->EndExclusive();
@@ -146,6 +155,10 @@ class SCOPED_CAPABILITY Exclusive {
 // NotFound unless `j` names a live job of the tree (its id and submission
 // number).
 Status CheckRef(const engine::Tree& t, JobRef j);
+
+// The journal's options and recovery's for `options` (engine_persist.cc).
+storage::JournalOptions JournalOptionsFor(const EngineOptions& options);
+storage::LoadOptions RecoveryOptionsFor(const EngineOptions& options);
 
 // Testing aid: a full recompute compared with the incremental state.
 Status CheckEngineInvariants(const Engine& engine);

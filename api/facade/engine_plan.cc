@@ -3,7 +3,6 @@
 // the whole tree); applying one is one event, re-checked and logged under
 // the same section.
 #include "api/facade/engine_impl.h"
-#include "api/facade/event_log.h"
 #include "api/facade/plan_screen.h"
 
 namespace hdrf {
@@ -83,7 +82,7 @@ Status Engine::ApplyPlan(const hdrf::Plan& plan) {
     HDRF_RETURN_IF_ERROR(t.ApplyPlan(plan.id, plan.tasks, victims, plan.mode));
     seq = impl_->RecordLocked(&e);
   }
-  if (impl_->log) HDRF_RETURN_IF_ERROR(impl_->log->WaitDurable(seq));
+  if (impl_->journal) HDRF_RETURN_IF_ERROR(impl_->journal->WaitDurable(seq));
   return timer.Done(Status::Ok());
 }
 

@@ -11,7 +11,6 @@
 #include <shared_mutex>
 
 #include "api/facade/engine_impl.h"
-#include "api/facade/event_log.h"
 
 namespace hdrf {
 namespace {
@@ -258,9 +257,9 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   eo.log_retention_seconds = po.log_retention_seconds;
   eo.latency_sample_every = po.latency_sample_every;
   eo.event_clock = po.event_clock;
-  auto log = AdoptEventLog(eo, store_->Release(), store_->meta().resource_names, applied_,
-                           ckpts->empty() ? 0 : ckpts->back());
-  if (!log.ok()) return fail(log.status());
+  auto journal = storage::AdoptJournal(store_->Release(), store_->meta().resource_names, applied_,
+                                      ckpts->empty() ? 0 : ckpts->back(), JournalOptionsFor(eo));
+  if (!journal.ok()) return fail(journal.status());
   {
     Exclusive lock(impl_);
     // Field by field: EventTimer reads latency_sample_every before it takes
@@ -273,7 +272,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     impl_.options.log_retention_seconds = eo.log_retention_seconds;
     std::atomic_ref<uint32_t>(impl_.options.latency_sample_every)
         .store(eo.latency_sample_every, std::memory_order_relaxed);
-    impl_.log = std::move(log).value();
+    impl_.journal = std::move(journal).value();
     impl_.follows.clear();
   }
   promoted_ = true;

@@ -24,7 +24,6 @@
 #include <set>
 
 #include "api/facade/engine_impl.h"
-#include "api/facade/event_log.h"
 #include "api/facade/follower.h"
 #include "hdrf/engine.h"
 #include "hdrf/quantity.h"

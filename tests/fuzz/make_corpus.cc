@@ -90,24 +90,26 @@ void Codec() {
   Write("codec_fuzz", "header", std::string(1, '\1') + Must(EncodeCheckpointHeader(h, names)));
 
   JobChunkEncoder enc;
-  JobInfo j;
+  JobFields j;
+  const int64_t task1[] = {1000, 1ll << 30, 0}, task2[] = {0, 0, 1000};
   j.name = "j1";
-  j.queue = "root/a/x";
+  j.queue = 2;  // root/a/x
   j.user = "alice";
   j.tasks = 4;
   j.allocated = 2;
-  j.task = {1000, 1ll << 30, 0};
+  j.min_available = 1;
+  j.task = task1;
   j.seq = 3;
   j.state = JobState::kRunning;
-  enc.Add(j, 2);
+  enc.Add(j, 3);
   j.name = "j2";
-  j.queue = "root/b";
+  j.queue = 3;  // root/b
   j.allocated = 0;
   j.weight = 3;
   j.min_available = 2;
   j.seq = 5;
   j.state = JobState::kPending;
-  j.task = {0, 0, 1000};
+  j.task = task2;
   enc.Add(j, 3);
   Write("codec_fuzz", "chunk", std::string(1, '\2') + enc.Finish(7, 0));
 

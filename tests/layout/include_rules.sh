@@ -55,7 +55,14 @@ check api/hdrf 'hdrf/'
 check base 'base/'
 check engine 'hdrf/|base/|engine/'
 check storage 'hdrf/|base/|engine/|storage/|hdrf_state_generated\.h|rocksdb/|flatbuffers/'
-check api/facade "hdrf/|base/|engine/|storage/|api/|$third_party"  # anything but tools/, bench/, tests/
+# The facade: anything but tools/, bench/, tests/ and the store's own
+# libraries (RocksDB, FlatBuffers and the generated record header belong to
+# storage/, which owns the journal and the format).
+check api/facade "hdrf/|base/|engine/|storage/|api/|${third_party//rocksdb\/|flatbuffers\/|/}"
+if out=$(grep -rnHE '\b(rocksdb|flatbuffers|fbs)::' api/facade --include='*.h' --include='*.cc'); then
+  echo "$out" | sed 's/^/layout: a RocksDB or FlatBuffers type outside storage\/: /'
+  bad=1
+fi
 check api/files 'hdrf/|base/|api/files/'
 check api/config 'hdrf/|base/|api/config/|yaml-cpp/'
 check api/metrics 'hdrf/|base/|api/metrics/'
@@ -70,6 +77,13 @@ check api/go 'hdrf/c\.h'
 check tools 'hdrf/|base/|tools/|api/formats/json_line\.h|CLI/|httplib\.h|nlohmann/'
 check bench 'hdrf/|base/|bench/|tests/reference/|benchmark/|jemalloc/'
 # tests/ may include anything: nothing to check.
+
+# LAYOUT_RULES_ONLY=1 (planted_test.sh): the include rules only.
+if [ -n "${LAYOUT_RULES_ONLY:-}" ]; then
+  [ "$bad" -ne 0 ] && { echo "layout: FAILED"; exit 1; }
+  echo "layout: ok (rules only)"
+  exit 0
+fi
 
 # Every public header on its own (C headers also as C).
 for h in api/hdrf/*.h; do

@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "api/facade/event_log.h"  // SetAckBeforeSyncForTesting
+#include "storage/journal.h"  // SetAckBeforeSyncForTesting
 #include "tests/storage/power_cut.h"
 
 // LeakSanitizer (the ASan run of .ci/test): RocksDB 7.8 loses the memtable
@@ -102,13 +102,13 @@ TEST(PowerCut, PlansAllOrNothing) {
 // The planted bug: kSync acknowledges once the record is written, before
 // the WAL is synced. The harness must see acknowledged events lost.
 TEST(PowerCut, CatchesAnAcknowledgementBeforeTheSync) {
-  SetAckBeforeSyncForTesting(true);
+  storage::SetAckBeforeSyncForTesting(true);
   PowerCutOptions o;
   o.seed = 5;
   o.cuts = 30;
   o.durability = Durability::kSync;
   PowerCutResult r = RunAndReport("sync, planted bug", o);
-  SetAckBeforeSyncForTesting(false);
+  storage::SetAckBeforeSyncForTesting(false);
   EXPECT_GT(r.failures, 0u) << "the harness did not notice acknowledged events lost";
   ASSERT_FALSE(r.messages.empty());
   EXPECT_NE(r.messages[0].find("lost acknowledged events"), std::string::npos) << r.messages[0];

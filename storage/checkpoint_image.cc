@@ -1,0 +1,291 @@
+// CheckpointImage (storage/checkpoint_image.h).
+#include "storage/checkpoint_image.h"
+
+#include <algorithm>
+
+#include "engine/event.h"
+
+namespace hdrf::storage {
+
+uint32_t CheckpointImage::Intern(std::unordered_map<std::string, uint32_t>& index,
+                                 std::vector<std::string>& values, std::string_view v) {
+  auto [it, added] = index.try_emplace(std::string(v), static_cast<uint32_t>(values.size()));
+  if (added) values.emplace_back(v);
+  return it->second;
+}
+
+uint32_t CheckpointImage::InternShape(const int64_t* task) {
+  std::vector<int64_t> shape(task, task + R_);
+  auto [it, added] = shape_index_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
+  if (added) shapes_.push_back(std::move(shape));
+  return it->second;
+}
+
+void CheckpointImage::RebuildQueues() {
+  specs_ = qtree_->QueueSpecs();
+  total_ = qtree_->total();
+  queues_.assign(specs_.size(), Queue());
+  queue_index_.clear();
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const QueueSpec& s = specs_[i];
+    queue_index_.emplace(s.path, static_cast<int>(i));
+    Queue& q = queues_[i];
+    q.weight = s.weight;
+    q.state = s.state;
+    q.usage.assign(R_, 0);
+    const size_t slash = s.path.rfind('/');
+    if (slash != std::string::npos) {
+      q.parent = queue_index_.at(s.path.substr(0, slash));  // path order: parents first
+      queues_[q.parent].children.push_back(static_cast<int>(i));
+    }
+  }
+  // Every queue's path has an id (Admit answers with the leaf's).
+  for (const QueueSpec& q : specs_) Intern(path_index_, paths_, q.path);
+  path_queue_.assign(paths_.size(), -1);
+  for (size_t p = 0; p < paths_.size(); ++p) {
+    auto it = queue_index_.find(paths_[p]);
+    if (it != queue_index_.end()) path_queue_[p] = it->second;
+  }
+  for (const Job& j : jobs_) {
+    if (!j.alive || j.allocated == 0) continue;
+    const int64_t* t = shapes_[j.task].data();
+    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent)
+      for (size_t r = 0; r < R_; ++r) queues_[q].usage[r] += j.allocated * t[r];
+  }
+}
+
+Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uint32_t leaf,
+                               const int64_t* task, int64_t tasks, int64_t min_available, double weight,
+                               uint64_t seq, int64_t allocated, JobState state) {
+  if (seq >= (uint64_t{1} << 40) || (seq < by_seq_.size() && by_seq_[seq] != kNoJob))
+    return Status::Internal("checkpoint image: job " + std::string(name) + ": submission number " +
+                            std::to_string(seq) + " is taken or out of range");
+  if (!jobs_.empty() && seq <= jobs_.back().seq)
+    return Status::Internal("checkpoint image: job " + std::string(name) + " out of submission order");
+  if (by_seq_.size() <= seq) by_seq_.resize(std::max<size_t>(seq + 1, by_seq_.size() * 3 / 2), kNoJob);
+  by_seq_[seq] = static_cast<uint32_t>(jobs_.size());
+  Job j;
+  j.name.assign(name);
+  j.user = Intern(user_index_, users_, user);
+  j.leaf = leaf;
+  j.task = InternShape(task);
+  j.tasks = tasks;
+  j.min_available = min_available;
+  j.weight = std::max(1.0, weight);  // as the tree stores it
+  j.seq = seq;
+  j.state = state;
+  jobs_.push_back(std::move(j));
+  if (allocated != 0) Change(jobs_.back(), allocated, 0);
+  jobs_.back().state = state;  // as recorded
+  return Status::Ok();
+}
+
+CheckpointImage::Job* CheckpointImage::Find(uint64_t seq) {
+  if (seq >= by_seq_.size() || by_seq_[seq] == kNoJob) return nullptr;
+  return &jobs_[by_seq_[seq]];
+}
+
+void CheckpointImage::Change(Job& j, int64_t d_alloc, int64_t d_tasks) {
+  j.allocated += d_alloc;
+  j.tasks += d_tasks;
+  if (d_alloc != 0) {
+    const int64_t* t = shapes_[j.task].data();
+    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent)
+      for (size_t r = 0; r < R_; ++r) queues_[q].usage[r] += d_alloc * t[r];
+  }
+  if (j.state != JobState::kPending) j.state = j.allocated > 0 ? JobState::kRunning : JobState::kInqueue;
+}
+
+// Tree::Admit: from the named queue down, the open child of least
+// dominant usage share over its weight, the first in name order on a tie.
+StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) const {
+  int q = 0;
+  if (!path.empty()) {
+    auto it = queue_index_.find(path);
+    if (it == queue_index_.end()) return Status::Internal("checkpoint image: no queue " + path);
+    q = it->second;
+  }
+  while (!queues_[q].children.empty()) {
+    double m = 0;
+    int best = -1;
+    std::vector<std::pair<double, int>> open;
+    for (int c : queues_[q].children) {
+      const Queue& cq = queues_[c];
+      if (cq.state != QueueState::kOpen) continue;
+      double s = 0;
+      for (size_t r = 0; r < R_; ++r)
+        if (total_[r] > 0) s = std::max(s, static_cast<double>(cq.usage[r]) / static_cast<double>(total_[r]));
+      open.emplace_back(s / cq.weight, c);
+    }
+    if (open.empty()) return Status::Internal("checkpoint image: no open queue under " + specs_[q].path);
+    m = open.front().first;
+    for (auto& [k, c] : open) m = std::min(m, k);
+    for (auto& [k, c] : open)
+      if (k <= m + engine::kKeyEpsilon) {
+        best = c;
+        break;
+      }
+    q = best;
+  }
+  auto it = path_index_.find(specs_[q].path);
+  if (it != path_index_.end()) return it->second;
+  return Status::Internal("checkpoint image: leaf " + specs_[q].path + " has no id");
+}
+
+Status CheckpointImage::Submit(const JobSpec& spec) {
+  std::vector<int64_t> task(R_, 0);
+  for (const auto& [name, amount] : spec.task) {
+    auto it = std::find(names_.begin(), names_.end(), name);
+    if (it == names_.end()) return Status::Internal("checkpoint image: job " + spec.name + ": resource " + name);
+    task[it - names_.begin()] = amount;
+  }
+  HDRF_ASSIGN_OR_RETURN(uint32_t leaf, Admit(spec.queue));
+  return AddJob(spec.name, spec.user, leaf, task.data(), spec.tasks, spec.min_available, spec.weight,
+                next_seq_++, 0, JobState::kInqueue);
+}
+
+void CheckpointImage::Compact() {
+  std::vector<Job> live;
+  live.reserve(jobs_.size() - dead_);
+  std::fill(by_seq_.begin(), by_seq_.end(), kNoJob);
+  for (Job& j : jobs_) {
+    if (!j.alive) continue;
+    by_seq_[j.seq] = static_cast<uint32_t>(live.size());
+    live.push_back(std::move(j));
+  }
+  jobs_.swap(live);
+  dead_ = 0;
+}
+
+Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
+  using T = Event::Type;
+  const LogOp& op = batch.ops[i];
+  auto job = [&](uint64_t seq) -> StatusOr<Job*> {
+    Job* j = Find(seq);
+    if (!j || !j->alive)
+      return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) +
+                              ": no job #" + std::to_string(seq));
+    return j;
+  };
+  switch (op.type) {
+    case T::kAllocate:
+    case T::kRelease:
+    case T::kFinish:
+    case T::kRemove: {
+      HDRF_ASSIGN_OR_RETURN(Job * j, job(op.job_seq));
+      if (op.type == T::kAllocate) Change(*j, op.n, 0);
+      else if (op.type == T::kRelease) Change(*j, -op.n, 0);
+      else if (op.type == T::kFinish) Change(*j, -op.n, -op.n);
+      else {
+        Change(*j, -j->allocated, -j->tasks);
+        j->alive = false;
+        std::string().swap(j->name);
+        by_seq_[j->seq] = kNoJob;
+        if (++dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
+      }
+      return Status::Ok();
+    }
+    default: break;
+  }
+  if (op.full == kNoFull || op.full >= batch.full.size())
+    return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) + " has no record");
+  const Event& e = batch.full[op.full];
+  switch (e.type) {
+    case T::kSubmit: return Submit(e.job);
+    case T::kApplyPlan: {
+      HDRF_ASSIGN_OR_RETURN(Job * waiting, job(e.job_seq));
+      for (const Event::Victim& v : e.victims) {
+        HDRF_ASSIGN_OR_RETURN(Job * victim, job(v.job_seq));
+        Change(*victim, -v.tasks, 0);
+      }
+      Change(*waiting, e.n, 0);
+      return Status::Ok();
+    }
+    default: {
+      // Queue events and capacity: the queue tree's own rules.
+      Status s = ApplyEvent(*qtree_, e);
+      if (!s.ok())
+        return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) + ": " +
+                                s.message());
+      RebuildQueues();
+      return Status::Ok();
+    }
+  }
+}
+
+Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& retention) const {
+  CheckpointHeaderRecord h;
+  h.seq = seq;
+  h.next_seq = next_seq_;
+  h.capacity = total_;
+  h.queues = specs_;
+  auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
+    JobFields f;
+    for (const Job& j : jobs_) {
+      if (!j.alive) continue;
+      f.name = j.name;
+      f.user = users_[j.user];
+      f.queue = static_cast<uint32_t>(path_queue_[j.leaf]);
+      f.task = shapes_[j.task].data();
+      f.tasks = j.tasks;
+      f.allocated = j.allocated;
+      f.min_available = j.min_available;
+      f.weight = j.weight;
+      f.seq = j.seq;
+      f.state = j.state;
+      if (path_queue_[j.leaf] < 0)
+        return Status::Internal("checkpoint image: job " + j.name + " in a deleted queue " + paths_[j.leaf]);
+      HDRF_RETURN_IF_ERROR(add(f));
+    }
+    return Status::Ok();
+  };
+  return WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
+}
+
+StatusOr<std::unique_ptr<CheckpointImage>> CheckpointImage::Load(const Store& store, uint64_t stop_at) {
+  const std::string& dir = store.path();
+  HDRF_ASSIGN_OR_RETURN(MetaRecord meta, store.ReadMeta());
+  HDRF_RETURN_IF_ERROR(CheckMeta(meta, dir));
+  if (!Supports(meta)) return Status::InvalidArgument("store " + dir + ": the enqueue gate is on");
+  const std::vector<std::string>& names = meta.resource_names;
+  HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store.CheckpointSeqs());
+  if (ckpts.empty()) return Status::Corruption("store " + dir + ": no checkpoint (no h/ key)");
+  const uint64_t S = ckpts.back();
+  const std::string hkey = "store " + dir + ": key " + KeyToString(HeaderKey(S));
+  HDRF_ASSIGN_OR_RETURN(std::string hv, store.Get(HeaderKey(S)));
+  auto header = DecodeCheckpointHeader(hv, names);
+  if (!header.ok()) return header.status().WithContext(hkey);
+  ResourceAmounts cluster;
+  for (size_t r = 0; r < names.size(); ++r) cluster[names[r]] = header->capacity[r];
+  auto qtree = BuildQueueTree(cluster, header->queues, std::nullopt);
+  if (!qtree.ok()) return qtree.status().WithContext(hkey + ": queues cannot be rebuilt");
+  std::unique_ptr<CheckpointImage> im(new CheckpointImage(names, std::move(qtree).value()));
+  for (const QueueSpec& q : header->queues) Intern(im->path_index_, im->paths_, q.path);
+  im->RebuildQueues();
+  im->next_seq_ = header->next_seq;
+  im->jobs_.reserve(std::min<uint64_t>(header->job_count, uint64_t{1} << 26));
+  for (uint32_t c = 0; c < header->chunk_count; ++c) {
+    const std::string ckey = "store " + dir + ": key " + KeyToString(ChunkKey(S, c));
+    auto v = store.Get(ChunkKey(S, c));
+    if (!v.ok()) return v.status().WithContext(ckey);
+    Status s = DecodeJobChunkFields(*v, names.size(), header->queues.size(), S, c, [&](const JobFields& j) {
+      return im->AddJob(j.name, j.user, j.queue, j.task, j.tasks, j.min_available, j.weight, j.seq,
+                        j.allocated, j.state);
+    });
+    if (!s.ok()) return s.WithContext(ckey);
+  }
+  uint64_t last = S;
+  HDRF_RETURN_IF_ERROR(ReadLogAfter(
+      store, names, S, stop_at,
+      [&](EventBatch& batch, size_t begin, size_t end) -> Status {
+        for (size_t i = begin; i < end; ++i) HDRF_RETURN_IF_ERROR(im->Apply(batch, i));
+        return Status::Ok();
+      },
+      &last));
+  if (last != stop_at)
+    return Status::Corruption("store " + dir + ": the log ends at event " + std::to_string(last) +
+                              ", before event " + std::to_string(stop_at));
+  return im;
+}
+
+}  // namespace hdrf::storage

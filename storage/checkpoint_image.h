@@ -1,0 +1,116 @@
+// CheckpointImage: what a checkpoint holds of a state, kept up to date
+// from the written log without a second engine::Tree (docs/storage.md
+// "Checkpoints").
+//
+//   auto image = CheckpointImage::Load(store, last_seq);  // checkpoint + log
+//   image->Apply(batch, i);                            // each written event
+//   image->Write(store, seq, retention);               // a checkpoint
+//
+// Per job it keeps only the fields of a checkpoint record (name, user,
+// leaf, task shape, counts, weight, submission number, state; users, leaves
+// and task shapes shared), about 100 bytes a job instead of a tree's
+// indexes, heaps and views. Queue events and capacity changes go to a tree
+// without jobs (their rules and the checkpoint's queue list). Per queue it
+// keeps the usage, for the leaf a Submit to an inner queue is placed in
+// (Tree::Admit's rule).
+//
+// Only for a store without the enqueue gate (Supports): the gate admits
+// Pending jobs by cluster-wide sums that only a tree keeps. Without it a
+// job's state follows from its own allocation, as the tree sets it.
+//
+// Thread safety: none (the journal's checkpoint thread owns it).
+#ifndef HDRF_STORAGE_CHECKPOINT_IMAGE_H_
+#define HDRF_STORAGE_CHECKPOINT_IMAGE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/tree.h"
+#include "hdrf/status.h"
+#include "storage/codec.h"
+#include "storage/state_io.h"
+#include "storage/store.h"
+
+namespace hdrf::storage {
+
+class CheckpointImage {
+ public:
+  // Whether a store of `meta` can be kept as an image (no enqueue gate).
+  static bool Supports(const MetaRecord& meta) { return !meta.overcommit_factor.has_value(); }
+  // The newest checkpoint of `store` and its log up to event `stop_at`,
+  // which the log must reach.
+  static StatusOr<std::unique_ptr<CheckpointImage>> Load(const Store& store, uint64_t stop_at);
+
+  // Applies event i of `batch`, an event the engine accepted. Internal
+  // when the image cannot (a bug: the image and the engine disagree).
+  Status Apply(const EventBatch& batch, size_t i);
+  // Writes the image as the checkpoint at event `seq` (WriteCheckpointOf).
+  Status Write(Store& store, uint64_t seq, const LogRetention& retention) const;
+
+  size_t job_count() const { return jobs_.size() - dead_; }
+
+ private:
+  struct Job {
+    std::string name;
+    uint32_t user = 0;  // users_
+    uint32_t leaf = 0;  // paths_
+    uint32_t task = 0;  // shapes_
+    int64_t tasks = 0, allocated = 0, min_available = 0;
+    double weight = 1;
+    uint64_t seq = 0;
+    JobState state = JobState::kInqueue;
+    bool alive = true;
+  };
+  struct Queue {
+    int parent = -1;
+    std::vector<int> children;  // in path order (the tree's name order)
+    double weight = 1;
+    QueueState state = QueueState::kOpen;
+    std::vector<int64_t> usage;  // Σ allocated · task over its jobs
+  };
+
+  CheckpointImage(std::vector<std::string> names, std::unique_ptr<engine::Tree> queues)
+      : names_(std::move(names)), R_(names_.size()), qtree_(std::move(queues)) {}
+
+  static uint32_t Intern(std::unordered_map<std::string, uint32_t>& index,
+                         std::vector<std::string>& values, std::string_view v);
+  uint32_t InternShape(const int64_t* task);
+  // Rebuilds queues_ from the queue tree, and every queue's usage.
+  void RebuildQueues();
+  Status AddJob(std::string_view name, std::string_view user, uint32_t leaf, const int64_t* task,
+                int64_t tasks, int64_t min_available, double weight, uint64_t seq, int64_t allocated,
+                JobState state);
+  Job* Find(uint64_t seq);
+  // Tree::ChangeAllocation's effect on the fields a checkpoint holds.
+  void Change(Job& j, int64_t d_alloc, int64_t d_tasks);
+  StatusOr<uint32_t> Admit(const std::string& path) const;
+  Status Submit(const JobSpec& spec);
+  void Compact();
+
+  const std::vector<std::string> names_;
+  const size_t R_;
+  std::unique_ptr<engine::Tree> qtree_;  // the queues and capacity, no jobs
+  std::vector<QueueSpec> specs_;         // qtree_->QueueSpecs()
+  std::vector<Queue> queues_;            // parallel to specs_
+  std::unordered_map<std::string, int> queue_index_;
+  std::vector<int64_t> total_;
+  uint64_t next_seq_ = 1;
+
+  std::vector<Job> jobs_;        // in submission order; removed ones until Compact
+  size_t dead_ = 0;              // removed jobs still in jobs_
+  std::vector<uint32_t> by_seq_;  // submission number -> index in jobs_, or kNoJob
+  static constexpr uint32_t kNoJob = UINT32_MAX;
+  std::vector<std::string> users_, paths_;
+  std::unordered_map<std::string, uint32_t> user_index_, path_index_;
+  std::vector<int> path_queue_;  // paths_ -> queues_ index (-1: gone)
+  std::vector<std::vector<int64_t>> shapes_;
+  std::map<std::vector<int64_t>, uint32_t> shape_index_;
+};
+
+}  // namespace hdrf::storage
+
+#endif  // HDRF_STORAGE_CHECKPOINT_IMAGE_H_

@@ -1,0 +1,575 @@
+// The journal (storage/journal.h): numbering, group commit and checkpoints.
+//
+// Three parties share a JournalImpl:
+//   * engine threads call Append() (number the event and add it to
+//     `pending_`, O(1), under `mu_`) and WaitDurable();
+//   * the holder of the group token (`writing_`) takes everything pending
+//     at once, encodes it as log records of up to kRecordEvents events and
+//     writes them in one RocksDB write (synced for kSync), then hands the
+//     group to the checkpoint thread (WriteGroup);
+//   * the checkpoint thread applies written groups to its own copy of the
+//     state as durable (a CheckpointImage, or with the enqueue gate on an
+//     engine::Tree) and serializes checkpoints from it, so checkpoints never
+//     touch the engine's tree or locks and never hold up a write.
+#include "storage/journal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <thread>
+
+#include "base/mutex.h"
+#include "rocksdb/write_batch.h"
+#include "storage/checkpoint_image.h"
+#include "storage/codec.h"
+
+namespace hdrf::storage {
+namespace {
+
+// Events per log record (a record of task events is 16 bytes per event).
+constexpr size_t kRecordEvents = 1 << 16;
+// WaitDurable waits while more events than this are written but not yet
+// applied to the checkpoint copy (bounds memory when ingestion outruns the
+// writes or a long checkpoint).
+constexpr uint64_t kMaxBacklog = uint64_t{1} << 22;
+// kAsync: the WAL is fsynced at least this often (bounds the loss on power
+// failure; a process crash loses nothing written).
+constexpr auto kAsyncSyncInterval = std::chrono::milliseconds(100);
+// kAsync, kNone: how often an idle writer thread looks for events, and how
+// many queued events wake it early.
+constexpr auto kPollInterval = std::chrono::milliseconds(1);
+constexpr size_t kWakeEvents = 8192;
+
+std::atomic<bool> g_ack_before_sync{false};  // SetAckBeforeSyncForTesting
+
+class JournalImpl final : public Journal {
+ public:
+  JournalImpl(const JournalOptions& options, std::unique_ptr<Store> store,
+              std::vector<std::string> names, uint64_t last_seq, uint64_t checkpoint_seq)
+      : durability_(options.durability),
+        checkpoint_every_(options.checkpoint_every),
+        retention_(options.retention),
+        store_(std::move(store)),
+        names_(std::move(names)),
+        clock_(options.clock),
+        base_seq_(last_seq),
+        session_start_(last_seq),
+        enc_(names_),
+        last_seq_(last_seq),
+        written_seq_(last_seq),
+        durable_seq_(last_seq),
+        synced_seq_(last_seq),
+        applied_seq_(last_seq),
+        checkpoint_seq_(checkpoint_seq) {}
+
+  ~JournalImpl() override { (void)Close(); }
+
+  void Start() {
+    writer_ = std::thread([this] { WriterLoop(); });
+    checkpointer_ = std::thread([this] { CheckpointLoop(); });
+  }
+
+  Status health() const override {
+    if (!failed_.load(std::memory_order_acquire)) return Status::Ok();
+    base::MutexLock l(prog_mu_);
+    return error_;
+  }
+
+  uint64_t Append(const Event& e) override {
+    base::MutexLock l(mu_);
+    const uint64_t seq = ++last_seq_;
+    if (pending_.empty()) pending_.first_seq = seq;
+    pending_.Add(e, clock_());
+    // kSync: the caller commits the group itself in WaitDurable. The
+    // others: the writer polls every kPollInterval, so that a steady stream
+    // of events does not pay a wake-up each under the caller's locks.
+    if (writer_sleeping_ && durability_ != Durability::kSync && pending_.size() >= kWakeEvents)
+      work_cv_.notify_one();
+    return seq;
+  }
+
+  uint64_t last_seq() const override {
+    base::MutexLock l(mu_);
+    return last_seq_;
+  }
+
+  Status WaitDurable(uint64_t seq) override {
+    const bool sync = durability_ == Durability::kSync;
+    if (sync) CommitAsLeader(seq);
+    auto done = [&] {
+      return (!sync || durable_seq_.load(std::memory_order_acquire) >= seq) &&
+             seq <= applied_seq_.load(std::memory_order_acquire) + kMaxBacklog;
+    };
+    if (!done() && !failed_.load(std::memory_order_acquire)) {
+      base::MutexLock l(prog_mu_);
+      while (!(done() || failed_.load(std::memory_order_acquire))) l.Wait(prog_cv_);
+    }
+    if (failed_.load(std::memory_order_acquire) &&
+        durable_seq_.load(std::memory_order_acquire) < seq) {
+      base::MutexLock l(prog_mu_);
+      return error_.WithContext("event " + std::to_string(seq) + " is not durable");
+    }
+    return Status::Ok();
+  }
+
+  uint64_t durable_seq() const override { return durable_seq_.load(std::memory_order_acquire); }
+
+  Status Flush() override {
+    uint64_t target;
+    {
+      // Under the lock: a kSync writer thread waits for this wake-up
+      // without a timeout, and must not miss it.
+      base::MutexLock l(mu_);
+      target = last_seq_;
+      flush_to_ = std::max(flush_to_, target);
+      work_cv_.notify_one();
+    }
+    {
+      base::MutexLock l(prog_mu_);
+      while (!(written_seq_.load() >= target || failed_.load())) l.Wait(prog_cv_);
+    }
+    if (durability_ == Durability::kAsync && !failed_.load()) {
+      const uint64_t written = written_seq_.load();
+      Status s = store_->SyncWal();
+      if (!s.ok()) Fail(s);
+      else Progress(synced_seq_, written);
+    }
+    if (failed_.load()) {
+      // What was made durable before the failure stays durable: kSync's
+      // synced writes, and kAsync's only up to its last WAL sync (its
+      // durable_seq_ counts writes, which a power loss may take back:
+      // tests/storage/power_cut_test.cc).
+      const uint64_t safe =
+          durability_ == Durability::kAsync ? synced_seq_.load() : durable_seq_.load();
+      if (durability_ != Durability::kNone && safe >= target) return Status::Ok();
+      return health();
+    }
+    return Status::Ok();
+  }
+
+  Status Checkpoint() override {
+    HDRF_RETURN_IF_ERROR(Flush());
+    const uint64_t target = written_seq_.load();
+    if (checkpoint_seq_.load() >= target) return Status::Ok();
+    {
+      base::MutexLock l(ck_mu_);
+      ckpt_request_ = std::max(ckpt_request_, target);
+    }
+    ck_cv_.notify_one();
+    base::MutexLock l(prog_mu_);
+    while (!(checkpoint_seq_.load() >= target || failed_.load())) l.Wait(prog_cv_);
+    if (checkpoint_seq_.load() >= target) return Status::Ok();
+    return error_;
+  }
+
+  Status Close() override;
+
+ private:
+  void Fail(const Status& s) {
+    {
+      base::MutexLock l(prog_mu_);
+      if (!failed_.load()) {
+        error_ = s;
+        failed_.store(true, std::memory_order_release);
+      }
+    }
+    prog_cv_.notify_all();
+  }
+
+  void Progress(std::atomic<uint64_t>& a, uint64_t v) {
+    {
+      base::MutexLock l(prog_mu_);
+      if (v > a.load()) a.store(v, std::memory_order_release);
+    }
+    prog_cv_.notify_all();
+  }
+
+  EventBatch TakeSpare() {
+    base::MutexLock l(pool_mu_);
+    if (pool_.empty()) return EventBatch();
+    EventBatch b = std::move(pool_.back());
+    pool_.pop_back();
+    return b;
+  }
+
+  void GiveBack(EventBatch&& b) {
+    b.clear();
+    if (b.ops.capacity() > 4 * kRecordEvents) return;  // let big ones go
+    base::MutexLock l(pool_mu_);
+    if (pool_.size() < 4) pool_.push_back(std::move(b));
+  }
+
+  // Under mu_: when the token is free and events are pending, takes the
+  // token and the pending events (swapped into *b).
+  bool TakeGroup(EventBatch* b) REQUIRES(mu_) {
+    if (writing_ || pending_.empty()) return false;
+    writing_ = true;
+    std::swap(*b, pending_);
+    return true;
+  }
+  // Whether the writer thread writes the pending events (kSync: only those
+  // Flush() or Close() asks for).
+  bool WriterTakes() const REQUIRES(mu_) {
+    return durability_ != Durability::kSync || stop_ || flush_to_ >= pending_.first_seq;
+  }
+  // Gives the token back and tells those waiting for it.
+  void ReleaseToken() {
+    {
+      base::MutexLock l(mu_);
+      writing_ = false;
+      if (writer_sleeping_ && !pending_.empty() && WriterTakes()) work_cv_.notify_one();
+    }
+    {
+      base::MutexLock l(prog_mu_);
+      ++groups_;
+    }
+    prog_cv_.notify_all();
+  }
+
+  void CommitAsLeader(uint64_t seq);
+  void WriterLoop();
+  // The token holder: writes group `b` and hands it to the checkpoint thread.
+  void WriteGroup(EventBatch&& b);
+  Status LoadCheckpointCopy();
+  void DoCheckpoint();
+  void CheckpointLoop();
+
+  const Durability durability_;
+  const uint64_t checkpoint_every_;
+  const LogRetention retention_;
+  std::unique_ptr<Store> store_;
+  const std::vector<std::string> names_;
+  const std::function<int64_t()> clock_;
+  const uint64_t base_seq_;       // the state the checkpoint copy loads from the store
+  const uint64_t session_start_;  // last event before this session
+
+  // Group token holder only (`writing_`): the encoder and its buffers.
+  LogEncoder enc_;
+  rocksdb::WriteBatch wb_;
+  std::string value_;
+  std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
+
+  // Numbering and queueing.
+  mutable base::Mutex mu_;
+  std::condition_variable work_cv_;
+  uint64_t last_seq_ GUARDED_BY(mu_);
+  EventBatch pending_ GUARDED_BY(mu_);
+  bool writing_ GUARDED_BY(mu_) = false;  // the group token
+  uint64_t flush_to_ GUARDED_BY(mu_) = 0;  // the last event Flush() asked for
+  bool writer_sleeping_ GUARDED_BY(mu_) = false;
+  bool stop_ GUARDED_BY(mu_) = false;
+
+  // Progress and the sticky error. The progress counters are atomics, read
+  // without the lock and written under it (so that a waiter on prog_cv_
+  // cannot miss a change between its test and its wait).
+  mutable base::Mutex prog_mu_;
+  std::condition_variable prog_cv_;
+  uint64_t groups_ GUARDED_BY(prog_mu_) = 0;  // token releases
+  std::atomic<uint64_t> written_seq_;
+  std::atomic<uint64_t> durable_seq_;
+  std::atomic<uint64_t> synced_seq_;  // kAsync: covered by a WAL sync
+  std::atomic<uint64_t> applied_seq_;
+  std::atomic<uint64_t> checkpoint_seq_;
+  std::atomic<bool> failed_{false};
+  Status error_ GUARDED_BY(prog_mu_);
+
+  // The checkpoint side.
+  base::Mutex ck_mu_;
+  std::condition_variable ck_cv_;
+  std::deque<EventBatch> ck_queue_ GUARDED_BY(ck_mu_);
+  uint64_t ckpt_request_ GUARDED_BY(ck_mu_) = 0;
+  bool ck_stop_ GUARDED_BY(ck_mu_) = false;
+  // The checkpoint copy (checkpoint thread only): an image, or with the
+  // enqueue gate on a tree and its replayer.
+  std::unique_ptr<CheckpointImage> image_;
+  std::unique_ptr<engine::Tree> copy_;
+  std::unique_ptr<Replayer> replayer_;     // over copy_
+  uint64_t since_checkpoint_ = 0;          // checkpoint thread only
+
+  base::Mutex pool_mu_;
+  std::vector<EventBatch> pool_ GUARDED_BY(pool_mu_);
+
+  base::Mutex close_mu_;
+  bool closed_ GUARDED_BY(close_mu_) = false;
+  Status close_status_ GUARDED_BY(close_mu_);
+
+  std::thread writer_, checkpointer_;
+};
+
+// kSync group commit (LevelDB's DBImpl::Write): until `seq` is durable, the
+// caller that finds the token free commits the group of everything queued,
+// its own event and those of the callers behind it; the others wait for
+// its write, or for the token to come free (their event may have come
+// after the group it took).
+void JournalImpl::CommitAsLeader(uint64_t seq) {
+  while (durable_seq_.load(std::memory_order_acquire) < seq && !failed_.load()) {
+    uint64_t groups;
+    {
+      base::MutexLock l(prog_mu_);
+      groups = groups_;
+    }
+    EventBatch b = TakeSpare();
+    bool leader;
+    {
+      base::MutexLock l(mu_);
+      leader = TakeGroup(&b);
+    }
+    if (leader) {
+      WriteGroup(std::move(b));
+      continue;
+    }
+    GiveBack(std::move(b));
+    base::MutexLock l(prog_mu_);
+    while (durable_seq_.load(std::memory_order_acquire) < seq && !failed_.load() && groups_ == groups)
+      l.Wait(prog_cv_);
+  }
+}
+
+void JournalImpl::WriterLoop() {
+  for (;;) {
+    EventBatch b = TakeSpare();
+    {
+      base::MutexLock l(mu_);
+      bool took;
+      while (!(took = WriterTakes() && TakeGroup(&b)) && !(stop_ && pending_.empty() && !writing_)) {
+        writer_sleeping_ = true;
+        // kSync: callers commit their own groups; the writer thread writes
+        // only what Flush() and Close() ask for (events whose caller did
+        // not wait, after an error).
+        if (durability_ == Durability::kSync) l.Wait(work_cv_);
+        else l.WaitFor(work_cv_, kPollInterval);
+        writer_sleeping_ = false;
+      }
+      if (!took) break;  // stopped, everything written
+    }
+    WriteGroup(std::move(b));
+  }
+}
+
+void JournalImpl::WriteGroup(EventBatch&& b) {
+  if (failed_.load()) {  // nothing after a failure is written
+    GiveBack(std::move(b));
+    return ReleaseToken();
+  }
+  if (durability_ != Durability::kNone) {
+    Status s;
+    for (size_t i = 0; i < b.size() && s.ok(); i += kRecordEvents) {
+      const size_t end = std::min(b.size(), i + kRecordEvents);
+      s = enc_.Encode(b, i, end, &value_);
+      if (s.ok()) wb_.Put(LogKey(b.first_seq + i), value_);
+    }
+    if (s.ok())
+      s = store_->Write(&wb_, durability_ == Durability::kSync &&
+                                  !g_ack_before_sync.load(std::memory_order_relaxed));
+    wb_.Clear();
+    if (s.ok() && durability_ == Durability::kAsync &&
+        std::chrono::steady_clock::now() - last_sync_ >= kAsyncSyncInterval) {
+      s = store_->SyncWal();
+      last_sync_ = std::chrono::steady_clock::now();
+      if (s.ok()) Progress(synced_seq_, b.last_seq());
+    }
+    if (!s.ok()) {
+      Fail(s.WithContext("writing events " + std::to_string(b.first_seq) + ".." +
+                         std::to_string(b.last_seq())));
+      GiveBack(std::move(b));
+      return ReleaseToken();
+    }
+  }
+  const uint64_t last = b.last_seq();
+  {
+    // Under the token: groups reach the checkpoint thread in order.
+    base::MutexLock l(ck_mu_);
+    ck_queue_.push_back(std::move(b));
+  }
+  ck_cv_.notify_one();
+  {
+    base::MutexLock l(prog_mu_);
+    written_seq_.store(last, std::memory_order_release);
+    if (durability_ != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
+  }
+  ReleaseToken();  // notifies prog_cv_
+}
+
+Status JournalImpl::Close() {
+  base::MutexLock close_lock(close_mu_);
+  if (closed_) return close_status_;
+  closed_ = true;
+  Status s = Flush();
+  // A checkpoint makes the next open fast; in kNone it is what persists the
+  // session's events at all. A store only looked at (no events) is left as
+  // it was.
+  const bool new_events = written_seq_.load() > session_start_;
+  if (s.ok() && written_seq_.load() > checkpoint_seq_.load() &&
+      (new_events || durability_ != Durability::kNone))
+    s = Checkpoint();
+  {
+    base::MutexLock l(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  {
+    base::MutexLock l(ck_mu_);
+    ck_stop_ = true;
+  }
+  ck_cv_.notify_all();
+  if (checkpointer_.joinable()) checkpointer_.join();
+  if (s.ok() && !failed_.load() && store_->mode() == Store::Mode::kReadWrite) {
+    // The next open then reads SST files instead of replaying the WAL.
+    Status f = store_->FlushMemtable();
+    if (!f.ok()) s = f;
+  }
+  Status c = store_->Close();
+  if (s.ok()) s = c;
+  close_status_ = s;
+  return s;
+}
+
+// Loads the checkpoint copy of the state at base_seq_ from the store: an
+// image (storage/checkpoint_image.h) when the store has no enqueue gate,
+// else a tree.
+Status JournalImpl::LoadCheckpointCopy() {
+  auto meta = store_->ReadMeta();
+  if (!meta.ok()) return meta.status().WithContext("event log: loading the checkpoint state");
+  if (CheckpointImage::Supports(*meta)) {
+    auto im = CheckpointImage::Load(*store_, base_seq_);
+    if (!im.ok()) return im.status().WithContext("event log: loading the checkpoint image");
+    image_ = std::move(im).value();
+    return Status::Ok();
+  }
+  LoadOptions lo;
+  lo.verify_files = false;
+  lo.stop_at = base_seq_;
+  auto st = LoadState(*store_, lo);
+  if (!st.ok()) return st.status().WithContext("event log: loading the checkpoint state");
+  copy_ = std::move(st->tree);
+  replayer_ = std::make_unique<Replayer>(*copy_);
+  return Status::Ok();
+}
+
+void JournalImpl::DoCheckpoint() {
+  const uint64_t seq = applied_seq_.load();
+  if (store_->mode() != Store::Mode::kReadWrite) {
+    Status r = store_->Reopen(Store::Mode::kReadWrite);
+    if (!r.ok()) return Fail(r.WithContext("checkpoint at event " + std::to_string(seq)));
+  }
+  Status s = image_ ? image_->Write(*store_, seq, retention_)
+                    : WriteCheckpoint(*store_, *copy_, seq, names_, /*stats=*/nullptr, kJobsPerChunk, retention_);
+  if (!s.ok()) return Fail(s);
+  since_checkpoint_ = 0;
+  {
+    base::MutexLock l(prog_mu_);
+    checkpoint_seq_.store(seq);
+    if (durability_ == Durability::kNone && seq > durable_seq_.load()) durable_seq_.store(seq);
+  }
+  prog_cv_.notify_all();
+}
+
+void JournalImpl::CheckpointLoop() {
+  for (;;) {
+    std::deque<EventBatch> work;
+    uint64_t want = 0;
+    bool stop = false;
+    {
+      base::MutexLock l(ck_mu_);
+      while (!(!ck_queue_.empty() || ck_stop_ || (!failed_.load() && ckpt_request_ > checkpoint_seq_.load())))
+        l.Wait(ck_cv_);
+      work.swap(ck_queue_);
+      want = ckpt_request_;
+      stop = ck_stop_;
+    }
+    // Loaded when first needed: an engine that only looks at a store
+    // (hdrf recover, hdrf queues --db) never pays for a second copy.
+    if (!copy_ && !image_ && !failed_.load() && (!work.empty() || want > checkpoint_seq_.load())) {
+      if (Status s = LoadCheckpointCopy(); !s.ok()) Fail(s);
+    }
+    for (EventBatch& b : work) {
+      if (failed_.load()) break;
+      for (size_t i = 0; i < b.size(); ++i) {
+        Status s = image_ ? image_->Apply(b, i) : replayer_->Apply(b, i);
+        if (!s.ok()) {
+          Fail(Status::Internal("event log: event " + std::to_string(b.first_seq + i) +
+                                " applied by the engine fails on the checkpoint copy: " + s.message()));
+          break;
+        }
+      }
+      if (failed_.load()) break;
+      since_checkpoint_ += b.size();
+      Progress(applied_seq_, b.last_seq());
+      if (durability_ != Durability::kNone && checkpoint_every_ > 0 && since_checkpoint_ >= checkpoint_every_)
+        DoCheckpoint();
+      GiveBack(std::move(b));
+    }
+    if (!failed_.load() && want > checkpoint_seq_.load() && applied_seq_.load() >= want) DoCheckpoint();
+    if (failed_.load()) Progress(applied_seq_, UINT64_MAX / 2);  // release backpressure
+    if (stop) {
+      base::MutexLock l(ck_mu_);
+      if (ck_queue_.empty()) break;
+    }
+  }
+}
+
+StatusOr<std::unique_ptr<Journal>> Started(std::unique_ptr<JournalImpl> j) {
+  j->Start();
+  return std::unique_ptr<Journal>(std::move(j));
+}
+
+}  // namespace
+
+void SetAckBeforeSyncForTesting(bool on) { g_ack_before_sync.store(on); }
+
+StatusOr<std::unique_ptr<Journal>> CreateJournal(const std::string& path, const engine::Tree& tree,
+                                                 std::optional<double> overcommit_factor,
+                                                 const JournalOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool existed = fs::exists(path, ec);
+  MetaRecord meta = MetaFor(tree, overcommit_factor);
+  auto store = Store::Create(path, meta);
+  if (!store.ok()) return store.status();
+  Status s = WriteCheckpoint(**store, tree, /*seq=*/0, meta.resource_names);
+  if (!s.ok()) {
+    // Leave no half-made store behind (the directory was empty or absent).
+    (void)(*store)->Close();
+    if (existed) {
+      for (const auto& entry : fs::directory_iterator(path, ec)) fs::remove_all(entry.path(), ec);
+    } else {
+      fs::remove_all(path, ec);
+    }
+    return s;
+  }
+  return AdoptJournal(std::move(store).value(), meta.resource_names, /*last_seq=*/0,
+                      /*checkpoint_seq=*/0, options);
+}
+
+StatusOr<RecoveredJournal> RecoverJournal(const std::string& path, const LoadOptions& load,
+                                          const JournalOptions& options) {
+  auto store = Store::Open(path, Store::Mode::kReadOnly);
+  if (!store.ok()) return store.status();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto state = LoadState(**store, load);
+  if (!state.ok()) return state.status();
+  RecoveredJournal r;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // kNone writes only at a checkpoint (and reopens then); the others append
+  // from now on.
+  if (options.durability != Durability::kNone)
+    HDRF_RETURN_IF_ERROR((*store)->Reopen(Store::Mode::kReadWrite));
+  HDRF_ASSIGN_OR_RETURN(r.journal, AdoptJournal(std::move(store).value(), state->meta.resource_names,
+                                                state->last_seq, state->checkpoint_seq, options));
+  r.state = std::move(state).value();
+  return r;
+}
+
+StatusOr<std::unique_ptr<Journal>> AdoptJournal(std::unique_ptr<Store> store,
+                                                std::vector<std::string> names, uint64_t last_seq,
+                                                uint64_t checkpoint_seq, const JournalOptions& options) {
+  if (!options.clock) return Status::InvalidArgument("journal: no event clock");
+  return Started(std::make_unique<JournalImpl>(options, std::move(store), std::move(names), last_seq,
+                                               checkpoint_seq));
+}
+
+}  // namespace hdrf::storage

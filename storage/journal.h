@@ -1,0 +1,118 @@
+// Journal: the event log of a durable engine (docs/storage.md "Writing").
+//
+//   auto j = CreateJournal(path, tree, overcommit, options);  // or RecoverJournal
+//   uint64_t seq = j->Append(event);   // numbers and queues, under one lock
+//   ...                                // (the caller releases its own locks)
+//   Status s = j->WaitDurable(seq);    // group commit
+//
+// Thread safety: every method may be called from any thread.
+//   * Append() numbers the event and queues it under the journal's one lock
+//     (`mu_`), so the log order is the numbering order by construction. The
+//     engine calls it under the lock that orders the event against the
+//     state it changed (a shard's lock for a shard-local task event, the
+//     exclusive lock for anything else: docs/concurrency.md), so one
+//     shard's events reach the log in the order they were applied.
+//   * Writing is group commit: whoever holds the group token (`writing_`,
+//     under `mu_`) takes everything queued at once, encodes it as log
+//     records and writes it in one RocksDB write (synced for kSync). For
+//     kSync the token is taken by the first caller of WaitDurable that finds
+//     it free (it commits the group of every caller queued behind it,
+//     LevelDB's DBImpl::Write), and by the writer thread when Flush() or
+//     Close() asks for events no caller waited for; for kAsync and kNone
+//     by the writer thread alone (it looks every millisecond).
+//   * The checkpoint thread applies written groups to its own copy of the
+//     state (storage/checkpoint_image.h; a tree with the enqueue gate on)
+//     and writes checkpoints from it (never touching the engine's tree or
+//     locks).
+// A write or checkpoint failure is sticky: health() returns it, and the
+// engine refuses further events rather than diverge from what is durable.
+#ifndef HDRF_STORAGE_JOURNAL_H_
+#define HDRF_STORAGE_JOURNAL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/event.h"
+#include "engine/tree.h"
+#include "hdrf/engine.h"
+#include "hdrf/status.h"
+#include "storage/state_io.h"
+#include "storage/store.h"
+
+namespace hdrf::storage {
+
+struct JournalOptions {
+  // EngineOptions::durability. Default: kSync.
+  Durability durability = Durability::kSync;
+  // A checkpoint after this many logged events; 0 = only on Checkpoint()
+  // and Close(). Default: 1,000,000.
+  uint64_t checkpoint_every = 1000000;
+  // How much log a checkpoint keeps (EngineOptions::log_retention_*).
+  // Default: off.
+  LogRetention retention;
+  // The time logged with each event (EngineOptions::event_clock), called in
+  // Append under the journal's lock. Must be set.
+  std::function<int64_t()> clock;
+};
+
+class Journal {
+ public:
+  virtual ~Journal() = default;
+  // Numbers `e` (the event after the last one) and queues it for writing;
+  // returns its sequence number. Only for events that were applied.
+  virtual uint64_t Append(const Event& e) = 0;
+  // The number of the last event appended.
+  virtual uint64_t last_seq() const = 0;
+  // Blocks until event `seq` is durable under the configured durability
+  // (at once for kAsync and kNone, unless the checkpoint copy is far
+  // behind) or a write failed.
+  virtual Status WaitDurable(uint64_t seq) = 0;
+  virtual uint64_t durable_seq() const = 0;
+  // Not Ok once a write failed, or after Close().
+  virtual Status health() const = 0;
+  // Writes everything appended so far and waits for it.
+  virtual Status Flush() = 0;
+  // Writes a checkpoint of the state after the last appended event.
+  virtual Status Checkpoint() = 0;
+  // Flushes, checkpoints (when new events were written) and closes the
+  // store. Later calls return the first one's status.
+  virtual Status Close() = 0;
+};
+
+// Creates a new store at `path` holding the state of `tree` (sequence 0)
+// and a journal appending to it. Fails if a store already exists there; a
+// store it could not finish is removed again.
+StatusOr<std::unique_ptr<Journal>> CreateJournal(const std::string& path, const engine::Tree& tree,
+                                                 std::optional<double> overcommit_factor,
+                                                 const JournalOptions& options);
+
+struct RecoveredJournal {
+  LoadedState state;                 // the newest checkpoint + the log after it
+  double seconds = 0;                // reading and rebuilding it, wall clock
+  std::unique_ptr<Journal> journal;  // appending after state.last_seq
+};
+// Opens the store at `path` (read-only until the state is loaded, so that a
+// damaged store is reported without a byte of it written) and loads it.
+StatusOr<RecoveredJournal> RecoverJournal(const std::string& path, const LoadOptions& load,
+                                          const JournalOptions& options);
+
+// Continues `store` (open read-write; its newest checkpoint is at
+// `checkpoint_seq`, its log ends at `last_seq`) as the journal of an engine
+// holding that state (a promoted follower).
+StatusOr<std::unique_ptr<Journal>> AdoptJournal(std::unique_ptr<Store> store,
+                                                std::vector<std::string> names, uint64_t last_seq,
+                                                uint64_t checkpoint_seq, const JournalOptions& options);
+
+// Tests only: a planted bug. While on, kSync acknowledges an event once its
+// log record is written, before the write-ahead log is synced (the write
+// goes out as kAsync's does). tests/storage/power_cut_test.cc turns it on to
+// show that its power cuts catch exactly this. Default off.
+void SetAckBeforeSyncForTesting(bool on);
+
+}  // namespace hdrf::storage
+
+#endif  // HDRF_STORAGE_JOURNAL_H_
