@@ -44,12 +44,6 @@ bool Tree::Fits(JobId id, int64_t k) const {
   return true;
 }
 
-int64_t Tree::GangSize(JobId id) const {
-  const Job& j = jobs_[id];
-  if (j.tasks <= 0) return 0;  // capped at the task count: nothing to start
-  return std::min(std::max<int64_t>(1, j.min_available), j.tasks);
-}
-
 int64_t Tree::StepDemand(JobId id) const {
   return jobs_[id].allocated == 0 ? GangSize(id) : 1;
 }
@@ -300,36 +294,6 @@ StatusOr<QueueId> Tree::Admit(std::string_view path) const {
     q = best;
   }
   return q;
-}
-
-// A shard-local call (sc.local) leaves the root-level counts to sc's deltas.
-void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
-  Job& j = jobs_[id];
-  if (j.state == s) return;
-  const QueueId stop = sc.local ? 0 : kNone;
-  for (QueueId a = j.queue; a != stop; a = queues_[a].parent) {
-    --queues_[a].jobs_by_state[static_cast<int>(j.state)];
-    ++queues_[a].jobs_by_state[static_cast<int>(s)];
-  }
-  if (sc.local) {
-    --sc.d_state[static_cast<int>(j.state)];
-    ++sc.d_state[static_cast<int>(s)];
-  }
-  GateSum* inq = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
-  if (j.state == JobState::kInqueue) CountInqueueMin(id, -1, inq);
-  if (s == JobState::kInqueue) CountInqueueMin(id, +1, inq);
-  j.state = s;
-}
-
-void Tree::CountInqueueMin(JobId id, int sign, GateSum* total) {
-  const Job& j = jobs_[id];
-  const int64_t* t = &task_[size_t{id} * R_];
-  GateSum* leaf = queues_[j.queue].inqueue_min.data();
-  for (int r = 0; r < R_; ++r) {
-    const GateSum m = GateSum{sign} * GangSize(id) * t[r];
-    leaf[r] += m;
-    total[r] += m;
-  }
 }
 
 // docs/spec.md §12, read literally: every resource must satisfy the inequalities.

@@ -50,9 +50,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/huge_alloc.h"
-#include "engine/job_index.h"
 #include "engine/key_heap.h"
+#include "engine/tree_structure.h"
 #include "hdrf/plan.h"
 #include "hdrf/views.h"
 #include "hdrf/spec.h"
@@ -60,22 +59,8 @@
 
 namespace hdrf::engine {
 
-// The enqueue gate's running sums of min_available × task (docs/spec.md
-// §12): exact for any number of jobs (2^32 terms below 2^63 each).
-using GateSum = __int128;
 
-
-using ResMask = uint32_t;
-inline constexpr int kMaxResources = 32;
-// Keys within this distance are equal (docs/spec.md §5).
-inline constexpr double kKeyEpsilon = 1e-9;
-
-struct TreeOptions {
-  // docs/spec.md §12 enqueue gate; nullopt (default) = off, every job Inqueue at once.
-  std::optional<double> overcommit_factor;
-};
-
-class Tree {
+class Tree : public TreeStructure {
  public:
   // Builds `root` plus `queues` (any order; missing parents are created open
   // with weight 1). Every rule of docs/spec.md §3 is checked.
@@ -89,7 +74,6 @@ class Tree {
   // ---- events: each validated; a refused event changes nothing ----
   Status CreateQueue(const QueueSpec& q);
   Status UpdateQueue(const QueueSpec& q);  // all attributes but state
-  Status SetQueueState(std::string_view path, QueueState state);
   Status DeleteQueue(std::string_view path);
   StatusOr<JobId> Submit(const JobSpec& job);
   Status Remove(JobId job);
@@ -140,9 +124,6 @@ class Tree {
   Explanation Explain(JobId j) const;
 
   // ---- gangs and plans (docs/spec.md §14, §15; engine/plan.cc) ----
-  // A job's gang size m: minAvailable, 0 counting as 1, capped at its
-  // current task count (so 0 for a job of 0 tasks).
-  int64_t GangSize(JobId j) const;
   // The tasks a step allocates to j (its demand k): GangSize when j holds
   // no task, else 1.
   int64_t StepDemand(JobId j) const;
@@ -189,15 +170,6 @@ class Tree {
   Status ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& victims, PlanMode mode);
 
   // ---- lookups and views ----
-  StatusOr<JobId> FindJob(std::string_view name) const;
-  // Jobs by submission sequence number (stable across restarts).
-  StatusOr<JobId> FindJobBySeq(uint64_t seq) const;
-  uint64_t job_seq(JobId j) const;
-  const std::string& job_name(JobId j) const;
-  uint64_t next_seq() const { return next_seq_; }
-  bool job_alive(JobId j) const;
-  // j is a live job with submission sequence number `seq` (a JobRef).
-  bool job_live(JobId j, uint64_t seq) const;
 
   // ---- recovery ----
   // Restores a job as it was, raw state only: into leaf `queue` (no
@@ -215,65 +187,13 @@ class Tree {
   // Recovery of folded task events (storage::Replayer): a job's running and
   // total tasks change by (d_allocated, d_tasks), the net effect of a run of
   // allocate/release/finish events that each were valid in sequence.
-  // ApplyTaskDelta updates derived state as those events would have;
-  // RestoreTasks sets raw state only (derived state stale until
-  // RebuildAll()). Neither validates: the caller has checked every event.
+  // ApplyTaskDelta updates derived state as those events would have (and
+  // TreeStructure::RestoreTasks sets raw state only). It does not validate:
+  // the caller has checked every event.
   void ApplyTaskDelta(JobId j, int64_t d_allocated, int64_t d_tasks);
-  void RestoreTasks(JobId j, int64_t allocated, int64_t tasks);
-  // The rules Allocate, Release and Finish check, as functions of a job's
-  // counts and state, its task shape and the free amounts. The Tree's own
-  // checks are these, and so are the folding replay's, which checks each
-  // event against the state its run has reached before the run is applied.
-  enum class TaskRule { kOk, kBadCount, kTooFewTasks, kPending };
-  static TaskRule AllocateRule(int64_t n, int64_t allocated, int64_t tasks, JobState state) {
-    if (n < 1) return TaskRule::kBadCount;
-    if (n > tasks - allocated) return TaskRule::kTooFewTasks;  // no overflow for a huge n
-    if (state == JobState::kPending) return TaskRule::kPending;
-    return TaskRule::kOk;
-  }
-  static TaskRule ReleaseRule(int64_t n, int64_t allocated) {
-    if (n < 1) return TaskRule::kBadCount;
-    if (n > allocated) return TaskRule::kTooFewTasks;
-    return TaskRule::kOk;
-  }
-  // The first resource of which `n` tasks of shape `task` need more than
-  // `free` holds (no overflow); -1 when they fit.
-  static int ShortResource(int64_t n, const int64_t* task, const int64_t* free, int resources) {
-    for (int r = 0; r < resources; ++r)
-      if (task[r] != 0 && (n > free[r] / task[r] || n * task[r] > free[r])) return r;
-    return -1;
-  }
-  // Raw job fields for the folding replay (j must be alive).
-  int64_t job_tasks(JobId j) const;
-  int64_t job_allocated(JobId j) const;
-  JobState job_state(JobId j) const;
-  const int64_t* job_task(JobId j) const;  // R amounts
-  std::string_view job_queue_path(JobId j) const;  // its leaf
-  // One past the largest JobId in use.
-  size_t job_id_limit() const;
-  // Restores the next submission sequence number.
-  void set_next_seq(uint64_t seq) { next_seq_ = std::max(next_seq_, seq); }
-  // The queues as specs (for checkpoints), in path order.
-  std::vector<QueueSpec> QueueSpecs() const;
-  StatusOr<QueueId> FindQueue(std::string_view path) const;
-  const std::vector<std::string>& resource_names() const { return names_; }
-  const TreeOptions& options() const { return options_; }
-  const std::vector<int64_t>& total() const { return total_; }
-  const std::vector<int64_t>& free() const { return free_; }
   ResMask saturated() const { return saturated_; }
   QueueInfo GetQueue(QueueId q) const;
   JobInfo GetJob(JobId j) const;
-  // Every live queue in path order; every live job in submission order.
-  std::vector<QueueId> QueuesInPathOrder() const;
-  std::vector<JobId> JobsInSubmitOrder() const;
-  size_t job_count() const { return live_jobs_; }
-  // Entries of the name and submission-number indexes (job_count() each).
-  size_t name_index_size() const { return job_by_name_.size(); }
-  size_t seq_index_size() const { return job_by_seq_.size(); }
-  size_t queue_count() const { return live_queues_; }
-  QueueId root() const { return 0; }
-  // docs/spec.md §9 state digest.
-  uint64_t Digest() const;
   // Recomputes every derived value from scratch and compares it with the
   // incremental one; returns the first disagreement (for tests).
   Status CheckInvariants(double tolerance = 1e-9) const;
@@ -281,7 +201,6 @@ class Tree {
   void RebuildAll();
 
   // ---- lock sharding (see "Thread safety" above) ----
-  static constexpr int kShards = 64;
   int ShardOf(JobId j) const;
   // Allocate/Release/Finish when the effect stays within the job's shard;
   // otherwise *escalate = true and nothing changes. Errors are those of the
@@ -330,29 +249,15 @@ class Tree {
   void PrefetchPath(JobId j, int stage) const;
   void PrefetchNodes(QueueId q) const;  // the hot lines of q's two nodes
 
-  // Counters for benchmarks and docs.
-  struct Counters {
-    uint64_t full_rebuilds = 0;   // new saturated sets, structure changes
-    uint64_t node_rebuilds = 0;   // periodic exact re-sums (drift bound)
-    uint64_t job_refreshes = 0;   // jobs re-evaluated for blocked-ness by
-                                  // another's event (capability, user
-                                  // limit, held-back guarantee), not the
-                                  // event's own job (a write per event to
-                                  // a line of the shard's Scratch)
-    uint64_t view_switches = 0;   // saturated set changed to a cached view
-    uint64_t view_catchups = 0;   // jobs replayed into a view on a switch
-    uint64_t fill_skips = 0;      // subtrees a step skipped by the fill bound
-  };
-  Counters counters() const;  // summed over the shards
+  // The counters of every Scratch, summed.
+  Counters counters() const;
+
+  // summed over the shards
 
  private:
-  struct Queue;
-  struct Job;
-  struct User;
   struct JobView;
   struct QueueView;
   struct View;
-  struct Scratch;
   struct RelaxedPos;
   Tree();
 
@@ -372,31 +277,16 @@ class Tree {
   void Touch(JobId j, Scratch& sc);
   void Touch(JobId j) { Touch(j, *main_); }
 
-  // tree.cc: structure and validation
-  Status ValidateQueue(const QueueSpec& q, QueueId self, QueueId parent) const;
-  StatusOr<QueueSpec> Normalize(const QueueSpec& q) const;
-  StatusOr<std::vector<int64_t>> Dense(const ResourceAmounts& a, const std::string& what) const;
-  QueueId AddQueueNode(const QueueSpec& q, QueueId parent);
-  JobId NewJob(std::string_view name, QueueId leaf, std::string_view user, const int64_t* task,
-               int64_t tasks, double weight, int64_t min_available, uint64_t seq,
-               int64_t allocated, JobState state);
+
+  // tree.cc: a new queue's entries in every view.
+  void AddQueueViews(QueueId id);
+  // shares.cc: derived state
   // Puts job j in its leaf's job list and makes room for it in every
   // view's leaf heap (local events then never move a heap's buffer).
   void LinkToLeaf(JobId j);
-  JobId FindName(std::string_view name) const;  // kNone when absent
-  JobId FindSeq(uint64_t seq) const;            // kNone when absent
   void ComputeRealCapabilities();
-  bool IsLeaf(QueueId q) const;
-  int64_t SubtreeJobs(QueueId q) const;
-  Status CheckJobId(JobId j) const;  // inline (tree_internal.h)
-  static Status UnknownJob(JobId j);  // CheckJobId's error, out of line
-  uint32_t UserId(const std::string& user);
-
-  // shares.cc: derived state
-  ResMask RequiredMask(const int64_t* task) const;
   double DominantPerTask(const int64_t* task) const;  // d_j under saturated_
   double ShareOf(const double* u) const;               // s(U)
-  ResMask QueueExhausted(QueueId leaf) const;           // held-back + capability bits
   ResMask UserExhausted(QueueId leaf, uint32_t user) const;
   bool JobBlocked(JobId j) const;
   QueueId JobLeaf(JobId j) const;
@@ -428,9 +318,6 @@ class Tree {
   void RebuildRoot();                       // the root's view from its children
   void SetAggregate(QueueId q);             // U, s, key, blocked from the sums
   void AssignShards(const std::vector<QueueId>& parents_first);
-  // Checks of Allocate/Release/Finish other than free capacity.
-  Status CheckAllocate(JobId j, int64_t n) const;
-  Status CheckRelease(JobId j, int64_t n, const char* verb) const;
   // Escalation tests of the local events (tree_shards.cc).
   bool LocalPossible() const;
   static void PrefetchHeapSift(const KeyHeap& nb, uint32_t pos);  // tree_shards.cc
@@ -496,13 +383,6 @@ class Tree {
   void WaitingOrderIn(QueueId q, const SkipSet* skip, std::vector<JobId>* out) const;
   void AdmitPending();
   bool GateAdmits(JobId j) const;
-  void SetJobState(JobId j, JobState s, Scratch& sc);
-  void SetJobState(JobId j, JobState s) { SetJobState(j, s, *main_); }
-  // Adds (sign +1) or takes (-1) job j's min_available × task to its leaf's
-  // Queue::inqueue_min and to `total` (inqueue_min_total_ or a shard's delta).
-  // The sums are 128-bit: each term fits int64 (Submit checks
-  // min_available × task), but a sum over many jobs need not (issue 26).
-  void CountInqueueMin(JobId j, int sign, GateSum* total);
 
   // fill_bound.cc: a lower bound of the waiting task shapes per subtree, so
   // that a step skips subtrees where nothing fits.
@@ -519,54 +399,13 @@ class Tree {
   Status CheckRawSums(std::vector<std::vector<int64_t>>* usage) const;
   Status CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const;
 
-  std::vector<std::string> names_;
-  int R_ = 0;
-  std::vector<int64_t> total_;
-  std::vector<int64_t> free_;
   ResMask saturated_ = 0;
   // Set with saturated_ (UpdateSaturation): the resources that count in a
   // share, s(U) = max over them of U_r / T_r (not saturated, T_r > 0), and
   // T as doubles.
   ResMask share_res_ = 0;
   std::vector<double> total_d_;
-  TreeOptions options_;
-  bool any_guarantee_ = false;
 
-  std::vector<Queue> queues_;
-  std::vector<QueueId> free_queue_ids_;
-  std::unordered_map<std::string, QueueId> queue_by_path_;
-  size_t live_queues_ = 0;
-
-  std::vector<Job, HugeAlloc<Job>> jobs_;      // hot: one 64-byte line per job
-  std::vector<std::string> job_names_;          // cold: indexed like jobs_
-  std::vector<int64_t, HugeAlloc<int64_t>> task_;  // jobs_.size() x R_
-  // Job ids are handed out in blocks of kJobBlock per lock shard, so that
-  // the job records, task shapes and view entries of different shards never
-  // share a cache line (threads on different shards would bounce them).
-  static constexpr uint32_t kJobBlock = 16;
-  std::vector<std::vector<JobId>> free_job_ids_ = std::vector<std::vector<JobId>>(kShards);
-  // Removed jobs whose contributions saved views may still hold (Remove):
-  // their records keep queue, weight and task row, and their ids are not
-  // reused, until DropSavedViews frees them.
-  struct RetiredJob {
-    JobId id;
-    uint32_t shard;
-  };
-  std::vector<RetiredJob> retired_jobs_;
-  std::vector<JobId> block_next_ = std::vector<JobId>(kShards, kNone);  // next id of a shard's block
-  JobIndex job_by_name_;  // name -> id, keyed through jobs_ (engine/job_index.h)
-  JobIndex job_by_seq_;   // submission sequence number -> id
-  size_t live_jobs_ = 0;
-  uint64_t next_seq_ = 1;
-
-  std::vector<std::string> user_names_;
-  std::unordered_map<std::string, uint32_t> user_by_name_;
-  uint32_t last_user_ = 0;  // NewJob: the previous job's user (bulk restores repeat users)
-
-  // §12 gate: Pending jobs by submission sequence, and the global sums.
-  std::map<uint64_t, JobId> pending_;
-  std::vector<GateSum> inqueue_min_total_;
-  std::vector<int64_t> usage_total_;
 
   // Views by saturated set (docs/algorithm.md); views_[cur_] is exact.
   std::vector<View> views_;
@@ -584,12 +423,9 @@ class Tree {
   // While an event that changes the saturated set runs: RefreshJob only
   // logs the job (ChangeAllocation; exclusive sections only).
   bool defer_refresh_ = false;
-  bool bulk_ = false;         // Create: one rebuild at the end
 
-  int max_depth_ = 0;
-  // The exclusive path's scratch, and one per lock shard (created for the
-  // shards that have a top-level queue; see "Thread safety").
-  std::unique_ptr<Scratch> main_;
+  // One Scratch per lock shard (created for the shards that have a
+  // top-level queue; see "Thread safety").
   std::vector<std::unique_ptr<Scratch>> shards_;
   std::vector<int> used_shards_;
   bool leases_out_ = false;  // EndExclusive handed out a lease (BeginExclusive folds)

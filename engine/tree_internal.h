@@ -14,7 +14,7 @@ namespace hdrf::engine {
 
 // Per (leaf queue, user) bookkeeping for docs/spec.md §7; kept only while the leaf
 // has a user limit.
-struct Tree::User {
+struct TreeStructure::User {
   std::vector<int64_t> usage;  // R
   int64_t active_jobs = 0;     // jobs of this user in the leaf with tasks > 0
   ResMask exhausted = 0;       // resources where usage >= limit
@@ -23,7 +23,7 @@ struct Tree::User {
 // Layout: what a task event reads or writes on each queue of its path
 // (parent, masks, weight, child and job counts, usage, capability) comes
 // first, in three lines from a line boundary; the rest is cold.
-struct alignas(64) Tree::Queue {
+struct alignas(64) TreeStructure::Queue {
   // ---- hot: the task-event path ----
   QueueId parent = kNone;
   uint32_t shard = 0;             // lock shard: of its top-level ancestor
@@ -71,10 +71,10 @@ struct alignas(64) Tree::Queue {
 // JobRef is checked against), in one 64-byte line, so that an event on a
 // job not in cache costs one miss for its record (with the task shape in
 // task_ and the view entry: three lines, asked for together by
-// PrefetchJob). Cold fields live in arrays beside it (Tree::job_names_).
+// PrefetchJob). Cold fields live in arrays beside it (TreeStructure::job_names_).
 // Fields ordered largest first so the struct has no padding holes (memory
 // per job is a benchmarked target).
-struct alignas(64) Tree::Job {
+struct alignas(64) TreeStructure::Job {
   int64_t tasks = 0;
   int64_t allocated = 0;
   double weight = 1;
@@ -144,7 +144,7 @@ struct Tree::View {
 };
 
 // Scratch state of one thread of work on the tree: the exclusive path uses
-// Tree::main_, a shard-local event the Scratch of its shard (guarded by the
+// TreeStructure::main_, a shard-local event the Scratch of its shard (guarded by the
 // caller's shard lock; see "Thread safety" in tree.h). A shard's Scratch
 // also holds what its local events owe the root-level aggregates, folded in
 // by BeginExclusive().
@@ -158,7 +158,7 @@ struct Tree::View {
 // thread's own (Tree::DirtyLists), not the shard's. Fixed arrays, not
 // vectors: the shards' hot fields must not share cache lines (separate
 // small heap blocks of different shards would).
-struct alignas(64) Tree::Scratch {
+struct alignas(64) TreeStructure::Scratch {
   // ---- line 0 ----
   bool local = false;
   bool active = false;                // local: an event since the last fold
@@ -186,12 +186,18 @@ inline const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j
 inline Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
 inline const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
 
-inline Status Tree::CheckJobId(JobId j) const {
+inline Status TreeStructure::CheckJobId(JobId j) const {
   if (j >= jobs_.size() || !jobs_[j].alive) return UnknownJob(j);
   return Status::Ok();
 }
 
-inline ResMask Tree::RequiredMask(const int64_t* task) const {
+inline int64_t TreeStructure::GangSize(JobId id) const {
+  const Job& j = jobs_[id];
+  if (j.tasks <= 0) return 0;  // capped at the task count: nothing to start
+  return std::min(std::max<int64_t>(1, j.min_available), j.tasks);
+}
+
+inline ResMask TreeStructure::RequiredMask(const int64_t* task) const {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
     if (task[r] > 0) m |= ResMask{1} << r;
