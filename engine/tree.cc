@@ -23,16 +23,10 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
   return t;
 }
 
-// A new queue's entries in every view (a reused id starts clean).
-void Tree::AddQueueViews(QueueId id) {
-  GrowViews();
-  for (View& v : views_) {
-    v.queues[id] = QueueView();
-    v.queues[id].sum_norm.assign(R_, 0);
-    v.queues[id].sum_blk.assign(R_, 0);
-    v.queues[id].U.assign(R_, 0);
-    v.queues[id].wait_min.assign(R_, INT64_MAX);
-  }
+// Structure changes: the shards assigned again, then the shares rebuilt.
+void Tree::RebuildAll() {
+  AssignShards();
+  RebuildShares();
 }
 
 Status Tree::CreateQueue(const QueueSpec& q) {
@@ -218,56 +212,6 @@ void Tree::ReserveJobs(size_t n) {
 void Tree::ApplyTaskDelta(JobId id, int64_t d_allocated, int64_t d_tasks) {
   ChangeAllocation(id, d_allocated, d_tasks);
   if (d_allocated < 0) AdmitPending();
-}
-
-QueueInfo Tree::GetQueue(QueueId id) const {
-  const Queue& q = queues_[id];
-  QueueInfo i;
-  i.id = id;
-  i.path = q.path;
-  i.name = q.name;
-  i.depth = q.depth;
-  i.weight = q.weight;
-  i.is_leaf = q.children.empty();
-  i.state = q.state;
-  i.reclaimable = q.reclaimable;
-  i.capability = q.cap.ToVector();
-  i.guarantee = q.guar;
-  i.usage = q.usage.ToVector();
-  i.real_capability = q.realcap;
-  const QueueView& v = QV(id);
-  i.vector = v.U.ToVector();
-  i.share = v.s;
-  i.key = v.key;
-  i.blocked = v.blocked;
-  std::copy(std::begin(q.jobs_by_state), std::end(q.jobs_by_state), i.jobs_by_state);
-  i.min_user_limit_percent = q.min_user_limit_percent;
-  i.user_limit_factor = q.user_limit_factor;
-  i.children = q.children;
-  return i;
-}
-
-JobInfo Tree::GetJob(JobId id) const {
-  const Job& j = jobs_[id];
-  JobInfo i;
-  i.id = id;
-  i.name = job_names_[id];
-  i.queue = queues_[j.queue].path;
-  i.user = user_names_[j.user];
-  i.tasks = j.tasks;
-  i.allocated = j.allocated;
-  i.task.assign(&task_[size_t{id} * R_], &task_[size_t{id} * R_] + R_);
-  i.weight = j.weight;
-  i.min_available = j.min_available;
-  i.seq = j.seq;
-  i.state = j.state;
-  i.blocked = JV(id).blocked;
-  i.key = JobKey(id);
-  for (int r = 0; r < R_; ++r)
-    if (total_[r] > 0)
-      i.drf_share = std::max(i.drf_share, static_cast<double>(j.allocated * i.task[r]) /
-                                              static_cast<double>(total_[r]));
-  return i;
 }
 
 }  // namespace hdrf::engine

@@ -50,8 +50,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/key_heap.h"
-#include "engine/tree_structure.h"
+#include "engine/tree_shares.h"
 #include "hdrf/plan.h"
 #include "hdrf/views.h"
 #include "hdrf/spec.h"
@@ -60,7 +59,7 @@
 namespace hdrf::engine {
 
 
-class Tree : public TreeStructure {
+class Tree : public TreeShares {
  public:
   // Builds `root` plus `queues` (any order; missing parents are created open
   // with weight 1). Every rule of docs/spec.md §3 is checked.
@@ -191,9 +190,6 @@ class Tree : public TreeStructure {
   // TreeStructure::RestoreTasks sets raw state only). It does not validate:
   // the caller has checked every event.
   void ApplyTaskDelta(JobId j, int64_t d_allocated, int64_t d_tasks);
-  ResMask saturated() const { return saturated_; }
-  QueueInfo GetQueue(QueueId q) const;
-  JobInfo GetJob(JobId j) const;
   // Recomputes every derived value from scratch and compares it with the
   // incremental one; returns the first disagreement (for tests).
   Status CheckInvariants(double tolerance = 1e-9) const;
@@ -231,23 +227,6 @@ class Tree : public TreeStructure {
   // for a job that can take a local event); changes only in exclusive
   // sections.
   const std::vector<int>& used_shards() const { return used_shards_; }
-  // Batches (Engine::ApplyTasks) ask for an upcoming event's memory ahead of
-  // time so that its cache misses overlap with the events before it; a
-  // single event asks for its job's lines before its checks (the local
-  // events do not ask again).
-  // PrefetchJob: the job's record, task shape and view entry (addresses
-  // from the id alone). PrefetchPath, later, when the record has arrived:
-  // its leaf's nodes (stage 0), then its parent's nodes and the job's entry
-  // in its leaf's heap with the entries a sift from there reads (stage 1).
-  // These only read what changes in exclusive sections (the job's leaf, the
-  // node arrays, the heap buffers, whose room LinkToLeaf and RebuildView
-  // make) and the job's heap position (stored atomically by local events,
-  // a hint that may be stale), so they may run in a shared section without
-  // the shard lock; any id is allowed (nothing past the end).
-  void PrefetchJob(JobId j) const;
-  void PrefetchJobRecord(JobId j) const;  // PrefetchJob without the view entries
-  void PrefetchPath(JobId j, int stage) const;
-  void PrefetchNodes(QueueId q) const;  // the hot lines of q's two nodes
 
   // The counters of every Scratch, summed.
   Counters counters() const;
@@ -255,85 +234,16 @@ class Tree : public TreeStructure {
   // summed over the shards
 
  private:
-  struct JobView;
-  struct QueueView;
-  struct View;
-  struct RelaxedPos;
   Tree();
 
-  // The current view (derived state for the current saturated set).
-  View& cv();
-  JobView& JV(JobId j);
-  const JobView& JV(JobId j) const;
-  QueueView& QV(QueueId q);
-  const QueueView& QV(QueueId q) const;
-  // Views of other saturated sets are dropped on structural changes.
-  void DropSavedViews();
-  void GrowViews();
-  // The saturated set changed to saturated_: switch to (or build) its view.
-  // The current view is exact up to touched-log position `exact_to`.
-  void SwitchView(uint64_t exact_to);
-  // Records that `j`'s derived state may differ from what saved views hold.
-  void Touch(JobId j, Scratch& sc);
-  void Touch(JobId j) { Touch(j, *main_); }
 
 
-  // tree.cc: a new queue's entries in every view.
-  void AddQueueViews(QueueId id);
-  // shares.cc: derived state
-  // Puts job j in its leaf's job list and makes room for it in every
-  // view's leaf heap (local events then never move a heap's buffer).
-  void LinkToLeaf(JobId j);
-  void ComputeRealCapabilities();
-  double DominantPerTask(const int64_t* task) const;  // d_j under saturated_
-  double ShareOf(const double* u) const;               // s(U)
-  ResMask UserExhausted(QueueId leaf, uint32_t user) const;
-  bool JobBlocked(JobId j) const;
-  QueueId JobLeaf(JobId j) const;
-  double JobKey(JobId j) const;
-  auto JobHeapPos();  // KeyHeap `pos` of the leaf heaps (shares.cc)
-  void AddJobContribution(JobId j);
-  void RemoveJobContribution(JobId j);
-  void ReplaceJobContribution(JobId j);  // Remove + Add, heap entry kept in place
-  void AddNormTerm(QueueView& q, double weight, const int64_t* task);
-  void SubtractNormTerm(QueueView& q, double weight, const int64_t* task);
-  void AddQueueContribution(QueueId q);
-  void RemoveQueueContribution(QueueId q);
-  bool RecomputeQueue(QueueId q, Scratch& sc);  // true: the parent must follow
-  bool Settle(QueueId q, Scratch& sc);          // RecomputeQueue, re-summed when due
-  bool RefreshJobEntry(JobId j, Scratch& sc);   // re-derive blocked/key, update leaf
-  void RefreshJob(JobId j, Scratch& sc) {       // ... and mark the leaf dirty
-    if (RefreshJobEntry(j, sc)) MarkDirty(JobLeaf(j), sc);
-  }
-  void RefreshJob(JobId j) { RefreshJob(j, *main_); }
-  void RefreshJobsIn(QueueId q, Scratch& sc);  // every job in q's subtree
-  void RefreshJobsIn(QueueId q) { RefreshJobsIn(q, *main_); }
-  void MarkDirty(QueueId q, Scratch& sc);
-  static std::vector<std::vector<QueueId>>& DirtyLists(Scratch& sc);
-  void MarkDirty(QueueId q) { MarkDirty(q, *main_); }
-  void Propagate(Scratch& sc);              // dirty queues bottom-up
-  void PropagatePath(QueueId leaf, Scratch& sc);  // when only `leaf` changed
-  void Propagate() { Propagate(*main_); }
-  void RebuildNode(QueueId q, Scratch& sc); // exact re-sum from children
-  void RebuildRoot();                       // the root's view from its children
-  void SetAggregate(QueueId q);             // U, s, key, blocked from the sums
-  void AssignShards(const std::vector<QueueId>& parents_first);
+  // Every queue's shard: its top-level ancestor's id % kShards; each shard
+  // in use gets a Scratch (RebuildAll: exclusive, leases gathered).
+  void AssignShards();
   // Escalation tests of the local events (tree_shards.cc).
   bool LocalPossible() const;
-  static void PrefetchHeapSift(const KeyHeap& nb, uint32_t pos);  // tree_shards.cc
-  void RebuildView();                       // the current view from scratch
-  void UpdateHeldBack(const std::vector<QueueId>& order, bool refresh);
-  void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks, Scratch& sc);
-  void RefreshOthers(JobId j, QueueId top_flip, bool moved, bool limits_changed, Scratch& sc);
-  void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
-    ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
-  }
-  ResMask SaturatedNow() const;  // the resources with free <= 0
-  void UpdateSaturation();
-  void SetShareResources();
-  void SetShareMask();
   bool LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const;
-  void RecountUsers(QueueId leaf);
 
   // plan.cc: the state a plan is computed on (the live tree minus the
   // units taken so far) and the transfer rule of docs/spec.md §15.
@@ -384,45 +294,12 @@ class Tree : public TreeStructure {
   void AdmitPending();
   bool GateAdmits(JobId j) const;
 
-  // fill_bound.cc: a lower bound of the waiting task shapes per subtree, so
-  // that a step skips subtrees where nothing fits.
-  void LowerWaitBound(QueueId leaf, const int64_t* task);
-  bool WaitingMayFit(QueueId q) const;
-  // After a search of q found nothing: the exact minimum of the shapes
-  // visited in a leaf (R amounts), or nullptr for the minimum of q's
-  // children's bounds.
-  void TightenWaitBound(QueueId q, const int64_t* visited_min) const;
-  Status CheckWaitBound(QueueId leaf) const;
   // CheckInvariants' two halves (engine/invariants.cc): the raw sums
   // (usage per queue, free, saturation, min_task, inqueue_min), whose
   // usage it returns; then every view recomputed from them.
   Status CheckRawSums(std::vector<std::vector<int64_t>>* usage) const;
   Status CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const;
 
-  ResMask saturated_ = 0;
-  // Set with saturated_ (UpdateSaturation): the resources that count in a
-  // share, s(U) = max over them of U_r / T_r (not saturated, T_r > 0), and
-  // T as doubles.
-  ResMask share_res_ = 0;
-  std::vector<double> total_d_;
-
-
-  // Views by saturated set (docs/algorithm.md); views_[cur_] is exact.
-  std::vector<View> views_;
-  size_t cur_ = 0;
-  uint64_t view_clock_ = 0;
-  // Jobs touched since the oldest saved view was current; entry i has the
-  // absolute position touched_base_ + i.
-  std::vector<JobId> touched_;
-  uint64_t touched_base_ = 0;
-  bool log_touched_ = false;  // true while saved views exist
-  // The largest log position a saved view was saved at: a job touched
-  // again may share the log's last entry only if that entry is not below
-  // it (Touch).
-  uint64_t log_floor_ = 0;
-  // While an event that changes the saturated set runs: RefreshJob only
-  // logs the job (ChangeAllocation; exclusive sections only).
-  bool defer_refresh_ = false;
 
   // One Scratch per lock shard (created for the shards that have a
   // top-level queue; see "Thread safety").

@@ -94,8 +94,8 @@ struct alignas(64) TreeStructure::Job {
 // view it is JobKey(j), which a non-blocked job's heap entry holds.
 // heap_pos is read without the shard lock by the batch prefetcher
 // (PrefetchPath, a hint that may be stale): local events store it with
-// relaxed atomic stores (Tree::JobHeapPos), exclusive sections as they like.
-struct Tree::JobView {
+// relaxed atomic stores (TreeShares::JobHeapPos), exclusive sections as they like.
+struct TreeShares::JobView {
   int64_t contrib_alloc = 0;  // the allocation its contribution was made with
   uint32_t heap_pos = KeyHeap::kAbsent;
   bool blocked = true;        // also: "not contributing" while detached
@@ -103,7 +103,7 @@ struct Tree::JobView {
 
 // The `pos` of a leaf heap's sifts (KeyHeap): the moved job's
 // JobView::heap_pos, stored with a relaxed atomic store (JobView).
-struct Tree::RelaxedPos {
+struct TreeShares::RelaxedPos {
   uint32_t* p;
   void operator=(uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 };
@@ -112,7 +112,7 @@ struct Tree::RelaxedPos {
 // the heap and the scalars, lines 1-2 the three sums of R <= 4 resources
 // (what an event reads and writes on each queue of its path), line 3 the
 // wait bound.
-struct alignas(64) Tree::QueueView {
+struct alignas(64) TreeShares::QueueView {
   KeyHeap nb;                     // non-blocked children
   int64_t n_norm = 0;             // contributors to sum_norm
   int64_t n_blk = 0;              // contributors to sum_blk
@@ -135,7 +135,7 @@ struct alignas(64) Tree::QueueView {
 // exact; the others are views of earlier saturated sets that catch up on the
 // jobs touched since they were current (touched_) when they become current
 // again (docs/algorithm.md, "Saturation changes").
-struct Tree::View {
+struct TreeShares::View {
   ResMask mask = 0;
   uint64_t log_pos = 0;           // touched_ entries applied (absolute)
   uint64_t last_used = 0;
@@ -155,7 +155,7 @@ struct Tree::View {
 // (for R <= 4): line 0 (flags, counters), one line of lease + usage delta
 // per resource, and, when the job's state changes, one line of state and
 // inqueue deltas. The dirty lists of a local event are the calling
-// thread's own (Tree::DirtyLists), not the shard's. Fixed arrays, not
+// thread's own (TreeShares::DirtyLists), not the shard's. Fixed arrays, not
 // vectors: the shards' hot fields must not share cache lines (separate
 // small heap blocks of different shards would).
 struct alignas(64) TreeStructure::Scratch {
@@ -180,11 +180,11 @@ struct alignas(64) TreeStructure::Scratch {
 // ---- hot accessors of the event path, inline (every engine/*.cc that
 // calls them includes this header) ----
 
-inline Tree::View& Tree::cv() { return views_[cur_]; }
-inline Tree::JobView& Tree::JV(JobId j) { return views_[cur_].jobs[j]; }
-inline const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
-inline Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
-inline const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
+inline TreeShares::View& TreeShares::cv() { return views_[cur_]; }
+inline TreeShares::JobView& TreeShares::JV(JobId j) { return views_[cur_].jobs[j]; }
+inline const TreeShares::JobView& TreeShares::JV(JobId j) const { return views_[cur_].jobs[j]; }
+inline TreeShares::QueueView& TreeShares::QV(QueueId q) { return views_[cur_].queues[q]; }
+inline const TreeShares::QueueView& TreeShares::QV(QueueId q) const { return views_[cur_].queues[q]; }
 
 inline Status TreeStructure::CheckJobId(JobId j) const {
   if (j >= jobs_.size() || !jobs_[j].alive) return UnknownJob(j);
@@ -206,7 +206,7 @@ inline ResMask TreeStructure::RequiredMask(const int64_t* task) const {
 
 // The shares below run over the resources of share_res_ (not saturated,
 // total > 0) in ascending order.
-inline double Tree::DominantPerTask(const int64_t* task) const {
+inline double TreeShares::DominantPerTask(const int64_t* task) const {
   double d = 0;
   for (ResMask m = share_res_; m != 0; m &= m - 1) {
     const int r = std::countr_zero(m);
@@ -215,7 +215,7 @@ inline double Tree::DominantPerTask(const int64_t* task) const {
   return d;
 }
 
-inline double Tree::ShareOf(const double* u) const {
+inline double TreeShares::ShareOf(const double* u) const {
   double s = 0;
   for (ResMask m = share_res_; m != 0; m &= m - 1) {
     const int r = std::countr_zero(m);
@@ -224,7 +224,7 @@ inline double Tree::ShareOf(const double* u) const {
   return s;
 }
 
-inline double Tree::JobKey(JobId id) const {
+inline double TreeShares::JobKey(JobId id) const {
   const Job& j = jobs_[id];
   if (j.allocated == 0) return 0;
   const int64_t* t = &task_[size_t{id} * R_];
@@ -236,9 +236,9 @@ inline double Tree::JobKey(JobId id) const {
   return s / j.weight;
 }
 
-inline QueueId Tree::JobLeaf(JobId j) const { return jobs_[j].queue; }
+inline QueueId TreeShares::JobLeaf(JobId j) const { return jobs_[j].queue; }
 
-inline bool Tree::JobBlocked(JobId id) const {
+inline bool TreeShares::JobBlocked(JobId id) const {
   const Job& j = jobs_[id];
   if (j.state == JobState::kPending || j.allocated >= j.tasks) return true;
   const Queue& q = queues_[j.queue];
@@ -250,13 +250,13 @@ inline bool Tree::JobBlocked(JobId id) const {
 // The dirty lists of a local event are the calling thread's: they are empty
 // between events (Propagate drains them before the event returns), so they
 // need not be the shard's, whose lines another core may hold.
-inline std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
+inline std::vector<std::vector<QueueId>>& TreeShares::DirtyLists(Scratch& sc) {
   if (!sc.local) return sc.dirty_by_depth;
   thread_local std::vector<std::vector<QueueId>> lists;
   return lists;
 }
 
-inline void Tree::Touch(JobId j, Scratch& sc) {
+inline void TreeShares::Touch(JobId j, Scratch& sc) {
   if (!log_touched_) return;
   // An event touches its job more than once (the allocation, the refresh),
   // and a release and allocate of the same job often follow each other:
