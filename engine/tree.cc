@@ -23,12 +23,6 @@ StatusOr<std::unique_ptr<Tree>> Tree::Create(const ResourceAmounts& cluster,
   return t;
 }
 
-// Structure changes: the shards assigned again, then the shares rebuilt.
-void Tree::RebuildAll() {
-  AssignShards();
-  RebuildShares();
-}
-
 Status Tree::CreateQueue(const QueueSpec& q) {
   HDRF_ASSIGN_OR_RETURN(QueueId id, InsertQueue(q));
   AddQueueViews(id);

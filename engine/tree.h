@@ -1,42 +1,25 @@
 // Tree: the HDRF queue tree with its jobs and incrementally maintained
-// Dynamic H-DRF shares (docs/spec.md §3-§7, §12).
+// Dynamic H-DRF shares (docs/spec.md §3-§7, §12-§15): the owner that
+// composes the parts, each with one job and its own header, each the base
+// of the next (a part calls only itself and the parts below it; the chain
+// costs the event path no indirection):
+//   engine/tree_structure.h  TreeStructure: raw state — queues, jobs,
+//                            users, indexes, specs — its rules and lookups;
+//   engine/tree_shares.h     TreeShares: the incremental shares, the
+//                            saturated set, the views, GetQueue/GetJob;
+//   engine/tree_shards.h     TreeShards: lock shards, leases, the
+//                            shard-local task events, exclusive brackets;
+//   engine/tree_schedule.h   TreeScheduler: the order of §5, Step/Fill,
+//                            gangs, admission and the enqueue gate;
+//   engine/tree_decisions.h  TreeDecisions: transfer decisions (§8),
+//                            plans (§15), Explain.
+// Tree itself keeps the events (below): each validates, changes the raw
+// state through TreeStructure, and brings the parts above up to date.
+// Callers use Tree only; every public method of a part is Tree's.
 //
-// Raw state: the cluster total T, queues (weight, capability, guarantee,
-// state, user limits), jobs (task shape, task count, running tasks). Derived
-// state, kept up to date on every event (docs/algorithm.md):
-//   * per queue: usage (plain sum), the non-blocked children in a KeyHeap,
-//     sum_norm = Σ_{non-blocked c, s_c>0} (w_c/s_c)·U_c and
-//     sum_blk  = Σ_{blocked c} U_c, from which U = M·sum_norm + sum_blk with
-//     M = the heap's minimum key; blocked = heap empty;
-//   * per job: blocked flag and key s/w.
-// An allocate or release touches the job, its leaf and the leaf's ancestors:
-// O(depth · (R + log fanout)). Changes of blocked-ness that are not the job's
-// own (a capability reached, a held-back guarantee crossed, a user limit
-// reached) refresh only the jobs they concern. A change of the saturated set
-// re-derives every key (every s(U) changes); see docs/algorithm.md.
-//
-// Thread safety. Every method is for one thread at a time ("exclusive"),
-// except the shard-local task events LocalAllocate/LocalRelease:
-//   * The tree is cut into kShards lock shards by top-level queue (a queue's
-//     shard is its top-level ancestor's QueueId % kShards). A shard-local
-//     event writes only its job, the queues of its top-level subtree, their
-//     entries in the current view, and its shard's Scratch.
-//   * The caller holds, for the whole local call, a shared lock that keeps
-//     exclusive calls out, plus the job's shard lock (ShardOf). Local calls
-//     on different shards then run in parallel; api/Engine does this with
-//     base/shard_lock.h.
-//   * Anything with an effect beyond the subtree (a resource filling or
-//     freeing, held-back guarantees, the enqueue gate, a capacity of the
-//     root, a lease too small) is not done locally: *escalate is set,
-//     nothing changes, and the caller retries with the exclusive method.
-//   * Root-level aggregates (the root's usage, job counts and key heap, the
-//     free capacity, the touched-job log) are not written locally: each
-//     shard keeps its deltas and a lease of free capacity in its Scratch.
-//     An exclusive section is bracketed by BeginExclusive(), which folds all
-//     of that in and re-derives the root from its children, and
-//     EndExclusive(), which hands out leases again. Between the two the
-//     tree is exactly as if every event had been applied serially.
-// A Tree used only through exclusive methods needs neither bracket.
+// Thread safety: every method is for one thread at a time ("exclusive":
+// api/facade holds `rw` exclusively), except those each part's header
+// names (the shard-local task events and lookups: engine/tree_shards.h).
 #ifndef HDRF_ENGINE_TREE_H_
 #define HDRF_ENGINE_TREE_H_
 
@@ -50,7 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/tree_shares.h"
+#include "engine/tree_shards.h"
 #include "hdrf/plan.h"
 #include "hdrf/views.h"
 #include "hdrf/spec.h"
@@ -59,7 +42,7 @@
 namespace hdrf::engine {
 
 
-class Tree : public TreeShares {
+class Tree : public TreeShards {
  public:
   // Builds `root` plus `queues` (any order; missing parents are created open
   // with weight 1). Every rule of docs/spec.md §3 is checked.
@@ -193,57 +176,14 @@ class Tree : public TreeShares {
   // Recomputes every derived value from scratch and compares it with the
   // incremental one; returns the first disagreement (for tests).
   Status CheckInvariants(double tolerance = 1e-9) const;
-  // Forces a full rebuild of derived state (tests, recovery).
-  void RebuildAll();
 
-  // ---- lock sharding (see "Thread safety" above) ----
-  int ShardOf(JobId j) const;
-  // Allocate/Release/Finish when the effect stays within the job's shard;
-  // otherwise *escalate = true and nothing changes. Errors are those of the
-  // exclusive methods (a refused local event changes nothing either).
-  Status LocalAllocate(JobId j, int64_t n, bool* escalate);
-  Status LocalRelease(JobId j, int64_t n, bool finish, bool* escalate);
-  // Shard-grouped batches (Engine::ApplyTasks; docs/concurrency.md
-  // "Batches"). The caller holds `rw` shared and shard s's lock, and `ops`
-  // are task events of jobs of shard s in batch order. ReserveLocal returns
-  // how many of them, from the first, are sure to stay local whatever the
-  // other shards do (no release of a saturated resource; the allocations'
-  // needs, summed, leave the lease positive) and takes what their
-  // allocations need out of the lease into reserved[0..R) so that no other
-  // thread's event can use it; ReturnReservation gives it back just before
-  // those ops are applied (under the same lock, perhaps taken again).
-  // Those ops then run locally in that order, exactly as LocalAllocate and
-  // LocalRelease would run them one by one.
-  struct LocalOp {
-    int64_t n;
-    JobId job;
-    bool allocate;
-  };
-  size_t ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved);
-  void ReturnReservation(int s, const int64_t* reserved);
-  void BeginExclusive();
-  void EndExclusive();
-  // The shards that have a top-level queue (the only ones ShardOf returns
-  // for a job that can take a local event); changes only in exclusive
-  // sections.
-  const std::vector<int>& used_shards() const { return used_shards_; }
 
-  // The counters of every Scratch, summed.
-  Counters counters() const;
-
-  // summed over the shards
 
  private:
   Tree();
 
 
 
-  // Every queue's shard: its top-level ancestor's id % kShards; each shard
-  // in use gets a Scratch (RebuildAll: exclusive, leases gathered).
-  void AssignShards();
-  // Escalation tests of the local events (tree_shards.cc).
-  bool LocalPossible() const;
-  bool LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const;
 
   // plan.cc: the state a plan is computed on (the live tree minus the
   // units taken so far) and the transfer rule of docs/spec.md §15.
@@ -301,18 +241,6 @@ class Tree : public TreeShares {
   Status CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const;
 
 
-  // One Scratch per lock shard (created for the shards that have a
-  // top-level queue; see "Thread safety").
-  std::vector<std::unique_ptr<Scratch>> shards_;
-  std::vector<int> used_shards_;
-  bool leases_out_ = false;  // EndExclusive handed out a lease (BeginExclusive folds)
-  // Lease back-off (EndExclusive): when the leases of the last hand-out all
-  // came back unused, the next `lease_skip_` hand-outs are skipped (1, 2,
-  // 4, ... up to kMaxLeaseSkip); a local event resets it. Only which events
-  // run locally depends on it, never a result.
-  static constexpr uint32_t kMaxLeaseSkip = 64;
-  uint32_t lease_skip_ = 0;  // current back-off length
-  uint32_t lease_wait_ = 0;  // hand-outs still to skip
 };
 
 }  // namespace hdrf::engine

@@ -145,7 +145,7 @@ struct TreeShares::View {
 
 // Scratch state of one thread of work on the tree: the exclusive path uses
 // TreeStructure::main_, a shard-local event the Scratch of its shard (guarded by the
-// caller's shard lock; see "Thread safety" in tree.h). A shard's Scratch
+// caller's shard lock; see "Thread safety" in tree_shards.h). A shard's Scratch
 // also holds what its local events owe the root-level aggregates, folded in
 // by BeginExclusive().
 //
@@ -274,7 +274,7 @@ inline void TreeShares::Touch(JobId j, Scratch& sc) {
 // the saturated set: held-back guarantees and the enqueue gate read the free
 // capacity of the whole cluster; a root capability reads the root's usage.
 // A root without children (jobs in the root itself) has no shards.
-inline bool Tree::LocalPossible() const {
+inline bool TreeShards::LocalPossible() const {
   return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
          !used_shards_.empty();
 }

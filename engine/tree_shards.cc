@@ -1,15 +1,25 @@
-// engine::Tree: lock sharding by top-level subtree (tree.h, "Thread
-// safety"; docs/concurrency.md). Shard-local task events, the fold of the
+// engine::TreeShards (engine/tree_shards.h): lock sharding by top-level
+// subtree (docs/concurrency.md). Shard-local task events, the fold of the
 // shards' deltas into the root at the start of an exclusive section, and
 // the leases of free capacity handed out at its end.
-#include "engine/tree.h"
+#include "engine/tree_shards.h"
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
 
-int Tree::ShardOf(JobId j) const { return static_cast<int>(queues_[jobs_[j].queue].shard); }
+TreeShards::TreeShards() = default;
+TreeShards::~TreeShards() = default;
 
-Tree::Counters Tree::counters() const {
+// Structure changes: the shards assigned again, then the shares rebuilt.
+void TreeShards::RebuildAll() {
+  AssignShards();
+  RebuildShares();
+}
+
+
+int TreeShards::ShardOf(JobId j) const { return static_cast<int>(queues_[jobs_[j].queue].shard); }
+
+TreeShards::Counters TreeShards::counters() const {
   Counters c = main_->counters;
   for (const auto& sc : shards_) {
     if (!sc) continue;
@@ -23,7 +33,7 @@ Tree::Counters Tree::counters() const {
   return c;
 }
 
-void Tree::AssignShards() {
+void TreeShards::AssignShards() {
   std::vector<QueueId> order{0};  // breadth-first: parents before children
   for (size_t i = 0; i < order.size(); ++i)
     for (QueueId c : queues_[order[i]].children) order.push_back(c);
@@ -52,7 +62,7 @@ void Tree::AssignShards() {
 // The local events check what CheckAllocate/CheckRelease check, inline;
 // those build the error when a check fails. The caller has asked for the
 // job's lines (PrefetchJob) ahead of the call.
-Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
+Status TreeShards::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   *escalate = false;
   if (id >= jobs_.size() || !jobs_[id].alive ||
       AllocateRule(n, jobs_[id].allocated, jobs_[id].tasks, jobs_[id].state) != TaskRule::kOk)
@@ -73,7 +83,7 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   return Status::Ok();
 }
 
-Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
+Status TreeShards::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   *escalate = false;
   if (id >= jobs_.size() || !jobs_[id].alive ||
       ReleaseRule(n, jobs_[id].allocated) != TaskRule::kOk)
@@ -92,7 +102,7 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
 // Whether `taken` (none when null) plus n tasks of shape t leave shard
 // sc's lease positive in every resource the shape uses; an overflow counts
 // as too much.
-bool Tree::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const {
+bool TreeShards::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const {
   for (int r = 0; r < R_; ++r) {
     int64_t need, sum;
     if (t[r] > 0 && (__builtin_mul_overflow(n, t[r], &need) ||
@@ -102,7 +112,7 @@ bool Tree::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, co
   return true;
 }
 
-size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved) {
+size_t TreeShards::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved) {
   std::fill(reserved, reserved + R_, 0);
   if (!LocalPossible() || s < 0 || s >= kShards || !shards_[s]) return 0;
   Scratch& sc = *shards_[s];
@@ -124,12 +134,12 @@ size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* rese
   return k;
 }
 
-void Tree::ReturnReservation(int s, const int64_t* reserved) {
+void TreeShards::ReturnReservation(int s, const int64_t* reserved) {
   Scratch& sc = *shards_[s];
   for (int r = 0; r < R_; ++r) sc.res[r].lease += reserved[r];
 }
 
-void Tree::BeginExclusive() {
+void TreeShards::BeginExclusive() {
   bool root_stale = false, any_active = false;
   Queue& root = queues_[0];
   for (int s : used_shards_) {
@@ -170,9 +180,9 @@ void Tree::BeginExclusive() {
 
 // When the cluster is so full that every event escalates (each allocation
 // needs more than a lease, each release frees a saturated resource), the
-// leases come back unused every time: the back-off (tree.h) then skips the
+// leases come back unused every time: the back-off (tree_shards.h) then skips the
 // hand-out and the fold of most sections.
-void Tree::EndExclusive() {
+void TreeShards::EndExclusive() {
   if (!LocalPossible() || used_shards_.empty()) return;
   if (lease_wait_ > 0) {
     --lease_wait_;
