@@ -33,7 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/tree_shards.h"
+#include "engine/tree_schedule.h"
 #include "hdrf/plan.h"
 #include "hdrf/views.h"
 #include "hdrf/spec.h"
@@ -42,7 +42,7 @@
 namespace hdrf::engine {
 
 
-class Tree : public TreeShards {
+class Tree : public TreeScheduler {
  public:
   // Builds `root` plus `queues` (any order; missing parents are created open
   // with weight 1). Every rule of docs/spec.md §3 is checked.
@@ -64,28 +64,6 @@ class Tree : public TreeShards {
   Status Finish(JobId job, int64_t n);
   Status SetCapacity(const ResourceAmounts& cluster);
 
-  // ---- scheduling (docs/spec.md §5) ----
-  std::optional<JobId> PickNext() const;
-  // Jobs a step passes over (Engine::StepWhere): JobId -> submission
-  // sequence number; an entry counts only for the live job with that number
-  // (ids are reused after a removal).
-  using SkipSet = std::unordered_map<JobId, uint64_t>;
-  // The job a step would pick if the jobs in `skip` were not candidates:
-  // the order of §5 with them left out (their allocations still count in
-  // every share and blocked flag). Null `skip` = PickNext().
-  std::optional<JobId> PickNext(const SkipSet* skip) const;
-  std::optional<JobId> Step();
-  int64_t Fill();
-  // The waiting job (admitted, with an unallocated task, not in `skip`) a
-  // step would serve first if every task fit: the §5 descent by smallest
-  // key, blocked or not, with §5's ties (the reclaim phase of docs/spec.md §13).
-  std::optional<JobId> PickWaiting(const SkipSet* skip) const;
-  // Every such job in the order successive PickWaiting calls would give
-  // them, each passing over the ones before (the state unchanged): one
-  // traversal instead of one descent per job.
-  std::vector<JobId> WaitingOrder(const SkipSet* skip) const;
-  // The leaf a job submitted to `queue` would be placed in (admission).
-  StatusOr<QueueId> Admit(std::string_view queue) const;
 
   // ---- decisions (docs/spec.md §5, §8) ----
   // Queue order of §5 for two leaf queues: <0 when a comes first, 0 when
@@ -106,9 +84,6 @@ class Tree : public TreeShards {
   Explanation Explain(JobId j) const;
 
   // ---- gangs and plans (docs/spec.md §14, §15; engine/plan.cc) ----
-  // The tasks a step allocates to j (its demand k): GangSize when j holds
-  // no task, else 1.
-  int64_t StepDemand(JobId j) const;
   struct PlanEntry {
     JobId job = kNone;
     int64_t tasks = 0;
@@ -221,18 +196,6 @@ class Tree : public TreeShards {
                                                 bool same_leaf) const;
   double PlainShare(const int64_t* y) const;  // d(Y): max_r Y[r]/T[r], every resource
 
-  // schedule.cc
-  // docs/spec.md §6 (with §14): k more tasks of j fit.
-  bool Fits(JobId j, int64_t k) const;
-  bool Fits(JobId j) const { return Fits(j, StepDemand(j)); }
-  bool Schedulable(JobId j) const;
-  // Schedulable and not in `skip` (null: Schedulable).
-  bool Pickable(JobId j, const SkipSet* skip) const;
-  std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
-  std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
-  void WaitingOrderIn(QueueId q, const SkipSet* skip, std::vector<JobId>* out) const;
-  void AdmitPending();
-  bool GateAdmits(JobId j) const;
 
   // CheckInvariants' two halves (engine/invariants.cc): the raw sums
   // (usage per queue, free, saturation, min_task, inqueue_min), whose
