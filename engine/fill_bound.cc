@@ -1,4 +1,4 @@
-// engine::Tree: the fill bound. Each queue below the root keeps, in every
+// engine::TreeShares (engine/tree_shares.h): the fill bound. Each queue below the root keeps, in every
 // view, a component-wise lower bound `wait_min` of the task shapes of the
 // non-blocked jobs in its subtree (the only jobs a step looks at). A step
 // skips a subtree in O(depth · R) when some resource of that bound exceeds

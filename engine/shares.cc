@@ -1,6 +1,6 @@
-// engine::Tree: incremental Dynamic H-DRF shares (docs/spec.md §4), blocked-ness and
-// the per-saturated-set views. The algorithm is described in
-// docs/algorithm.md.
+// engine::TreeShares (engine/tree_shares.h): incremental Dynamic H-DRF
+// shares (docs/spec.md §4), blocked-ness and the per-saturated-set views.
+// The algorithm is described in docs/algorithm.md.
 #include <algorithm>
 #include <climits>
 #include <cmath>

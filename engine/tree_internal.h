@@ -1,4 +1,6 @@
-// Internal node layouts of engine::Tree. Included only by engine/*.cc.
+// Internal node layouts of the parts of engine::Tree (TreeStructure,
+// TreeShares; engine/tree.h) and their hot inline accessors. Included only
+// by engine/*.cc.
 #ifndef HDRF_ENGINE_TREE_INTERNAL_H_
 #define HDRF_ENGINE_TREE_INTERNAL_H_
 
@@ -8,7 +10,7 @@
 #include <vector>
 
 #include "engine/res_array.h"
-#include "engine/tree.h"
+#include "engine/tree_shares.h"
 
 namespace hdrf::engine {
 
@@ -268,15 +270,6 @@ inline void TreeShares::Touch(JobId j, Scratch& sc) {
              touched_base_ + touched_.size() <= log_floor_) {
     touched_.push_back(j);
   }
-}
-
-// Local events are possible only when no rule couples the subtrees beyond
-// the saturated set: held-back guarantees and the enqueue gate read the free
-// capacity of the whole cluster; a root capability reads the root's usage.
-// A root without children (jobs in the root itself) has no shards.
-inline bool TreeShards::LocalPossible() const {
-  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
-         !used_shards_.empty();
 }
 
 }  // namespace hdrf::engine

@@ -7,6 +7,15 @@
 
 namespace hdrf::engine {
 
+// Local events are possible only when no rule couples the subtrees beyond
+// the saturated set: held-back guarantees and the enqueue gate read the free
+// capacity of the whole cluster; a root capability reads the root's usage.
+// A root without children (jobs in the root itself) has no shards.
+inline bool TreeShards::LocalPossible() const {
+  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
+         !used_shards_.empty();
+}
+
 TreeShards::TreeShards() = default;
 TreeShards::~TreeShards() = default;
 
