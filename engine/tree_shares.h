@@ -36,8 +36,9 @@
 // the Scratch; what the root would get goes to the Scratch. Such a call is
 // made only when the saturated set cannot change (TreeShards checks it), so
 // SwitchView, the saved views and the touched log proper are exclusive.
-// GetQueue and GetJob read a queue's or job's entries: exclusive, or `rw`
-// shared with the shard lock of the queue's or job's shard.
+// GetQueue and GetJob are exclusive too (api/facade/engine.cc calls them in
+// an exclusive section). The prefetches are the exception their comment
+// states: any section, no shard lock.
 #ifndef HDRF_ENGINE_TREE_SHARES_H_
 #define HDRF_ENGINE_TREE_SHARES_H_
 

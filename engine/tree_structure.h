@@ -16,17 +16,20 @@
 //   raw state here and then bring every part above up to date).
 // A part calls only itself and the parts below it.
 //
-// Invariants (kept by the events; checked by Tree::CheckInvariants):
+// Invariants (kept by the events; Tree::CheckInvariants recomputes the sums):
 //   * queues_[0] is the root; a live queue's path is in queue_by_path_, its
 //     parent is live, it is in its parent's `children` (name order), and
 //     its depth is its parent's + 1. Only leaves hold jobs.
 //   * Queue::usage is the sum of the allocations (allocated × task) of the
-//     jobs in the subtree; free_ = total_ − the root's usage (minus the
-//     leases handed out, engine/tree_shards.h); usage_total_ is the root's
-//     usage. Queue::jobs_by_state counts the subtree's jobs by state;
-//     Queue::inqueue_min and inqueue_min_total_ sum GangSize × task over
+//     jobs in the subtree; free_ = total_ − the root's usage; usage_total_
+//     is the root's usage. Queue::jobs_by_state counts the subtree's jobs
+//     by state; Queue::inqueue_min and inqueue_min_total_ sum GangSize × task over
 //     the Inqueue jobs (the gate, §12). pending_ holds exactly the Pending
 //     jobs by submission number.
+//   * The root's sums, usage_total_, inqueue_min_total_ and free_ are
+//     exact in an exclusive section after BeginExclusive: until then
+//     shard-local events keep their share of them, and the leases of free
+//     capacity, in their shard's Scratch (engine/tree_shards.h).
 //   * A live job is in its leaf's `jobs` at index Job::slot, in
 //     job_by_name_ and in job_by_seq_; live_jobs_ counts them. A removed
 //     job's id is reused only when no saved view holds it (retired_jobs_).
