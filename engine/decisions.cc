@@ -1,9 +1,9 @@
-// engine::Tree: decisions a host scheduler asks for (docs/spec.md §5, §8) and
+// engine::TreeDecisions (engine/tree_decisions.h): decisions a host scheduler asks for (docs/spec.md §5, §8) and
 // explanations.
 #include <algorithm>
 #include <cmath>
 
-#include "engine/tree.h"
+#include "engine/tree_decisions.h"
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
@@ -13,7 +13,7 @@ std::string Amount(const std::string& r, int64_t v) { return FormatQuantity(r, v
 
 }  // namespace
 
-int Tree::CompareQueues(QueueId a, QueueId b) const {
+int TreeDecisions::CompareQueues(QueueId a, QueueId b) const {
   if (a == b) return 0;
   // Paths from root; compare at the first level where they differ.
   auto path = [&](QueueId q) {
@@ -33,7 +33,7 @@ int Tree::CompareQueues(QueueId a, QueueId b) const {
   return x.key < y.key ? -1 : 1;
 }
 
-int Tree::CompareJobs(JobId a, JobId b) const {
+int TreeDecisions::CompareJobs(JobId a, JobId b) const {
   const double sa = GetJob(a).drf_share / jobs_[a].weight;
   const double sb = GetJob(b).drf_share / jobs_[b].weight;
   if (std::abs(sa - sb) > kKeyEpsilon) return sa < sb ? -1 : 1;
@@ -41,7 +41,7 @@ int Tree::CompareJobs(JobId a, JobId b) const {
   return jobs_[a].seq < jobs_[b].seq ? -1 : 1;
 }
 
-Explanation Tree::Explain(JobId id) const {
+Explanation TreeDecisions::Explain(JobId id) const {
   const Job& j = jobs_[id];
   const Queue& leaf = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];

@@ -1,4 +1,4 @@
-// engine::Tree: the fill bound. Each queue below the root keeps, in every
+// engine::TreeShares (engine/tree_shares.h): the fill bound. Each queue below the root keeps, in every
 // view, a component-wise lower bound `wait_min` of the task shapes of the
 // non-blocked jobs in its subtree (the only jobs a step looks at). A step
 // skips a subtree in O(depth · R) when some resource of that bound exceeds
@@ -19,12 +19,12 @@
 #include <algorithm>
 #include <climits>
 
-#include "engine/tree.h"
+#include "engine/tree_shares.h"
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
 
-void Tree::LowerWaitBound(QueueId leaf, const int64_t* task) {
+void TreeShares::LowerWaitBound(QueueId leaf, const int64_t* task) {
   for (QueueId a = leaf; a != 0 && a != kNone; a = queues_[a].parent) {
     int64_t* m = QV(a).wait_min.data();
     bool lowered = false;
@@ -37,7 +37,7 @@ void Tree::LowerWaitBound(QueueId leaf, const int64_t* task) {
   }
 }
 
-bool Tree::WaitingMayFit(QueueId qid) const {
+bool TreeShares::WaitingMayFit(QueueId qid) const {
   if (qid == 0) return true;
   const Queue& q = queues_[qid];
   const int64_t* m = QV(qid).wait_min.data();
@@ -57,7 +57,7 @@ bool Tree::WaitingMayFit(QueueId qid) const {
   return true;
 }
 
-void Tree::TightenWaitBound(QueueId qid, const int64_t* visited_min) const {
+void TreeShares::TightenWaitBound(QueueId qid, const int64_t* visited_min) const {
   if (qid == 0) return;
   int64_t* m = QV(qid).wait_min.data();
   if (visited_min) {
@@ -71,7 +71,7 @@ void Tree::TightenWaitBound(QueueId qid, const int64_t* visited_min) const {
   }
 }
 
-Status Tree::CheckWaitBound(QueueId leaf) const {
+Status TreeShares::CheckWaitBound(QueueId leaf) const {
   const KeyHeap& nb = QV(leaf).nb;
   for (uint32_t i = 0; i < nb.size(); ++i) {
     const int64_t* t = &task_[size_t{nb.at(i).id} * R_];

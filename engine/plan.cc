@@ -1,4 +1,4 @@
-// engine::Tree: reclaim and preemption plans (docs/spec.md §15), the transfer rule
+// engine::TreeDecisions (engine/tree_decisions.h): reclaim and preemption plans (docs/spec.md §15), the transfer rule
 // behind them and behind Preemptable/Reclaimable (docs/spec.md §8).
 //
 // A plan is computed on the live tree plus an overlay (PlanState) of the
@@ -18,7 +18,7 @@
 #include <array>
 #include <cmath>
 
-#include "engine/tree.h"
+#include "engine/tree_decisions.h"
 #include "engine/tree_internal.h"
 #include "hdrf/quantity.h"
 
@@ -51,7 +51,7 @@ constexpr double kEps = 1e-9;
 // taken, per queue the usage taken (R amounts per entry of dq, kept apart
 // from the ids so that a lookup scans a few contiguous ids), and the free
 // amounts given back.
-struct Tree::PlanState {
+struct TreeDecisions::PlanState {
   explicit PlanState(int r) : R(r) {}
   int R;
   std::vector<std::pair<JobId, int64_t>> taken;  // job -> tasks taken
@@ -81,7 +81,7 @@ struct Tree::PlanState {
 };
 
 // The waiting job J and its demand D = k·task_J.
-struct Tree::PlanCtx {
+struct TreeDecisions::PlanCtx {
   JobId j = kNone;
   QueueId leaf = kNone;
   int64_t k = 0;
@@ -89,7 +89,7 @@ struct Tree::PlanCtx {
   std::array<int64_t, kMaxResources> D{};
   std::vector<QueueId> path;  // J's leaf up to root
   int leaf_depth = 0;
-  bool OnPath(const Tree& t, QueueId q) const {
+  bool OnPath(const TreeDecisions& t, QueueId q) const {
     const int d = t.queues_[q].depth;
     return d <= leaf_depth && path[leaf_depth - d] == q;
   }
@@ -104,14 +104,14 @@ inline int64_t UsageOn(const int64_t* live, const int64_t* taken, int r) {
 
 }  // namespace
 
-inline double Tree::PlainShare(const int64_t* y) const {
+inline double TreeDecisions::PlainShare(const int64_t* y) const {
   double s = 0;
   for (int r = 0; r < R_; ++r)
     if (total_[r] > 0) s = std::max(s, static_cast<double>(y[r]) / static_cast<double>(total_[r]));
   return s;
 }
 
-StatusOr<Tree::PlanCtx> Tree::MakePlanCtx(JobId j, int64_t k) const {
+StatusOr<TreeDecisions::PlanCtx> TreeDecisions::MakePlanCtx(JobId j, int64_t k) const {
   PlanCtx c;
   c.j = j;
   c.leaf = jobs_[j].queue;
@@ -129,7 +129,7 @@ StatusOr<Tree::PlanCtx> Tree::MakePlanCtx(JobId j, int64_t k) const {
 
 // docs/spec.md §15: a unit of V is one task when V holds more than m_V tasks, else
 // all of them (a gang is never cut below m). 0: V holds nothing.
-int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
+int64_t TreeDecisions::UnitOf(JobId v, const PlanState& s) const {
   const int64_t holds = jobs_[v].allocated - s.Taken(v);
   if (holds <= 0) return 0;
   return holds > GangSize(v) ? 1 : holds;
@@ -137,12 +137,12 @@ int64_t Tree::UnitOf(JobId v, const PlanState& s) const {
 
 // docs/spec.md §15, the transfer rule, for `ut` tasks of job v on state s. A unit in
 // J's leaf is judged as preemption (A = J, B = V), any other as reclaim.
-bool Tree::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
+bool TreeDecisions::Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
   return Check(c, s, v, ut, nullptr) == Rule::kOk;
 }
 
 // Why the transfer rule refuses the unit ("" when it permits it).
-std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
+std::string TreeDecisions::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const {
   RuleDetail d;
   switch (Check(c, s, v, ut, &d)) {
     case Rule::kOk: return "";
@@ -157,7 +157,7 @@ std::string Tree::Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t
   return "";
 }
 
-Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const {
+TreeDecisions::Rule TreeDecisions::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const {
   RuleDetail scratch;
   RuleDetail& d = why ? *why : scratch;
   const Job& V = jobs_[v];
@@ -230,7 +230,7 @@ Tree::Rule Tree::Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut
 // state s (free minus held back, capability headroom on J's path, the user
 // limit's headroom); with `more`, on s with that unit taken as well (the
 // arithmetic of TakeUnit, without writing s).
-void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more) const {
+void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more) const {
   const Queue& leaf = queues_[c.leaf];
   int64_t u[kMaxResources] = {};
   QueueId more_b = kNone;  // the unit's queue whose parent is on J's path, itself not
@@ -306,7 +306,7 @@ void Tree::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanE
   }
 }
 
-bool Tree::DemandFits(const PlanCtx& c, const PlanState& s) const {
+bool TreeDecisions::DemandFits(const PlanCtx& c, const PlanState& s) const {
   int64_t room[kMaxResources];
   Room(c, s, room);
   for (int r = 0; r < R_; ++r)
@@ -316,7 +316,7 @@ bool Tree::DemandFits(const PlanCtx& c, const PlanState& s) const {
 
 // Takes `ut` tasks of job v into the plan state: the job's count, the usage
 // of every queue on its path, the free amounts.
-void Tree::TakeUnit(PlanState& s, JobId v, int64_t ut) const {
+void TreeDecisions::TakeUnit(PlanState& s, JobId v, int64_t ut) const {
   bool found = false;
   for (auto& [j, n] : s.taken)
     if (j == v) n += ut, found = true;
@@ -330,7 +330,7 @@ void Tree::TakeUnit(PlanState& s, JobId v, int64_t ut) const {
 }
 
 // A unit helps when taking it raises room[r] for a resource still short.
-bool Tree::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
+bool TreeDecisions::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const {
   const int64_t* tv = &task_[size_t{v} * R_];
   bool may = false;
   for (int r = 0; r < R_ && !may; ++r) may = c.D[r] > room[r] && tv[r] > 0;
@@ -345,7 +345,7 @@ bool Tree::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, cons
 
 // The taker's side of the share test at one level (A, the child of C on J's
 // path), computed once for all the siblings B asked about.
-struct Tree::TakerTerms {
+struct TreeDecisions::TakerTerms {
   QueueId a = kNone;
   bool within_guarantee = false;
   double before = 0, after = 0;  // d(A)/w_A, d(A + D)/w_A
@@ -354,7 +354,7 @@ struct Tree::TakerTerms {
 // Whether q's subtree may hold a permitted unit that helps, from q's own
 // numbers (false only when none can). `taker` caches A's terms for the
 // children of one queue.
-bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
+bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
                           TakerTerms* taker) const {
   const Queue& Q = queues_[q];
   const int64_t* taken = s.Usage(q);
@@ -399,7 +399,7 @@ bool Tree::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const
 // docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
 // helps, the largest d(allocation)/w (ties to the later submitted); with
 // `any`, the first such unit found.
-std::optional<Tree::PlanEntry> Tree::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
                                                       const int64_t* room, bool any) const {
   if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
   auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
@@ -481,7 +481,7 @@ std::optional<Tree::PlanEntry> Tree::FindVictimInLeaf(const PlanCtx& c, const Pl
 // tests existence first and searches in full only the subtree it picks, so
 // equal shares (common: a tree of equal queues) cost one search, not one
 // per tied subtree.
-std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, const PlanState& s, QueueId q,
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(const PlanCtx& c, const PlanState& s, QueueId q,
                                                 const int64_t* room, bool any) const {
   const Queue& Q = queues_[q];
   if (Q.children.empty()) return FindVictimInLeaf(c, s, q, room, any);
@@ -535,7 +535,7 @@ std::optional<Tree::PlanEntry> Tree::FindVictim(const PlanCtx& c, const PlanStat
 // on the state after the entries before it; then the demand fits. Whether
 // the demand fits is asked first (the usual reason a pruned plan is not
 // valid), the rule for each entry only then.
-bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
+bool TreeDecisions::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
   PlanState all(R_);
   for (const PlanEntry& e : plan) {
     if (e.job == c.j || e.job >= jobs_.size() || !jobs_[e.job].alive) return false;
@@ -559,15 +559,15 @@ bool Tree::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const
 // docs/spec.md §8: each victim judged on its own by the transfer rule of §15, with
 // the actor's one task as the demand and the victim's one task as the unit.
 // A job listed k times is judged k times on the same state.
-StatusOr<std::vector<bool>> Tree::Preemptable(JobId preemptor, const std::vector<JobId>& victims) const {
+StatusOr<std::vector<bool>> TreeDecisions::Preemptable(JobId preemptor, const std::vector<JobId>& victims) const {
   return TransferDecisions(preemptor, victims, true);
 }
 
-StatusOr<std::vector<bool>> Tree::Reclaimable(JobId reclaimer, const std::vector<JobId>& victims) const {
+StatusOr<std::vector<bool>> TreeDecisions::Reclaimable(JobId reclaimer, const std::vector<JobId>& victims) const {
   return TransferDecisions(reclaimer, victims, false);
 }
 
-StatusOr<std::vector<bool>> Tree::TransferDecisions(JobId actor, const std::vector<JobId>& victims,
+StatusOr<std::vector<bool>> TreeDecisions::TransferDecisions(JobId actor, const std::vector<JobId>& victims,
                                                     bool same_leaf) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(actor));
   for (JobId v : victims) HDRF_RETURN_IF_ERROR(CheckJobId(v));
@@ -596,7 +596,7 @@ StatusOr<std::vector<bool>> Tree::TransferDecisions(JobId actor, const std::vect
 // sibling B: SubtreeMayGive's test, with the largest such d(B)/w_B. Where
 // MakePlan would return an error, or preemption may give a unit, the
 // answer is true (MakePlan is asked).
-bool Tree::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, uint64_t gen) const {
+bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, uint64_t gen) const {
   if (mode != PlanMode::kReclaim || !CheckJobId(j).ok()) return true;
   const Job& J = jobs_[j];
   if (J.state == JobState::kPending || J.allocated >= J.tasks) return true;
@@ -611,7 +611,7 @@ bool Tree::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, u
   return PathMayTake(J.queue, D, tops, gen);
 }
 
-const Tree::ChildShares& Tree::SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const {
+const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const {
   ChildShares& top = (*tops)[parent];
   if (top.gen == gen) return top;
   top = ChildShares{gen, -1, -1, kNone, -1, -1, kNone};  // shares are >= 0
@@ -636,14 +636,14 @@ const Tree::ChildShares& Tree::SiblingShares(QueueId parent, std::vector<ChildSh
   return top;
 }
 
-bool Tree::LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const {
+bool TreeDecisions::LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const {
   if (leaf >= queues_.size() || !queues_[leaf].children.empty()) return false;
   return PathMayTake(leaf, nullptr, tops, gen);
 }
 
 // Without D, a queue with a guarantee may take within it; one without
 // takes within it no demand that needs some resource (its guarantee is 0).
-bool Tree::PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const {
+bool TreeDecisions::PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const {
   if (tops->size() < queues_.size()) tops->resize(queues_.size());
   for (QueueId a = leaf; queues_[a].parent != kNone; a = queues_[a].parent) {
     const Queue& QA = queues_[a];
@@ -664,7 +664,7 @@ bool Tree::PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>*
   return false;
 }
 
-StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const {
+StatusOr<TreeDecisions::PlanOutcome> TreeDecisions::MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const {
   HDRF_RETURN_IF_ERROR(CheckJobId(j));
   const Job& J = jobs_[j];
   if (J.state == JobState::kPending)
@@ -714,7 +714,7 @@ StatusOr<Tree::PlanOutcome> Tree::MakePlan(JobId j, PlanMode mode, std::optional
   return out;
 }
 
-Status Tree::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& victims, PlanMode mode) {
+Status TreeDecisions::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& victims, PlanMode mode) {
   HDRF_RETURN_IF_ERROR(CheckJobId(j));
   for (const PlanEntry& e : victims) HDRF_RETURN_IF_ERROR(CheckJobId(e.job));
   const Job& J = jobs_[j];
@@ -737,7 +737,7 @@ Status Tree::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEntry>& vic
 // Explain (docs/spec.md §14, §15): a gang's demand, and for a job that waits its
 // reclaim plan, or why there is none: the resources short and, for up to
 // ten units that would help, the rule that refuses each.
-void Tree::ExplainPlan(JobId j, Explanation* e) const {
+void TreeDecisions::ExplainPlan(JobId j, Explanation* e) const {
   const Job& J = jobs_[j];
   if (J.state == JobState::kPending || J.allocated >= J.tasks || Schedulable(j)) return;
   const int64_t k = StepDemand(j);

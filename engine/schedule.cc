@@ -1,11 +1,11 @@
-// engine::Tree: the scheduling step, fit, admission and the enqueue gate
-// (docs/spec.md §5, §6, §12).
+// engine::TreeScheduler (engine/tree_schedule.h): the scheduling step, fit,
+// admission and the enqueue gate (docs/spec.md §5, §6, §12).
 #include <algorithm>
 #include <deque>
 #include <climits>
 #include <cmath>
 
-#include "engine/tree.h"
+#include "engine/tree_schedule.h"
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
@@ -13,7 +13,7 @@ namespace hdrf::engine {
 // docs/spec.md §6 with §14's k tasks. Capability and held-back checks are written
 // as headroom comparisons so that unlimited capabilities cannot overflow;
 // k·task is formed in 128 bits.
-bool Tree::Fits(JobId id, int64_t k) const {
+bool TreeScheduler::Fits(JobId id, int64_t k) const {
   const Job& j = jobs_[id];
   const Queue& q = queues_[j.queue];
   const int64_t* t = &task_[size_t{id} * R_];
@@ -44,25 +44,19 @@ bool Tree::Fits(JobId id, int64_t k) const {
   return true;
 }
 
-int64_t Tree::GangSize(JobId id) const {
-  const Job& j = jobs_[id];
-  if (j.tasks <= 0) return 0;  // capped at the task count: nothing to start
-  return std::min(std::max<int64_t>(1, j.min_available), j.tasks);
-}
-
-int64_t Tree::StepDemand(JobId id) const {
+int64_t TreeScheduler::StepDemand(JobId id) const {
   return jobs_[id].allocated == 0 ? GangSize(id) : 1;
 }
 
 // docs/spec.md §5 with §14: a job holding no task needs room for its gang.
-bool Tree::Schedulable(JobId id) const {
+bool TreeScheduler::Schedulable(JobId id) const {
   const Job& j = jobs_[id];
   if (j.state == JobState::kPending || j.allocated >= j.tasks) return false;
   const int64_t k = StepDemand(id);
   return j.allocated + k <= j.tasks && Fits(id, k);
 }
 
-bool Tree::Pickable(JobId id, const SkipSet* skip) const {
+bool TreeScheduler::Pickable(JobId id, const SkipSet* skip) const {
   if (!Schedulable(id)) return false;
   if (!skip || skip->empty()) return true;
   auto it = skip->find(id);
@@ -82,7 +76,7 @@ bool Tree::Pickable(JobId id, const SkipSet* skip) const {
 // Subtrees whose waiting task shapes cannot fit are skipped whole (the fill
 // bound, fill_bound.cc); a search that finds nothing tightens the bound
 // (skipped jobs count in it as waiting: they may fit).
-std::optional<JobId> Tree::PickIn(QueueId qid, const SkipSet* skip) const {
+std::optional<JobId> TreeScheduler::PickIn(QueueId qid, const SkipSet* skip) const {
   if (!WaitingMayFit(qid)) {
     ++main_->counters.fill_skips;  // exclusive sections only
     return std::nullopt;
@@ -137,29 +131,29 @@ std::optional<JobId> Tree::PickIn(QueueId qid, const SkipSet* skip) const {
   return best_job;
 }
 
-std::optional<JobId> Tree::PickNext() const { return PickIn(0, nullptr); }
+std::optional<JobId> TreeScheduler::PickNext() const { return PickIn(0, nullptr); }
 
-std::optional<JobId> Tree::PickNext(const SkipSet* skip) const { return PickIn(0, skip); }
+std::optional<JobId> TreeScheduler::PickNext(const SkipSet* skip) const { return PickIn(0, skip); }
 
-std::optional<JobId> Tree::Step() {
+std::optional<JobId> TreeScheduler::Step() {
   std::optional<JobId> j = PickNext();
   if (j) ChangeAllocation(*j, StepDemand(*j), 0);
   return j;
 }
 
-int64_t Tree::Fill() {
+int64_t TreeScheduler::Fill() {
   int64_t steps = 0;
   while (Step()) ++steps;
   return steps;
 }
 
-std::optional<JobId> Tree::PickWaiting(const SkipSet* skip) const { return WaitingIn(0, skip); }
+std::optional<JobId> TreeScheduler::PickWaiting(const SkipSet* skip) const { return WaitingIn(0, skip); }
 
 // Children by key (ties within kKeyEpsilon to the name sorting first), then
 // in the leaf jobs by key (ties to the earlier submitted); subtrees without
 // a waiting job are passed over. Not for hot paths: it reads every job of
 // the leaves it enters.
-std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
+std::optional<JobId> TreeScheduler::WaitingIn(QueueId qid, const SkipSet* skip) const {
   const Queue& q = queues_[qid];
   if (q.children.empty()) {
     auto waiting = [&](JobId id) {
@@ -199,7 +193,7 @@ std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
   return best;
 }
 
-std::vector<JobId> Tree::WaitingOrder(const SkipSet* skip) const {
+std::vector<JobId> TreeScheduler::WaitingOrder(const SkipSet* skip) const {
   std::vector<JobId> out;
   WaitingOrderIn(0, skip, &out);
   return out;
@@ -210,7 +204,7 @@ std::vector<JobId> Tree::WaitingOrder(const SkipSet* skip) const {
 // traversal that, at each node, takes the children (with a waiting job) by
 // the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
 // name sorting first (to the earlier submitted among jobs).
-void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* out) const {
+void TreeScheduler::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* out) const {
   const Queue& q = queues_[qid];
   struct Item {
     double key;
@@ -271,7 +265,7 @@ void Tree::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* 
 
 // docs/spec.md §5 admission: descend through open children by the plain dominant
 // share of their usage over their weight, ties to the name sorting first.
-StatusOr<QueueId> Tree::Admit(std::string_view path) const {
+StatusOr<QueueId> TreeScheduler::Admit(std::string_view path) const {
   QueueId q = 0;
   if (!path.empty()) {
     HDRF_ASSIGN_OR_RETURN(q, FindQueue(path));
@@ -302,38 +296,8 @@ StatusOr<QueueId> Tree::Admit(std::string_view path) const {
   return q;
 }
 
-// A shard-local call (sc.local) leaves the root-level counts to sc's deltas.
-void Tree::SetJobState(JobId id, JobState s, Scratch& sc) {
-  Job& j = jobs_[id];
-  if (j.state == s) return;
-  const QueueId stop = sc.local ? 0 : kNone;
-  for (QueueId a = j.queue; a != stop; a = queues_[a].parent) {
-    --queues_[a].jobs_by_state[static_cast<int>(j.state)];
-    ++queues_[a].jobs_by_state[static_cast<int>(s)];
-  }
-  if (sc.local) {
-    --sc.d_state[static_cast<int>(j.state)];
-    ++sc.d_state[static_cast<int>(s)];
-  }
-  GateSum* inq = sc.local ? sc.d_inqueue_min : inqueue_min_total_.data();
-  if (j.state == JobState::kInqueue) CountInqueueMin(id, -1, inq);
-  if (s == JobState::kInqueue) CountInqueueMin(id, +1, inq);
-  j.state = s;
-}
-
-void Tree::CountInqueueMin(JobId id, int sign, GateSum* total) {
-  const Job& j = jobs_[id];
-  const int64_t* t = &task_[size_t{id} * R_];
-  GateSum* leaf = queues_[j.queue].inqueue_min.data();
-  for (int r = 0; r < R_; ++r) {
-    const GateSum m = GateSum{sign} * GangSize(id) * t[r];
-    leaf[r] += m;
-    total[r] += m;
-  }
-}
-
 // docs/spec.md §12, read literally: every resource must satisfy the inequalities.
-bool Tree::GateAdmits(JobId id) const {
+bool TreeScheduler::GateAdmits(JobId id) const {
   if (!options_.overcommit_factor) return true;
   const Job& j = jobs_[id];
   const Queue& q = queues_[j.queue];
@@ -356,7 +320,7 @@ bool Tree::GateAdmits(JobId id) const {
   return in_guarantee || in_overcommit;
 }
 
-void Tree::AdmitPending() {
+void TreeScheduler::AdmitPending() {
   if (!options_.overcommit_factor || pending_.empty()) return;
   for (auto it = pending_.begin(); it != pending_.end();) {
     JobId id = it->second;

@@ -1,28 +1,28 @@
-// engine::Tree: incremental Dynamic H-DRF shares (docs/spec.md §4), blocked-ness and
-// the per-saturated-set views. The algorithm is described in
-// docs/algorithm.md.
+// engine::TreeShares (engine/tree_shares.h): incremental Dynamic H-DRF
+// shares (docs/spec.md §4), blocked-ness and the per-saturated-set views.
+// The algorithm is described in docs/algorithm.md.
 #include <algorithm>
 #include <climits>
 #include <cmath>
 
-#include "engine/tree.h"
+#include "engine/tree_shares.h"
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
 
 namespace {
-// Views kept in all, the current one included (each costs one Tree::JobView,
+// Views kept in all, the current one included (each costs one TreeShares::JobView,
 // 16 bytes, per job, plus one QueueView per queue).
 constexpr size_t kMaxViews = 4;
 }  // namespace
 
-auto Tree::JobHeapPos() {
+auto TreeShares::JobHeapPos() {
   return [this](uint32_t x) { return RelaxedPos{&JV(x).heap_pos}; };
 }
 
 // docs/spec.md §7 with exact integer comparisons where the limit is a ratio:
 // usage >= max(B·p/100, B/n)  <=>  100·usage >= B·p  and  n·usage >= B.
-ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
+ResMask TreeShares::UserExhausted(QueueId leaf, uint32_t user) const {
   const Queue& q = queues_[leaf];
   if (!q.limits_active) return 0;
   auto it = q.users.find(user);
@@ -46,7 +46,7 @@ ResMask Tree::UserExhausted(QueueId leaf, uint32_t user) const {
 // A running non-blocked job's term (w/d)·task of its leaf's sum_norm (docs/spec.md
 // §4; d its dominant share per task), added or taken out; nothing when d
 // is 0 (no share resource in the task).
-void Tree::AddNormTerm(QueueView& q, double weight, const int64_t* t) {
+void TreeShares::AddNormTerm(QueueView& q, double weight, const int64_t* t) {
   const double d = DominantPerTask(t);
   if (d <= 0) return;
   const double f = weight / d;
@@ -54,7 +54,7 @@ void Tree::AddNormTerm(QueueView& q, double weight, const int64_t* t) {
   ++q.n_norm;
 }
 
-void Tree::SubtractNormTerm(QueueView& q, double weight, const int64_t* t) {
+void TreeShares::SubtractNormTerm(QueueView& q, double weight, const int64_t* t) {
   const double d = DominantPerTask(t);
   if (d <= 0) return;
   const double f = weight / d;
@@ -63,7 +63,7 @@ void Tree::SubtractNormTerm(QueueView& q, double weight, const int64_t* t) {
 }
 
 // Adds job `id`'s contribution, as it is now, to its leaf in the current view.
-void Tree::AddJobContribution(JobId id) {
+void TreeShares::AddJobContribution(JobId id) {
   const Job& j = jobs_[id];
   JobView& v = JV(id);
   QueueView& q = QV(j.queue);
@@ -85,7 +85,7 @@ void Tree::AddJobContribution(JobId id) {
 
 // Takes out the contribution the current view holds for `id` (made with
 // JobView::contrib_alloc, whatever the job's allocation is now).
-void Tree::RemoveJobContribution(JobId id) {
+void TreeShares::RemoveJobContribution(JobId id) {
   const Job& j = jobs_[id];
   JobView& v = JV(id);
   QueueView& q = QV(j.queue);
@@ -113,7 +113,7 @@ void Tree::RemoveJobContribution(JobId id) {
 // sift twice, each step a miss in a leaf heap not in cache (a job whose
 // allocation goes from 0 to some or back takes this path on every such
 // event).
-void Tree::ReplaceJobContribution(JobId id) {
+void TreeShares::ReplaceJobContribution(JobId id) {
   JobView& v = JV(id);
   if (v.blocked || JobBlocked(id)) {
     RemoveJobContribution(id);
@@ -134,7 +134,7 @@ void Tree::ReplaceJobContribution(JobId id) {
   ++q.ops;
 }
 
-void Tree::AddQueueContribution(QueueId id) {
+void TreeShares::AddQueueContribution(QueueId id) {
   QueueView& c = QV(id);
   QueueView& p = QV(queues_[id].parent);
   const double w = queues_[id].weight;
@@ -152,7 +152,7 @@ void Tree::AddQueueContribution(QueueId id) {
   ++p.ops;
 }
 
-void Tree::RemoveQueueContribution(QueueId id) {
+void TreeShares::RemoveQueueContribution(QueueId id) {
   QueueView& c = QV(id);
   QueueView& p = QV(queues_[id].parent);
   const double w = queues_[id].weight;
@@ -174,7 +174,7 @@ void Tree::RemoveQueueContribution(QueueId id) {
 // of the incremental sums. Called when a queue has had more aggregate
 // updates than twice its child count since its last re-sum, so its cost is
 // amortised O(R) per update.
-void Tree::RebuildNode(QueueId id, Scratch& sc) {
+void TreeShares::RebuildNode(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   QueueView& v = QV(id);
   std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
@@ -219,7 +219,7 @@ void Tree::RebuildNode(QueueId id, Scratch& sc) {
   ++sc.counters.node_rebuilds;
 }
 
-void Tree::MarkDirty(QueueId id, Scratch& sc) {
+void TreeShares::MarkDirty(QueueId id, Scratch& sc) {
   QueueView& v = QV(id);
   if (v.dirty) return;
   v.dirty = true;
@@ -234,7 +234,7 @@ void Tree::MarkDirty(QueueId id, Scratch& sc) {
 // updated and true is returned: the parent must be recomputed in turn. A
 // shard-local call leaves the root alone: the root is re-derived from its
 // children by BeginExclusive().
-bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
+bool TreeShares::RecomputeQueue(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   QueueView& v = QV(id);
   const bool blocked = v.nb.empty();
@@ -292,14 +292,14 @@ bool Tree::RecomputeQueue(QueueId id, Scratch& sc) {
 
 // Recomputes a changed queue (re-summed first when its incremental sums
 // have had many updates); true when its parent must be recomputed.
-inline bool Tree::Settle(QueueId id, Scratch& sc) {
+inline bool TreeShares::Settle(QueueId id, Scratch& sc) {
   const Queue& q = queues_[id];
   const size_t fan = q.children.empty() ? q.jobs.size() : q.children.size();
   if (QV(id).ops > 2 * fan + 32) RebuildNode(id, sc);
   return RecomputeQueue(id, sc);
 }
 
-void Tree::Propagate(Scratch& sc) {
+void TreeShares::Propagate(Scratch& sc) {
   auto& lists = DirtyLists(sc);
   for (int d = static_cast<int>(lists.size()) - 1; d >= 0; --d) {
     auto& bucket = lists[d];
@@ -318,7 +318,7 @@ void Tree::Propagate(Scratch& sc) {
 // queues Propagate would recompute are a chain: the leaf, then each parent
 // as long as its child's aggregates moved. Walking it directly does the
 // same operations in the same order, without the dirty lists.
-void Tree::PropagatePath(QueueId leaf, Scratch& sc) {
+void TreeShares::PropagatePath(QueueId leaf, Scratch& sc) {
   for (QueueId id = leaf; Settle(id, sc);) id = queues_[id].parent;
 }
 
@@ -326,7 +326,7 @@ void Tree::PropagatePath(QueueId leaf, Scratch& sc) {
 // (or the allocation its contribution was made with) changed, replaces its
 // contribution and returns true: its leaf must be recomputed (RefreshJob
 // marks it dirty).
-bool Tree::RefreshJobEntry(JobId id, Scratch& sc) {
+bool TreeShares::RefreshJobEntry(JobId id, Scratch& sc) {
   Touch(id, sc);
   if (defer_refresh_) return false;  // the view is being left (ChangeAllocation)
   const Job& j = jobs_[id];
@@ -352,7 +352,7 @@ bool Tree::RefreshJobEntry(JobId id, Scratch& sc) {
 }
 
 // Re-derives path_cap for q's subtree and refreshes every job in it.
-void Tree::RefreshJobsIn(QueueId top, Scratch& sc) {
+void TreeShares::RefreshJobsIn(QueueId top, Scratch& sc) {
   std::vector<QueueId> stack{top};
   while (!stack.empty()) {
     QueueId id = stack.back();
@@ -367,7 +367,7 @@ void Tree::RefreshJobsIn(QueueId top, Scratch& sc) {
   }
 }
 
-void Tree::RecountUsers(QueueId leaf) {
+void TreeShares::RecountUsers(QueueId leaf) {
   Queue& q = queues_[leaf];
   q.users.clear();
   q.active_users = 0;
@@ -382,7 +382,7 @@ void Tree::RecountUsers(QueueId leaf) {
   for (auto& [uid, u] : q.users) u.exhausted = UserExhausted(leaf, uid);
 }
 
-void Tree::ComputeRealCapabilities() {
+void TreeShares::ComputeRealCapabilities() {
   // realcap(root) = T; realcap(c) = min(cap_c, realcap(p) - Σ siblings' guarantees)
   std::vector<QueueId> stack{0};
   queues_[0].realcap = total_;
@@ -406,14 +406,14 @@ void Tree::ComputeRealCapabilities() {
   }
 }
 
-ResMask Tree::SaturatedNow() const {
+ResMask TreeShares::SaturatedNow() const {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
     if (free_[r] <= 0) m |= ResMask{1} << r;
   return m;
 }
 
-void Tree::UpdateSaturation() {
+void TreeShares::UpdateSaturation() {
   const ResMask m = SaturatedNow();
   if (m == saturated_) return;
   saturated_ = m;
@@ -421,21 +421,21 @@ void Tree::UpdateSaturation() {
 }
 
 // share_res_ and total_d_ from saturated_ and total_.
-void Tree::SetShareResources() {
+void TreeShares::SetShareResources() {
   total_d_.assign(R_, 0);
   for (int r = 0; r < R_; ++r) total_d_[r] = static_cast<double>(total_[r]);
   SetShareMask();
 }
 
 // share_res_ from saturated_ and total_.
-void Tree::SetShareMask() {
+void TreeShares::SetShareMask() {
   share_res_ = 0;
   for (int r = 0; r < R_; ++r)
     if (!((saturated_ >> r) & 1) && total_[r] > 0) share_res_ |= ResMask{1} << r;
 }
 
 // Sizes every view's arrays to the job and queue tables.
-void Tree::GrowViews() {
+void TreeShares::GrowViews() {
   static_assert(sizeof(JobView) == 16, "a view entry must not straddle cache lines");
   if (views_.empty()) views_.emplace_back();
   for (View& v : views_) {
@@ -451,7 +451,7 @@ void Tree::GrowViews() {
   }
 }
 
-void Tree::LinkToLeaf(JobId id) {
+void TreeShares::LinkToLeaf(JobId id) {
   Job& j = jobs_[id];
   Queue& lq = queues_[j.queue];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
@@ -469,7 +469,7 @@ void Tree::LinkToLeaf(JobId id) {
     if (j.queue < v.queues.size()) v.queues[j.queue].nb.reserve(lq.jobs.size());
 }
 
-void Tree::DropSavedViews() {
+void TreeShares::DropSavedViews() {
   if (views_.size() > 1) {
     View keep = std::move(views_[cur_]);
     views_.clear();
@@ -494,7 +494,7 @@ void Tree::DropSavedViews() {
 // changes), so it is saved as it is with that position; the view of the
 // new set is either caught up from the touched log (the jobs whose inputs
 // changed since it was current) or built from scratch.
-void Tree::SwitchView(uint64_t exact_to) {
+void TreeShares::SwitchView(uint64_t exact_to) {
   const uint64_t log_end = touched_base_ + touched_.size();
   View& old = views_[cur_];
   old.log_pos = std::min(exact_to, log_end);
@@ -565,7 +565,7 @@ void Tree::SwitchView(uint64_t exact_to) {
 
 // Structural change: every saved view is dropped and the current one is
 // rebuilt from the raw state.
-void Tree::RebuildAll() {
+void TreeShares::RebuildShares() {
   saturated_ = SaturatedNow();
   SetShareResources();  // also when the set is the same: the totals may have changed
   GrowViews();
@@ -575,7 +575,7 @@ void Tree::RebuildAll() {
 }
 
 // Re-derives the raw masks and the current view from scratch.
-void Tree::RebuildView() {
+void TreeShares::RebuildView() {
   ComputeRealCapabilities();
   // Breadth-first order: parents before children.
   std::vector<QueueId> order{0};
@@ -605,7 +605,6 @@ void Tree::RebuildView() {
     std::fill(q.held_back.begin(), q.held_back.end(), 0);
   }
   main_->dirty_by_depth.assign(max_depth_ + 1, {});
-  AssignShards(order);
   if (any_guarantee_) UpdateHeldBack(order, /*refresh=*/false);
   for (QueueId id : order) {
     Queue& q = queues_[id];
@@ -631,7 +630,7 @@ void Tree::RebuildView() {
 // held_back(Q) = Σ over siblings S of Q and of Q's ancestors of
 // max(0, guarantee_S − usage_S), top-down over `order` (parents first).
 // With `refresh`, leaves whose held mask flipped refresh their jobs.
-void Tree::UpdateHeldBack(const std::vector<QueueId>& order, bool refresh) {
+void TreeShares::UpdateHeldBack(const std::vector<QueueId>& order, bool refresh) {
   std::vector<int64_t> tot(R_);
   for (QueueId id : order) {
     Queue& p = queues_[id];
@@ -661,7 +660,7 @@ void Tree::UpdateHeldBack(const std::vector<QueueId>& order, bool refresh) {
 // A shard-local call (sc.local) stops below the root: the root's share of
 // the change goes to sc's deltas and lease (folded in by BeginExclusive),
 // and the caller has made sure that nothing beyond the shard changes.
-void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
+void TreeShares::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
   Job& j = jobs_[id];
   const QueueId leaf = j.queue;
   Queue& lq = queues_[leaf];
@@ -776,7 +775,7 @@ void Tree::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc) {
 // blocked-ness may have changed with it (a capability reached or left at
 // `top_flip` and below, held-back guarantees when usage `moved`, the user
 // limits of its leaf) and marks what changed dirty.
-void Tree::RefreshOthers(JobId id, QueueId top_flip, bool moved, bool limits_changed, Scratch& sc) {
+void TreeShares::RefreshOthers(JobId id, QueueId top_flip, bool moved, bool limits_changed, Scratch& sc) {
   const Job& j = jobs_[id];
   const QueueId leaf = j.queue;
   Queue& lq = queues_[leaf];
@@ -803,5 +802,98 @@ void Tree::RefreshOthers(JobId id, QueueId top_flip, bool moved, bool limits_cha
     }
   }
 }
+
+// A new queue's entries in every view (a reused id starts clean).
+void TreeShares::AddQueueViews(QueueId id) {
+  GrowViews();
+  for (View& v : views_) {
+    v.queues[id] = QueueView();
+    v.queues[id].sum_norm.assign(R_, 0);
+    v.queues[id].sum_blk.assign(R_, 0);
+    v.queues[id].U.assign(R_, 0);
+    v.queues[id].wait_min.assign(R_, INT64_MAX);
+  }
+}
+
+
+// The root's aggregates in the current view, re-summed from its children
+// (whose own values are exact: shard-local events keep them so).
+void TreeShares::RebuildRoot() {
+  QueueView& v = QV(0);
+  v.nb.clear();
+  std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
+  std::fill(v.sum_blk.begin(), v.sum_blk.end(), 0.0);
+  v.n_norm = v.n_blk = 0;
+  for (QueueId c : queues_[0].children) {
+    QV(c).heap_pos = KeyHeap::kAbsent;
+    AddQueueContribution(c);
+  }
+  v.ops = 0;
+  SetAggregate(0);
+}
+
+
+// U, s, key and blocked of `id` from its aggregates (no parent update).
+void TreeShares::SetAggregate(QueueId id) {
+  QueueView& v = QV(id);
+  v.blocked = v.nb.empty();
+  const double M = v.blocked ? 0.0 : v.nb.top().key;
+  for (int r = 0; r < R_; ++r) v.U[r] = M * v.sum_norm[r] + v.sum_blk[r];
+  v.s = ShareOf(v.U.data());
+  v.key = v.s / queues_[id].weight;
+}
+
+
+QueueInfo TreeShares::GetQueue(QueueId id) const {
+  const Queue& q = queues_[id];
+  QueueInfo i;
+  i.id = id;
+  i.path = q.path;
+  i.name = q.name;
+  i.depth = q.depth;
+  i.weight = q.weight;
+  i.is_leaf = q.children.empty();
+  i.state = q.state;
+  i.reclaimable = q.reclaimable;
+  i.capability = q.cap.ToVector();
+  i.guarantee = q.guar;
+  i.usage = q.usage.ToVector();
+  i.real_capability = q.realcap;
+  const QueueView& v = QV(id);
+  i.vector = v.U.ToVector();
+  i.share = v.s;
+  i.key = v.key;
+  i.blocked = v.blocked;
+  std::copy(std::begin(q.jobs_by_state), std::end(q.jobs_by_state), i.jobs_by_state);
+  i.min_user_limit_percent = q.min_user_limit_percent;
+  i.user_limit_factor = q.user_limit_factor;
+  i.children = q.children;
+  return i;
+}
+
+
+JobInfo TreeShares::GetJob(JobId id) const {
+  const Job& j = jobs_[id];
+  JobInfo i;
+  i.id = id;
+  i.name = job_names_[id];
+  i.queue = queues_[j.queue].path;
+  i.user = user_names_[j.user];
+  i.tasks = j.tasks;
+  i.allocated = j.allocated;
+  i.task.assign(&task_[size_t{id} * R_], &task_[size_t{id} * R_] + R_);
+  i.weight = j.weight;
+  i.min_available = j.min_available;
+  i.seq = j.seq;
+  i.state = j.state;
+  i.blocked = JV(id).blocked;
+  i.key = JobKey(id);
+  for (int r = 0; r < R_; ++r)
+    if (total_[r] > 0)
+      i.drf_share = std::max(i.drf_share, static_cast<double>(j.allocated * i.task[r]) /
+                                              static_cast<double>(total_[r]));
+  return i;
+}
+
 
 }  // namespace hdrf::engine

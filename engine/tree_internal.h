@@ -1,4 +1,6 @@
-// Internal node layouts of engine::Tree. Included only by engine/*.cc.
+// Internal node layouts of the parts of engine::Tree (TreeStructure,
+// TreeShares; engine/tree.h) and their hot inline accessors. Included only
+// by engine/*.cc.
 #ifndef HDRF_ENGINE_TREE_INTERNAL_H_
 #define HDRF_ENGINE_TREE_INTERNAL_H_
 
@@ -8,13 +10,13 @@
 #include <vector>
 
 #include "engine/res_array.h"
-#include "engine/tree.h"
+#include "engine/tree_shares.h"
 
 namespace hdrf::engine {
 
 // Per (leaf queue, user) bookkeeping for docs/spec.md §7; kept only while the leaf
 // has a user limit.
-struct Tree::User {
+struct TreeStructure::User {
   std::vector<int64_t> usage;  // R
   int64_t active_jobs = 0;     // jobs of this user in the leaf with tasks > 0
   ResMask exhausted = 0;       // resources where usage >= limit
@@ -23,7 +25,7 @@ struct Tree::User {
 // Layout: what a task event reads or writes on each queue of its path
 // (parent, masks, weight, child and job counts, usage, capability) comes
 // first, in three lines from a line boundary; the rest is cold.
-struct alignas(64) Tree::Queue {
+struct alignas(64) TreeStructure::Queue {
   // ---- hot: the task-event path ----
   QueueId parent = kNone;
   uint32_t shard = 0;             // lock shard: of its top-level ancestor
@@ -71,10 +73,10 @@ struct alignas(64) Tree::Queue {
 // JobRef is checked against), in one 64-byte line, so that an event on a
 // job not in cache costs one miss for its record (with the task shape in
 // task_ and the view entry: three lines, asked for together by
-// PrefetchJob). Cold fields live in arrays beside it (Tree::job_names_).
+// PrefetchJob). Cold fields live in arrays beside it (TreeStructure::job_names_).
 // Fields ordered largest first so the struct has no padding holes (memory
 // per job is a benchmarked target).
-struct alignas(64) Tree::Job {
+struct alignas(64) TreeStructure::Job {
   int64_t tasks = 0;
   int64_t allocated = 0;
   double weight = 1;
@@ -94,8 +96,8 @@ struct alignas(64) Tree::Job {
 // view it is JobKey(j), which a non-blocked job's heap entry holds.
 // heap_pos is read without the shard lock by the batch prefetcher
 // (PrefetchPath, a hint that may be stale): local events store it with
-// relaxed atomic stores (Tree::JobHeapPos), exclusive sections as they like.
-struct Tree::JobView {
+// relaxed atomic stores (TreeShares::JobHeapPos), exclusive sections as they like.
+struct TreeShares::JobView {
   int64_t contrib_alloc = 0;  // the allocation its contribution was made with
   uint32_t heap_pos = KeyHeap::kAbsent;
   bool blocked = true;        // also: "not contributing" while detached
@@ -103,7 +105,7 @@ struct Tree::JobView {
 
 // The `pos` of a leaf heap's sifts (KeyHeap): the moved job's
 // JobView::heap_pos, stored with a relaxed atomic store (JobView).
-struct Tree::RelaxedPos {
+struct TreeShares::RelaxedPos {
   uint32_t* p;
   void operator=(uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 };
@@ -112,7 +114,7 @@ struct Tree::RelaxedPos {
 // the heap and the scalars, lines 1-2 the three sums of R <= 4 resources
 // (what an event reads and writes on each queue of its path), line 3 the
 // wait bound.
-struct alignas(64) Tree::QueueView {
+struct alignas(64) TreeShares::QueueView {
   KeyHeap nb;                     // non-blocked children
   int64_t n_norm = 0;             // contributors to sum_norm
   int64_t n_blk = 0;              // contributors to sum_blk
@@ -135,7 +137,7 @@ struct alignas(64) Tree::QueueView {
 // exact; the others are views of earlier saturated sets that catch up on the
 // jobs touched since they were current (touched_) when they become current
 // again (docs/algorithm.md, "Saturation changes").
-struct Tree::View {
+struct TreeShares::View {
   ResMask mask = 0;
   uint64_t log_pos = 0;           // touched_ entries applied (absolute)
   uint64_t last_used = 0;
@@ -144,8 +146,8 @@ struct Tree::View {
 };
 
 // Scratch state of one thread of work on the tree: the exclusive path uses
-// Tree::main_, a shard-local event the Scratch of its shard (guarded by the
-// caller's shard lock; see "Thread safety" in tree.h). A shard's Scratch
+// TreeStructure::main_, a shard-local event the Scratch of its shard (guarded by the
+// caller's shard lock; see "Thread safety" in tree_shards.h). A shard's Scratch
 // also holds what its local events owe the root-level aggregates, folded in
 // by BeginExclusive().
 //
@@ -155,10 +157,10 @@ struct Tree::View {
 // (for R <= 4): line 0 (flags, counters), one line of lease + usage delta
 // per resource, and, when the job's state changes, one line of state and
 // inqueue deltas. The dirty lists of a local event are the calling
-// thread's own (Tree::DirtyLists), not the shard's. Fixed arrays, not
+// thread's own (TreeShares::DirtyLists), not the shard's. Fixed arrays, not
 // vectors: the shards' hot fields must not share cache lines (separate
 // small heap blocks of different shards would).
-struct alignas(64) Tree::Scratch {
+struct alignas(64) TreeStructure::Scratch {
   // ---- line 0 ----
   bool local = false;
   bool active = false;                // local: an event since the last fold
@@ -180,18 +182,24 @@ struct alignas(64) Tree::Scratch {
 // ---- hot accessors of the event path, inline (every engine/*.cc that
 // calls them includes this header) ----
 
-inline Tree::View& Tree::cv() { return views_[cur_]; }
-inline Tree::JobView& Tree::JV(JobId j) { return views_[cur_].jobs[j]; }
-inline const Tree::JobView& Tree::JV(JobId j) const { return views_[cur_].jobs[j]; }
-inline Tree::QueueView& Tree::QV(QueueId q) { return views_[cur_].queues[q]; }
-inline const Tree::QueueView& Tree::QV(QueueId q) const { return views_[cur_].queues[q]; }
+inline TreeShares::View& TreeShares::cv() { return views_[cur_]; }
+inline TreeShares::JobView& TreeShares::JV(JobId j) { return views_[cur_].jobs[j]; }
+inline const TreeShares::JobView& TreeShares::JV(JobId j) const { return views_[cur_].jobs[j]; }
+inline TreeShares::QueueView& TreeShares::QV(QueueId q) { return views_[cur_].queues[q]; }
+inline const TreeShares::QueueView& TreeShares::QV(QueueId q) const { return views_[cur_].queues[q]; }
 
-inline Status Tree::CheckJobId(JobId j) const {
+inline Status TreeStructure::CheckJobId(JobId j) const {
   if (j >= jobs_.size() || !jobs_[j].alive) return UnknownJob(j);
   return Status::Ok();
 }
 
-inline ResMask Tree::RequiredMask(const int64_t* task) const {
+inline int64_t TreeStructure::GangSize(JobId id) const {
+  const Job& j = jobs_[id];
+  if (j.tasks <= 0) return 0;  // capped at the task count: nothing to start
+  return std::min(std::max<int64_t>(1, j.min_available), j.tasks);
+}
+
+inline ResMask TreeStructure::RequiredMask(const int64_t* task) const {
   ResMask m = 0;
   for (int r = 0; r < R_; ++r)
     if (task[r] > 0) m |= ResMask{1} << r;
@@ -200,7 +208,7 @@ inline ResMask Tree::RequiredMask(const int64_t* task) const {
 
 // The shares below run over the resources of share_res_ (not saturated,
 // total > 0) in ascending order.
-inline double Tree::DominantPerTask(const int64_t* task) const {
+inline double TreeShares::DominantPerTask(const int64_t* task) const {
   double d = 0;
   for (ResMask m = share_res_; m != 0; m &= m - 1) {
     const int r = std::countr_zero(m);
@@ -209,7 +217,7 @@ inline double Tree::DominantPerTask(const int64_t* task) const {
   return d;
 }
 
-inline double Tree::ShareOf(const double* u) const {
+inline double TreeShares::ShareOf(const double* u) const {
   double s = 0;
   for (ResMask m = share_res_; m != 0; m &= m - 1) {
     const int r = std::countr_zero(m);
@@ -218,7 +226,7 @@ inline double Tree::ShareOf(const double* u) const {
   return s;
 }
 
-inline double Tree::JobKey(JobId id) const {
+inline double TreeShares::JobKey(JobId id) const {
   const Job& j = jobs_[id];
   if (j.allocated == 0) return 0;
   const int64_t* t = &task_[size_t{id} * R_];
@@ -230,9 +238,9 @@ inline double Tree::JobKey(JobId id) const {
   return s / j.weight;
 }
 
-inline QueueId Tree::JobLeaf(JobId j) const { return jobs_[j].queue; }
+inline QueueId TreeShares::JobLeaf(JobId j) const { return jobs_[j].queue; }
 
-inline bool Tree::JobBlocked(JobId id) const {
+inline bool TreeShares::JobBlocked(JobId id) const {
   const Job& j = jobs_[id];
   if (j.state == JobState::kPending || j.allocated >= j.tasks) return true;
   const Queue& q = queues_[j.queue];
@@ -244,13 +252,13 @@ inline bool Tree::JobBlocked(JobId id) const {
 // The dirty lists of a local event are the calling thread's: they are empty
 // between events (Propagate drains them before the event returns), so they
 // need not be the shard's, whose lines another core may hold.
-inline std::vector<std::vector<QueueId>>& Tree::DirtyLists(Scratch& sc) {
+inline std::vector<std::vector<QueueId>>& TreeShares::DirtyLists(Scratch& sc) {
   if (!sc.local) return sc.dirty_by_depth;
   thread_local std::vector<std::vector<QueueId>> lists;
   return lists;
 }
 
-inline void Tree::Touch(JobId j, Scratch& sc) {
+inline void TreeShares::Touch(JobId j, Scratch& sc) {
   if (!log_touched_) return;
   // An event touches its job more than once (the allocation, the refresh),
   // and a release and allocate of the same job often follow each other:
@@ -262,15 +270,6 @@ inline void Tree::Touch(JobId j, Scratch& sc) {
              touched_base_ + touched_.size() <= log_floor_) {
     touched_.push_back(j);
   }
-}
-
-// Local events are possible only when no rule couples the subtrees beyond
-// the saturated set: held-back guarantees and the enqueue gate read the free
-// capacity of the whole cluster; a root capability reads the root's usage.
-// A root without children (jobs in the root itself) has no shards.
-inline bool Tree::LocalPossible() const {
-  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
-         !used_shards_.empty();
 }
 
 }  // namespace hdrf::engine

@@ -1,15 +1,34 @@
-// engine::Tree: lock sharding by top-level subtree (tree.h, "Thread
-// safety"; docs/concurrency.md). Shard-local task events, the fold of the
+// engine::TreeShards (engine/tree_shards.h): lock sharding by top-level
+// subtree (docs/concurrency.md). Shard-local task events, the fold of the
 // shards' deltas into the root at the start of an exclusive section, and
 // the leases of free capacity handed out at its end.
-#include "engine/tree.h"
+#include "engine/tree_shards.h"
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
 
-int Tree::ShardOf(JobId j) const { return static_cast<int>(queues_[jobs_[j].queue].shard); }
+// Local events are possible only when no rule couples the subtrees beyond
+// the saturated set: held-back guarantees and the enqueue gate read the free
+// capacity of the whole cluster; a root capability reads the root's usage.
+// A root without children (jobs in the root itself) has no shards.
+inline bool TreeShards::LocalPossible() const {
+  return !any_guarantee_ && !options_.overcommit_factor && queues_[0].cap_set == 0 &&
+         !used_shards_.empty();
+}
 
-Tree::Counters Tree::counters() const {
+TreeShards::TreeShards() = default;
+TreeShards::~TreeShards() = default;
+
+// Structure changes: the shards assigned again, then the shares rebuilt.
+void TreeShards::RebuildAll() {
+  AssignShards();
+  RebuildShares();
+}
+
+
+int TreeShards::ShardOf(JobId j) const { return static_cast<int>(queues_[jobs_[j].queue].shard); }
+
+TreeShards::Counters TreeShards::counters() const {
   Counters c = main_->counters;
   for (const auto& sc : shards_) {
     if (!sc) continue;
@@ -23,9 +42,10 @@ Tree::Counters Tree::counters() const {
   return c;
 }
 
-// Called from RebuildView (exclusive, leases gathered): every queue's shard
-// is its top-level ancestor's id % kShards; each shard in use gets a Scratch.
-void Tree::AssignShards(const std::vector<QueueId>& order) {
+void TreeShards::AssignShards() {
+  std::vector<QueueId> order{0};  // breadth-first: parents before children
+  for (size_t i = 0; i < order.size(); ++i)
+    for (QueueId c : queues_[order[i]].children) order.push_back(c);
   if (shards_.empty()) shards_.resize(kShards);
   std::vector<bool> used(kShards, false);
   for (QueueId id : order) {
@@ -48,94 +68,10 @@ void Tree::AssignShards(const std::vector<QueueId>& order) {
   }
 }
 
-// The event path of a job reads three records at random addresses in arrays
-// of (jobs) entries: the job, its task shape and its entry in the current
-// view. At 10^5+ jobs each is a cache miss; the local events ask for all of
-// them up front so that the misses overlap with the checks instead of
-// following one another.
-void Tree::PrefetchJobRecord(JobId id) const {
-  if (id >= jobs_.size()) return;
-  __builtin_prefetch(&jobs_[id]);
-  __builtin_prefetch(task_.data() + size_t{id} * R_);
-}
-
-void Tree::PrefetchJob(JobId id) const {
-  if (id >= jobs_.size()) return;
-  PrefetchJobRecord(id);
-  __builtin_prefetch(views_[cur_].jobs.data() + id, 1);
-  // Saved views (other saturated sets): an event that flips the set
-  // catches the job up in the view it switches to (SwitchView), so that
-  // view's entry, and its heap entry (PrefetchPath), are read too. With one
-  // view (nothing ever saturated) this costs a compare.
-  for (size_t v = 0; v < views_.size(); ++v)
-    if (v != cur_ && id < views_[v].jobs.size()) __builtin_prefetch(views_[v].jobs.data() + id, 1);
-}
-
-// The hot lines of queue q's raw node and of its node in the current view
-// (three each, at fixed offsets: tree_internal.h).
-void Tree::PrefetchNodes(QueueId q) const {
-  const char* raw = reinterpret_cast<const char*>(&queues_[q]);
-  const char* view = reinterpret_cast<const char*>(&views_[cur_].queues[q]);
-  for (int line = 0; line < 3; ++line) {
-    __builtin_prefetch(raw + 64 * line, 1);
-    __builtin_prefetch(view + 64 * line, 1);
-  }
-}
-
-// Stage 0: the leaf's nodes; stage 1 (when the leaf's raw node has
-// arrived): its parent's, and the lines of the leaf heap that the job's key
-// update reads (PrefetchHeapSift). Job::queue, Queue::parent and the node
-// arrays change only in exclusive sections, and so does a leaf heap's buffer
-// (it has room for all the leaf's jobs: local events never move it); the
-// heap position is a relaxed atomic read of a value local events store
-// atomically, stale if another thread has since moved the entry (then a
-// wasted prefetch).
-void Tree::PrefetchPath(JobId id, int stage) const {
-  if (id >= jobs_.size()) return;
-  const QueueId q = jobs_[id].queue;
-  if (q >= queues_.size()) return;
-  if (stage == 0) {
-    PrefetchNodes(q);
-    return;
-  }
-  const QueueId parent = queues_[q].parent;
-  if (parent != kNone) PrefetchNodes(parent);
-  if (id >= views_[cur_].jobs.size()) return;
-  PrefetchHeapSift(views_[cur_].queues[q].nb, __atomic_load_n(&views_[cur_].jobs[id].heap_pos, __ATOMIC_RELAXED));
-  // A saved view (PrefetchJob): only the job's heap entry, which a
-  // catch-up reads first; its neighbours are likely in cache by then.
-  for (size_t v = 0; v < views_.size(); ++v) {
-    if (v == cur_) continue;
-    const View& view = views_[v];
-    if (id >= view.jobs.size() || q >= view.queues.size()) continue;
-    const KeyHeap& nb = view.queues[q].nb;
-    const uint32_t pos = view.jobs[id].heap_pos;  // saved views change only in exclusive sections
-    if (pos < nb.capacity()) __builtin_prefetch(nb.slot(pos), 1);
-  }
-}
-
-// The lines of heap `nb` that updating entry `pos`'s key reads: the entry,
-// its parent and grandparent (a lower key sifts up), its children (one
-// line; a higher key sifts down, and KeyHeap::SiftDown asks for each level
-// below as it goes) and the top (the new minimum). Reads only the buffer's
-// address and room.
-void Tree::PrefetchHeapSift(const KeyHeap& nb, uint32_t pos) {
-  const size_t cap = nb.capacity();
-  if (pos >= cap) return;  // blocked (kAbsent), or stale
-  __builtin_prefetch(nb.slot(0), 1);
-  __builtin_prefetch(nb.slot(pos), 1);
-  if (pos > 0) {
-    const uint32_t up = KeyHeap::Parent(pos);
-    __builtin_prefetch(nb.slot(up), 1);
-    if (up > 0) __builtin_prefetch(nb.slot(KeyHeap::Parent(up)), 1);
-  }
-  if (KeyHeap::FirstChild(pos) < cap) __builtin_prefetch(nb.slot(KeyHeap::FirstChild(pos)), 1);
-}
-
 // The local events check what CheckAllocate/CheckRelease check, inline;
 // those build the error when a check fails. The caller has asked for the
 // job's lines (PrefetchJob) ahead of the call.
-Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
+Status TreeShards::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   *escalate = false;
   if (id >= jobs_.size() || !jobs_[id].alive ||
       AllocateRule(n, jobs_[id].allocated, jobs_[id].tasks, jobs_[id].state) != TaskRule::kOk)
@@ -156,7 +92,7 @@ Status Tree::LocalAllocate(JobId id, int64_t n, bool* escalate) {
   return Status::Ok();
 }
 
-Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
+Status TreeShards::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
   *escalate = false;
   if (id >= jobs_.size() || !jobs_[id].alive ||
       ReleaseRule(n, jobs_[id].allocated) != TaskRule::kOk)
@@ -175,7 +111,7 @@ Status Tree::LocalRelease(JobId id, int64_t n, bool finish, bool* escalate) {
 // Whether `taken` (none when null) plus n tasks of shape t leave shard
 // sc's lease positive in every resource the shape uses; an overflow counts
 // as too much.
-bool Tree::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const {
+bool TreeShards::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, const int64_t* taken) const {
   for (int r = 0; r < R_; ++r) {
     int64_t need, sum;
     if (t[r] > 0 && (__builtin_mul_overflow(n, t[r], &need) ||
@@ -185,7 +121,7 @@ bool Tree::LeaveLeasePositive(const Scratch& sc, const int64_t* t, int64_t n, co
   return true;
 }
 
-size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved) {
+size_t TreeShards::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* reserved) {
   std::fill(reserved, reserved + R_, 0);
   if (!LocalPossible() || s < 0 || s >= kShards || !shards_[s]) return 0;
   Scratch& sc = *shards_[s];
@@ -207,12 +143,12 @@ size_t Tree::ReserveLocal(int s, const LocalOp* ops, size_t count, int64_t* rese
   return k;
 }
 
-void Tree::ReturnReservation(int s, const int64_t* reserved) {
+void TreeShards::ReturnReservation(int s, const int64_t* reserved) {
   Scratch& sc = *shards_[s];
   for (int r = 0; r < R_; ++r) sc.res[r].lease += reserved[r];
 }
 
-void Tree::BeginExclusive() {
+void TreeShards::BeginExclusive() {
   bool root_stale = false, any_active = false;
   Queue& root = queues_[0];
   for (int s : used_shards_) {
@@ -253,9 +189,9 @@ void Tree::BeginExclusive() {
 
 // When the cluster is so full that every event escalates (each allocation
 // needs more than a lease, each release frees a saturated resource), the
-// leases come back unused every time: the back-off (tree.h) then skips the
+// leases come back unused every time: the back-off (tree_shards.h) then skips the
 // hand-out and the fold of most sections.
-void Tree::EndExclusive() {
+void TreeShards::EndExclusive() {
   if (!LocalPossible() || used_shards_.empty()) return;
   if (lease_wait_ > 0) {
     --lease_wait_;
@@ -269,32 +205,6 @@ void Tree::EndExclusive() {
     free_[r] -= share * n;
     leases_out_ = true;
   }
-}
-
-// The root's aggregates in the current view, re-summed from its children
-// (whose own values are exact: shard-local events keep them so).
-void Tree::RebuildRoot() {
-  QueueView& v = QV(0);
-  v.nb.clear();
-  std::fill(v.sum_norm.begin(), v.sum_norm.end(), 0.0);
-  std::fill(v.sum_blk.begin(), v.sum_blk.end(), 0.0);
-  v.n_norm = v.n_blk = 0;
-  for (QueueId c : queues_[0].children) {
-    QV(c).heap_pos = KeyHeap::kAbsent;
-    AddQueueContribution(c);
-  }
-  v.ops = 0;
-  SetAggregate(0);
-}
-
-// U, s, key and blocked of `id` from its aggregates (no parent update).
-void Tree::SetAggregate(QueueId id) {
-  QueueView& v = QV(id);
-  v.blocked = v.nb.empty();
-  const double M = v.blocked ? 0.0 : v.nb.top().key;
-  for (int r = 0; r < R_; ++r) v.U[r] = M * v.sum_norm[r] + v.sum_blk[r];
-  v.s = ShareOf(v.U.data());
-  v.key = v.s / queues_[id].weight;
 }
 
 }  // namespace hdrf::engine

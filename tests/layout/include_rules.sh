@@ -54,6 +54,14 @@ check() {
 check api/hdrf 'hdrf/'
 check base 'base/'
 check engine 'hdrf/|base/|engine/'
+# The parts of engine::Tree (docs/architecture.md "The engine's parts"):
+# each part's header includes only the part below it, so that a part's
+# interface is written in the words of the parts it is built on.
+check engine/tree_structure.h 'hdrf/|engine/(huge_alloc|job_index)\.h'
+check engine/tree_shares.h 'hdrf/|engine/(key_heap|tree_structure)\.h'
+check engine/tree_shards.h 'engine/tree_shares\.h'
+check engine/tree_schedule.h 'engine/tree_shards\.h'
+check engine/tree_decisions.h 'hdrf/|engine/tree_schedule\.h'
 check storage 'hdrf/|base/|engine/|storage/|hdrf_state_generated\.h|rocksdb/|flatbuffers/'
 # The facade: anything but tools/, bench/, tests/ and the store's own
 # libraries (RocksDB, FlatBuffers and the generated record header belong to

@@ -1,0 +1,83 @@
+// TreeScheduler: the scheduling of the HDRF tree (docs/spec.md §5, §6,
+// §12-§14) — the order of §5 (the descent from the root by smallest key,
+// ties as §5 says), the fit of §6, a step and a fill, the steps that pass
+// over a skip set (Engine::StepWhere), the waiting order of the reclaim
+// phase, gangs (a step's demand, §14), admission of a submitted job to its
+// leaf, and the enqueue gate (§12). The fourth part of engine::Tree, on top
+// of TreeShards (engine/tree_shards.h); it reads the shares and views of
+// TreeShares and the fill bound (engine/fill_bound.cc) and changes the
+// state only through TreeShares::ChangeAllocation (Step, AdmitPending).
+//
+// Invariants: PickNext returns a job that is admitted, has an unallocated
+// task, is not blocked and whose step demand fits (Schedulable), or none;
+// Step allocates StepDemand tasks to PickNext's job; AdmitPending examines
+// every Pending job once, in submission order, and admits each that the
+// gate lets in at its turn.
+//
+// Thread safety: every method is exclusive (`rw` exclusive). The searches
+// are const but tighten the fill bound (QueueView::wait_min, mutable),
+// so two of them may not run at once either.
+#ifndef HDRF_ENGINE_TREE_SCHEDULE_H_
+#define HDRF_ENGINE_TREE_SCHEDULE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/tree_shards.h"
+
+namespace hdrf::engine {
+
+class TreeScheduler : public TreeShards {
+ public:
+  // ---- scheduling (docs/spec.md §5) ----
+  std::optional<JobId> PickNext() const;
+  // Jobs a step passes over (Engine::StepWhere): JobId -> submission
+  // sequence number; an entry counts only for the live job with that number
+  // (ids are reused after a removal).
+  using SkipSet = std::unordered_map<JobId, uint64_t>;
+  // The job a step would pick if the jobs in `skip` were not candidates:
+  // the order of §5 with them left out (their allocations still count in
+  // every share and blocked flag). Null `skip` = PickNext().
+  std::optional<JobId> PickNext(const SkipSet* skip) const;
+  std::optional<JobId> Step();
+  int64_t Fill();
+  // The waiting job (admitted, with an unallocated task, not in `skip`) a
+  // step would serve first if every task fit: the §5 descent by smallest
+  // key, blocked or not, with §5's ties (the reclaim phase of docs/spec.md §13).
+  std::optional<JobId> PickWaiting(const SkipSet* skip) const;
+  // Every such job in the order successive PickWaiting calls would give
+  // them, each passing over the ones before (the state unchanged): one
+  // traversal instead of one descent per job.
+  std::vector<JobId> WaitingOrder(const SkipSet* skip) const;
+  // The leaf a job submitted to `queue` would be placed in (admission).
+  StatusOr<QueueId> Admit(std::string_view queue) const;
+  // ---- gangs (docs/spec.md §14) ----
+  // The tasks a step allocates to j (its demand k): GangSize when j holds
+  // no task, else 1.
+  int64_t StepDemand(JobId j) const;
+
+ protected:
+  TreeScheduler() = default;
+  ~TreeScheduler() = default;
+
+  // docs/spec.md §6 (with §14): k more tasks of j fit.
+  bool Fits(JobId j, int64_t k) const;
+  bool Fits(JobId j) const { return Fits(j, StepDemand(j)); }
+  bool Schedulable(JobId j) const;
+  // Schedulable and not in `skip` (null: Schedulable).
+  bool Pickable(JobId j, const SkipSet* skip) const;
+  std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
+  std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
+  void WaitingOrderIn(QueueId q, const SkipSet* skip, std::vector<JobId>* out) const;
+  // docs/spec.md §12: admits the Pending jobs the gate lets in, in
+  // submission order (after an event that frees capacity).
+  void AdmitPending();
+  bool GateAdmits(JobId j) const;
+};
+
+}  // namespace hdrf::engine
+
+#endif  // HDRF_ENGINE_TREE_SCHEDULE_H_
