@@ -37,6 +37,16 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
 // false for each of them. False for an unknown queue or one not a leaf.
 bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen);
 
+// engine.WaitingOrder's first `limit` jobs (into *out) for a host that
+// keeps its own count of what it passes over, as a reclaim phase does
+// after each applied plan: a job is passed over when passed[its id] != 0,
+// and untried[q] (indexed by QueueId, every queue) must be the number of
+// waiting jobs in q's subtree not passed over. Only the subtrees the
+// prefix comes from are read. Internal when an entered queue shows a count
+// wrong.
+Status WaitingPrefix(const Engine& engine, const std::vector<uint8_t>& passed, const std::vector<int64_t>& untried,
+                     size_t limit, std::vector<JobRef>* out);
+
 }  // namespace hdrf
 
 #endif  // HDRF_API_FACADE_PLAN_SCREEN_H_

@@ -143,6 +143,9 @@ class Simulator {
   void DropCancelled();
   // The reclaim phase (SimulateOptions::reclaim) and its evictions.
   Status Reclaim(int64_t t);
+  Status TryInOrder(int64_t t, int64_t* evicted_now);
+  // An applied plan's evictions and the taker's start.
+  Status Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* evicted_now);
   Status Evict(int64_t t, uint32_t victim, int64_t n);
   bool DemandPlaceable(const Plan& plan, uint32_t taker) const;
   void Explain();
@@ -194,6 +197,20 @@ class Simulator {
   };
   TryKey TryKeyOf(uint32_t i) const;
   std::unordered_set<TryKey, TryKeyHash> no_plan_;
+  // With reclaim: the order of tries is read a prefix at a time
+  // (WaitingPrefix) with these counts. untried_: per engine queue, the
+  // waiting jobs (an unstarted task) of its subtree not tried in the current
+  // phase; tried_: per engine job id, tried in it; tried_now_: those jobs.
+  std::vector<QueueId> eng_parent_;  // engine QueueId -> its parent (kNone: the root)
+  std::vector<QueueId> eng_leaf_;    // stats queue index -> engine QueueId
+  std::vector<int64_t> untried_;
+  std::vector<uint8_t> tried_;
+  std::vector<uint32_t> tried_now_;
+  std::vector<JobRef> order_;  // the prefix being tried
+  bool untracked_ = false;     // a job whose leaf is unknown: the counts are not kept
+  void CountUntried(uint32_t i, int64_t d);
+  void MarkTried(uint32_t i);
+  void EndTries();
   PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
   // Without --preempt, and when every job's demand needs some resource and
   // cannot overflow: the leaves (stats index, engine id), whose
@@ -270,6 +287,10 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
   }
   j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
   shapes_.AddWaiting(j.shape, 1);
+  if (o_.reclaim) {
+    if (tried_.size() <= ref->id) tried_.resize(ref->id + 1 + tried_.size() / 2, 0);
+    if (j.unstarted > 0) CountUntried(i, 1);
+  }
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
   if (o_.explain_per_leaf > 0 && j.leaf != sim::kNoQueue) waiting_[j.leaf].push_back(i);
 }
@@ -285,7 +306,10 @@ void Simulator::Start(int64_t t, uint32_t i) {
     wide_last_[i] = t;
   }
   --j.unstarted;
-  if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
+  if (j.unstarted == 0) {
+    shapes_.AddWaiting(j.shape, -1);
+    if (o_.reclaim && !tried_[j.id]) CountUntried(i, -1);
+  }
   const int64_t* shape = shapes_.at(j.shape);
   for (int r = 0; r < R_; ++r) free_[r] -= shape[r];
   stats_.Change(j.leaf, t, shape, 1, -1, j.unstarted == 0 ? -1 : 0);
@@ -455,34 +479,52 @@ void Simulator::Explain() {
 // docs/spec.md §13 additions: after the fill, the waiting jobs in step
 // order, each tried once per instant.
 Status Simulator::Reclaim(int64_t t) {
-  PlacementSkips tried;
-  int64_t evicted_now = 0;
-  PlanOptions po;
-  po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
-  // The order of tries changes only when a plan is applied (failed tries
-  // change nothing): one traversal, then one more per applied plan.
+  if (untracked_) return Status::Internal("a job in a leaf the simulator does not know");
   screen_.Clear();
   if (!AnyLeafMayTake()) return Status::Ok();  // every try would fail
-  std::vector<JobRef> order = eng_.WaitingOrder(&tried);
-  size_t at = 0;
+  int64_t evicted_now = 0;
+  const Status s = TryInOrder(t, &evicted_now);
+  EndTries();
+  return s;
+}
+
+// The order of tries is WaitingOrder with the jobs tried so far in this
+// phase passed over, and it changes only when a plan is applied (failed
+// tries change nothing). It is read a prefix at a time: a few jobs after
+// each applied plan, then four times as many each time those are used up, so
+// that an applied plan costs the subtrees the next tries come from, not a
+// traversal of every waiting job (docs/simulate.md "Speed").
+Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
+  constexpr size_t kFirstTries = 8, kGrow = 4;
+  PlanOptions po;
+  po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
+  size_t want = kFirstTries, at = 0;
+  HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried_, untried_, want, &order_));
   // Failed tries change nothing, and jobs of one TryKey get the same plan:
   // after one fails, the others of its key are tried without asking again.
   no_plan_.clear();
-  while (at < order.size()) {
-    if (o_.reclaim_budget && evicted_now >= *o_.reclaim_budget) break;
-    const JobRef* next = &order[at++];
-    tried.Add(*next);
-    const uint32_t taker = next->id < job_of_id_.size() ? job_of_id_[next->id] : kNoJob;
+  for (;;) {
+    if (at == order_.size()) {
+      if (order_.size() < want) return Status::Ok();  // every waiting job tried
+      want *= kGrow;
+      at = 0;
+      HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried_, untried_, want, &order_));
+      continue;
+    }
+    if (o_.reclaim_budget && *evicted_now >= *o_.reclaim_budget) return Status::Ok();
+    const JobRef next = order_[at++];
+    const uint32_t taker = next.id < job_of_id_.size() ? job_of_id_[next.id] : kNoJob;
     if (taker == kNoJob) return Status::Internal("a plan for a job the simulator does not know");
+    MarkTried(taker);
     const TryKey key = TryKeyOf(taker);
     if (no_plan_.count(key)) continue;
     // A cheap necessary test first: most keys fail the transfer rule at
     // every level of their path, and Plan would only confirm it.
-    if (!PlanMayTake(eng_, *next, po, &screen_)) {
+    if (!PlanMayTake(eng_, next, po, &screen_)) {
       no_plan_.insert(key);
       continue;
     }
-    auto plan = eng_.Plan(*next, po);
+    auto plan = eng_.Plan(next, po);
     if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
     // With nodes the demand must also be placed once the victims' tasks
     // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
@@ -492,47 +534,79 @@ Status Simulator::Reclaim(int64_t t) {
     }
     HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
     no_plan_.clear();
-    ++plans_applied_;
-    eviction_ms_.push_back(t);
-    bool pong = false;  // counted once per plan (a victim may be listed more than once)
-    for (const PlanVictim& v : plan->victims) {
-      const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
-      if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
-      HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
-      evicted_now += v.tasks;
-      pong = pong || took_.count({i, taker}) > 0;
-      took_.insert({taker, i});
-    }
-    ping_pong_ += pong;
-    if (nodes_) {
-      const int64_t* shape = shapes_.at(jobs_[taker].shape);
-      std::vector<int> on;
-      for (int64_t k = 0; k < plan->tasks; ++k) {
-        const int node = nodes_->BestFit(shape);
-        if (node < 0) return Status::Internal("a reclaimed task found no node");
-        HDRF_RETURN_IF_ERROR(nodes_->Place(node, shape));
-        on.push_back(node);
-        Start(t, taker);
-      }
-      started_now_.clear();
-      std::sort(on.begin(), on.end());
-      for (size_t k = 0; k < on.size();) {
-        size_t e = k;
-        while (e < on.size() && on[e] == on[k]) ++e;
-        PushEnding(Ending{t + w_.jobs[taker].duration_ms, taker, static_cast<int64_t>(e - k), on[k]});
-        k = e;
-      }
-    } else {
-      for (int64_t k = 0; k < plan->tasks; ++k) Start(t, taker);
-      ScheduleStarted(t);
-    }
+    HDRF_RETURN_IF_ERROR(Taken(t, *plan, taker, evicted_now));
     HDRF_RETURN_IF_ERROR(Fill(t));
     screen_.Clear();
-    if (!AnyLeafMayTake()) break;
-    order = eng_.WaitingOrder(&tried);  // the state changed: the order anew
+    if (!AnyLeafMayTake()) return Status::Ok();
+    want = kFirstTries;  // the state changed: the order anew
     at = 0;
+    HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried_, untried_, want, &order_));
+  }
+}
+
+Status Simulator::Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* evicted_now) {
+  ++plans_applied_;
+  eviction_ms_.push_back(t);
+  bool pong = false;  // counted once per plan (a victim may be listed more than once)
+  for (const PlanVictim& v : plan.victims) {
+    const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
+    if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
+    HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
+    *evicted_now += v.tasks;
+    pong = pong || took_.count({i, taker}) > 0;
+    took_.insert({taker, i});
+  }
+  ping_pong_ += pong;
+  if (!nodes_) {
+    for (int64_t k = 0; k < plan.tasks; ++k) Start(t, taker);
+    ScheduleStarted(t);
+    return Status::Ok();
+  }
+  const int64_t* shape = shapes_.at(jobs_[taker].shape);
+  std::vector<int> on;
+  for (int64_t k = 0; k < plan.tasks; ++k) {
+    const int node = nodes_->BestFit(shape);
+    if (node < 0) return Status::Internal("a reclaimed task found no node");
+    HDRF_RETURN_IF_ERROR(nodes_->Place(node, shape));
+    on.push_back(node);
+    Start(t, taker);
+  }
+  started_now_.clear();
+  std::sort(on.begin(), on.end());
+  for (size_t k = 0; k < on.size();) {
+    size_t e = k;
+    while (e < on.size() && on[e] == on[k]) ++e;
+    PushEnding(Ending{t + w_.jobs[taker].duration_ms, taker, static_cast<int64_t>(e - k), on[k]});
+    k = e;
   }
   return Status::Ok();
+}
+
+// untried_ on job i's leaf and its ancestors.
+void Simulator::CountUntried(uint32_t i, int64_t d) {
+  const uint32_t leaf = jobs_[i].leaf;
+  if (leaf >= eng_leaf_.size() || eng_leaf_[leaf] == engine::kNone) {
+    untracked_ = true;
+    return;
+  }
+  for (QueueId q = eng_leaf_[leaf]; q != engine::kNone; q = eng_parent_[q]) untried_[q] += d;
+}
+
+void Simulator::MarkTried(uint32_t i) {
+  const JobRec& j = jobs_[i];
+  if (tried_[j.id]) return;
+  tried_[j.id] = 1;
+  tried_now_.push_back(i);
+  if (j.unstarted > 0) CountUntried(i, -1);
+}
+
+// The phase is over: no job is tried any more.
+void Simulator::EndTries() {
+  for (uint32_t i : tried_now_) {
+    tried_[jobs_[i].id] = 0;
+    if (jobs_[i].unstarted > 0) CountUntried(i, 1);
+  }
+  tried_now_.clear();
 }
 
 // The leaves holding a waiting job (stats: jobs with an unstarted task, a
@@ -620,7 +694,10 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   for (int r = 0; r < R_; ++r) free_[r] += n * shape[r];
   const bool was_waiting = j.unstarted > 0;
   j.unstarted += static_cast<uint32_t>(n);
-  if (!was_waiting) shapes_.AddWaiting(j.shape, 1);
+  if (!was_waiting) {
+    shapes_.AddWaiting(j.shape, 1);
+    if (!tried_[j.id]) CountUntried(i, 1);
+  }
   stats_.Change(j.leaf, t, shape, -n, n, was_waiting ? 0 : 1);
   evicted_[i] += n;
   evicted_tasks_ += n;
@@ -651,6 +728,16 @@ Status Simulator::Run(SimulateResult* res) {
       limited_[q] = qs[q].is_leaf && (qs[q].min_user_limit_percent < 100 || qs[q].user_limit_factor.has_value());
     for (size_t q = 0; q < qs.size(); ++q)
       if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
+    // The queues as the stats index them (eng_.Queues() order) and by engine id.
+    QueueId ids = 0;
+    for (const QueueInfo& qi : qs) ids = std::max(ids, qi.id + 1);
+    eng_parent_.assign(ids, engine::kNone);
+    eng_leaf_.assign(qs.size(), engine::kNone);
+    for (size_t q = 0; q < qs.size(); ++q) {
+      for (QueueId c : qs[q].children) eng_parent_.at(c) = qs[q].id;
+      if (qs[q].is_leaf) eng_leaf_[q] = qs[q].id;
+    }
+    untried_.assign(ids, 0);
     screen_by_leaf_ = !o_.preempt;
     for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
       const int64_t* shape = shapes_.at(jobs_[i].shape);
