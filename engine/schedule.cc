@@ -205,10 +205,11 @@ std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
 // an entered queue's count is wrong).
 struct Tree::WaitingWalk {
   const SkipSet* skip = nullptr;
-  const std::vector<uint8_t>* passed = nullptr;
+  const std::function<bool(JobId)>* passed = nullptr;
   const std::vector<int64_t>* untried = nullptr;
   size_t limit = SIZE_MAX;
   bool consistent = true;
+  bool leaves = false;  // WaitingLeaves: a leaf entered is written to `out`, not its jobs
 };
 
 std::vector<JobId> Tree::WaitingOrder(const SkipSet* skip) const {
@@ -219,8 +220,8 @@ std::vector<JobId> Tree::WaitingOrder(const SkipSet* skip) const {
   return out;
 }
 
-bool Tree::WaitingPrefix(const std::vector<uint8_t>& passed, const std::vector<int64_t>& untried, size_t limit,
-                         std::vector<JobId>* out) const {
+bool Tree::WaitingPrefix(const std::function<bool(JobId)>& passed, const std::vector<int64_t>& untried,
+                         size_t limit, std::vector<JobId>* out) const {
   out->clear();
   if (untried.size() < queues_.size()) return false;
   if (limit == 0 || untried[0] == 0) return true;
@@ -230,6 +231,16 @@ bool Tree::WaitingPrefix(const std::vector<uint8_t>& passed, const std::vector<i
   walk.limit = limit;
   WaitingOrderIn(0, walk, out);
   return walk.consistent;
+}
+
+void Tree::WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const {
+  out->clear();
+  if (untried.size() < queues_.size() || untried[0] == 0) return;
+  WaitingWalk walk;
+  walk.untried = &untried;
+  walk.limit = limit;
+  walk.leaves = true;
+  WaitingOrderIn(0, walk, out);
 }
 
 // While the state does not change, the descent of PickWaiting keeps taking
@@ -261,6 +272,10 @@ void Tree::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* ou
   items.clear();
   parts.clear();
   const bool lazy = walk.untried != nullptr;
+  if (walk.leaves && q.children.empty()) {
+    out->push_back(qid);
+    return;
+  }
   if (q.children.empty()) {
     for (JobId id : q.jobs) {
       const Job& j = jobs_[id];
@@ -269,7 +284,7 @@ void Tree::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* ou
         auto it = walk.skip->find(id);
         if (it != walk.skip->end() && it->second == j.seq) continue;
       }
-      if (walk.passed && id < walk.passed->size() && (*walk.passed)[id]) continue;
+      if (walk.passed && (*walk.passed)(id)) continue;
       items.push_back({JobKey(id), j.seq, id, id});
     }
     if (lazy && static_cast<int64_t>(items.size()) != (*walk.untried)[qid]) walk.consistent = false;

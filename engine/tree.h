@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,14 +121,18 @@ class Tree {
   std::vector<JobId> WaitingOrder(const SkipSet* skip) const;
   // The first `limit` jobs of that order, for a caller that keeps its own
   // count of what it passes over (the reclaim phase of hdrf simulate): job
-  // j is passed over when passed[j] != 0 (JobId index), and a queue q with
-  // untried[q] == 0 is not entered (QueueId index; untried[q] must be the
-  // number of waiting jobs in q's subtree not passed over). So the cost is
-  // that of the subtrees the prefix comes from, not of every waiting job.
-  // False when a queue entered shows a count wrong (*out is then not the
-  // order); *out is replaced.
-  bool WaitingPrefix(const std::vector<uint8_t>& passed, const std::vector<int64_t>& untried, size_t limit,
+  // j is passed over when passed(j), and a queue q with untried[q] == 0 is
+  // not entered (QueueId index; untried[q] must be the number of waiting
+  // jobs in q's subtree not passed over). So the cost is that of the
+  // subtrees the prefix comes from, not of every waiting job. False when a
+  // queue entered shows a count wrong (*out is then not the order); *out
+  // is replaced.
+  bool WaitingPrefix(const std::function<bool(JobId)>& passed, const std::vector<int64_t>& untried, size_t limit,
                      std::vector<JobId>* out) const;
+  // The first `limit` leaves that order goes through, in its order, by the
+  // counts alone (no job is read): leaves q with untried[q] != 0. *out is
+  // replaced.
+  void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
 
