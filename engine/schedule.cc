@@ -303,7 +303,17 @@ void Tree::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* ou
       if (parts.size() > begin) items.push_back({QV(q.children[i]).key, i, begin, parts.size()});
     }
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  auto by_key = [](const Item& a, const Item& b) { return a.key < b.key; };
+  // Only the first `need` picks of a leaf are wanted: they come from the
+  // jobs whose key is at most the need-th smallest key + kKeyEpsilon (the
+  // smallest unused key is never above it), so the others are not sorted.
+  if (const size_t need = walk.limit - out->size(); q.children.empty() && need < items.size()) {
+    std::nth_element(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(need - 1), items.end(), by_key);
+    const double bound = items[need - 1].key + kKeyEpsilon;
+    items.erase(std::partition(items.begin(), items.end(), [bound](const Item& a) { return a.key <= bound; }),
+                items.end());
+  }
+  std::sort(items.begin(), items.end(), by_key);
   std::vector<bool>& used = by_depth[q.depth].used;
   used.assign(items.size(), false);
   for (size_t first = 0; first < items.size() && out->size() < walk.limit;) {

@@ -199,6 +199,7 @@ class Simulator {
   // the phase is over (the budget, or no leaf may take any more).
   enum class LeafTries { kNone, kApplied, kEnd };
   StatusOr<LeafTries> TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now);
+  StatusOr<LeafTries> TryJobs(int64_t t, const PlanOptions& po, int64_t* evicted_now);
   // Whether a key of `leaf` (stats index) with an untried job gets a plan
   // applied on this state, each such key asked once (no_plan_ keeps the
   // failures); KeyFails asks for one key (*plan: its plan when it does not).
@@ -525,13 +526,26 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
   }
 }
 
-// The untried jobs of engine leaf q, in order, up to the first whose plan
-// is applied.
+// The untried jobs of engine leaf q (the first leaf of the order), in
+// order, up to the first whose plan is applied. They are read a few at a
+// time (WaitingPrefix sorts no more of the leaf than it gives), then four
+// times as many each time those are used up.
 StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now) {
   const std::function<bool(JobId)> tried = [this](JobId id) {
     return id < job_of_id_.size() && job_of_id_[id] != kNoJob && book_.Tried(job_of_id_[id]);
   };
-  HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried, book_.untried(), book_.untried()[q], &order_));
+  constexpr int64_t kFirstTries = 8, kGrow = 4;
+  for (int64_t want = kFirstTries; book_.untried()[q] > 0; want *= kGrow) {
+    const size_t n = static_cast<size_t>(std::min(want, book_.untried()[q]));
+    HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried, book_.untried(), n, &order_));
+    HDRF_ASSIGN_OR_RETURN(LeafTries r, TryJobs(t, po, evicted_now));
+    if (r != LeafTries::kNone) return r;
+  }
+  return LeafTries::kNone;  // every job of the leaf tried, none applied
+}
+
+// The jobs of order_ in turn, up to the first whose plan is applied.
+StatusOr<Simulator::LeafTries> Simulator::TryJobs(int64_t t, const PlanOptions& po, int64_t* evicted_now) {
   for (const JobRef& next : order_) {
     if (o_.reclaim_budget && *evicted_now >= *o_.reclaim_budget) return LeafTries::kEnd;
     const uint32_t taker = next.id < job_of_id_.size() ? job_of_id_[next.id] : kNoJob;
@@ -547,7 +561,7 @@ StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const Pl
     screen_.Clear();
     return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
   }
-  return LeafTries::kNone;  // every job of the leaf tried, none applied
+  return LeafTries::kNone;
 }
 
 // Whether some key of `leaf` with an untried job may have its plan applied
