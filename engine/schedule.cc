@@ -200,9 +200,10 @@ std::optional<JobId> Tree::WaitingIn(QueueId qid, const SkipSet* skip) const {
   return best;
 }
 
-// What a traversal passes over: WaitingOrder's skip set, or WaitingPrefix's
-// flags and counts (then `limit` ends it, and `consistent` turns false when
-// an entered queue's count is wrong).
+// What a traversal passes over: WaitingOrder's skip set, or the caller's
+// predicate and counts of WaitingPrefix and WaitingLeaves (then `limit`
+// ends it, and `consistent` turns false when an entered queue's count is
+// wrong).
 struct Tree::WaitingWalk {
   const SkipSet* skip = nullptr;
   const std::function<bool(JobId)>* passed = nullptr;
@@ -248,8 +249,9 @@ void Tree::WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std:
 // traversal that, at each node, takes the children (with a waiting job) by
 // the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
 // name sorting first (to the earlier submitted among jobs). With counts
-// (WaitingPrefix) a child is an item when its count is not 0, and it is
-// entered only when picked, writing straight to `out`, until `limit`.
+// (WaitingPrefix, WaitingLeaves) a child is an item when its count is not
+// 0, and it is entered only when picked, writing straight to `out` (with
+// `leaves`, a leaf writes its own id), until `limit`.
 void Tree::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* out) const {
   const Queue& q = queues_[qid];
   struct Item {
