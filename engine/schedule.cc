@@ -4,6 +4,7 @@
 #include <deque>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "engine/tree_schedule.h"
 #include "engine/tree_internal.h"
@@ -193,23 +194,64 @@ std::optional<JobId> TreeScheduler::WaitingIn(QueueId qid, const SkipSet* skip) 
   return best;
 }
 
+// What a traversal passes over: WaitingOrder's skip set, or the caller's
+// predicate and counts of WaitingPrefix and WaitingLeaves (then `limit`
+// ends it, and `consistent` turns false when an entered queue's count is
+// wrong).
+struct TreeScheduler::WaitingWalk {
+  const SkipSet* skip = nullptr;
+  const std::function<bool(JobId)>* passed = nullptr;
+  const std::vector<int64_t>* untried = nullptr;
+  size_t limit = SIZE_MAX;
+  bool consistent = true;
+  bool leaves = false;  // WaitingLeaves: a leaf entered is written to `out`, not its jobs
+};
+
 std::vector<JobId> TreeScheduler::WaitingOrder(const SkipSet* skip) const {
   std::vector<JobId> out;
-  WaitingOrderIn(0, skip, &out);
+  WaitingWalk walk;
+  walk.skip = skip;
+  WaitingOrderIn(0, walk, &out);
   return out;
+}
+
+bool TreeScheduler::WaitingPrefix(const std::function<bool(JobId)>& passed, const std::vector<int64_t>& untried,
+                         size_t limit, std::vector<JobId>* out) const {
+  out->clear();
+  if (untried.size() < queues_.size()) return false;
+  if (limit == 0 || untried[0] == 0) return true;
+  WaitingWalk walk;
+  walk.passed = &passed;
+  walk.untried = &untried;
+  walk.limit = limit;
+  WaitingOrderIn(0, walk, out);
+  return walk.consistent;
+}
+
+void TreeScheduler::WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const {
+  out->clear();
+  if (untried.size() < queues_.size() || untried[0] == 0) return;
+  WaitingWalk walk;
+  walk.untried = &untried;
+  walk.limit = limit;
+  walk.leaves = true;
+  WaitingOrderIn(0, walk, out);
 }
 
 // While the state does not change, the descent of PickWaiting keeps taking
 // the same child until its subtree has no untried job left: the order is a
 // traversal that, at each node, takes the children (with a waiting job) by
 // the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
-// name sorting first (to the earlier submitted among jobs).
-void TreeScheduler::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector<JobId>* out) const {
+// name sorting first (to the earlier submitted among jobs). With counts
+// (WaitingPrefix, WaitingLeaves) a child is an item when its count is not
+// 0, and it is entered only when picked, writing straight to `out` (with
+// `leaves`, a leaf writes its own id), until `limit`.
+void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* out) const {
   const Queue& q = queues_[qid];
   struct Item {
     double key;
     uint64_t tie;  // job: submission number; queue: rank of its name
-    size_t begin, end;  // its part of `parts` (queues) or the job id (begin)
+    size_t begin, end;  // its part of `parts` (queues), the job id (begin), the queue id (begin, with counts)
   };
   // Buffers kept per depth (the traversal recurses), so that an order costs
   // no allocation once they have grown; a deque, so that growing it keeps
@@ -225,27 +267,52 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector
   std::vector<JobId>& parts = by_depth[q.depth].parts;
   items.clear();
   parts.clear();
+  const bool lazy = walk.untried != nullptr;
+  if (walk.leaves && q.children.empty()) {
+    out->push_back(qid);
+    return;
+  }
   if (q.children.empty()) {
     for (JobId id : q.jobs) {
       const Job& j = jobs_[id];
       if (j.state == JobState::kPending || j.allocated >= j.tasks) continue;
-      if (skip) {
-        auto it = skip->find(id);
-        if (it != skip->end() && it->second == j.seq) continue;
+      if (walk.skip) {
+        auto it = walk.skip->find(id);
+        if (it != walk.skip->end() && it->second == j.seq) continue;
       }
+      if (walk.passed && (*walk.passed)(id)) continue;
       items.push_back({JobKey(id), j.seq, id, id});
     }
+    if (lazy && static_cast<int64_t>(items.size()) != (*walk.untried)[qid]) walk.consistent = false;
+  } else if (lazy) {
+    int64_t sum = 0;
+    for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
+      const QueueId c = q.children[i];
+      sum += (*walk.untried)[c];
+      if ((*walk.untried)[c] != 0) items.push_back({QV(c).key, i, c, c});
+    }
+    if (sum != (*walk.untried)[qid]) walk.consistent = false;
   } else {
     for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
       const size_t begin = parts.size();
-      WaitingOrderIn(q.children[i], skip, &parts);
+      WaitingOrderIn(q.children[i], walk, &parts);
       if (parts.size() > begin) items.push_back({QV(q.children[i]).key, i, begin, parts.size()});
     }
   }
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+  auto by_key = [](const Item& a, const Item& b) { return a.key < b.key; };
+  // Only the first `need` picks of a leaf are wanted: they come from the
+  // jobs whose key is at most the need-th smallest key + kKeyEpsilon (the
+  // smallest unused key is never above it), so the others are not sorted.
+  if (const size_t need = walk.limit - out->size(); q.children.empty() && need < items.size()) {
+    std::nth_element(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(need - 1), items.end(), by_key);
+    const double bound = items[need - 1].key + kKeyEpsilon;
+    items.erase(std::partition(items.begin(), items.end(), [bound](const Item& a) { return a.key <= bound; }),
+                items.end());
+  }
+  std::sort(items.begin(), items.end(), by_key);
   std::vector<bool>& used = by_depth[q.depth].used;
   used.assign(items.size(), false);
-  for (size_t first = 0; first < items.size();) {
+  for (size_t first = 0; first < items.size() && out->size() < walk.limit;) {
     if (used[first]) {
       ++first;
       continue;
@@ -256,6 +323,10 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, const SkipSet* skip, std::vector
     used[pick] = true;
     if (q.children.empty()) {
       out->push_back(static_cast<JobId>(items[pick].begin));
+    } else if (lazy) {
+      const size_t before = out->size();
+      WaitingOrderIn(static_cast<QueueId>(items[pick].begin), walk, out);
+      if (out->size() == before) walk.consistent = false;
     } else {
       out->insert(out->end(), parts.begin() + static_cast<std::ptrdiff_t>(items[pick].begin),
                   parts.begin() + static_cast<std::ptrdiff_t>(items[pick].end));

@@ -21,6 +21,7 @@
 #define HDRF_ENGINE_TREE_SCHEDULE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -52,6 +53,20 @@ class TreeScheduler : public TreeShards {
   // them, each passing over the ones before (the state unchanged): one
   // traversal instead of one descent per job.
   std::vector<JobId> WaitingOrder(const SkipSet* skip) const;
+  // The first `limit` jobs of that order, for a caller that keeps its own
+  // count of what it passes over (the reclaim phase of hdrf simulate): job
+  // j is passed over when passed(j), and a queue q with untried[q] == 0 is
+  // not entered (QueueId index; untried[q] must be the number of waiting
+  // jobs in q's subtree not passed over). So the cost is that of the
+  // subtrees the prefix comes from, not of every waiting job. False when a
+  // queue entered shows a count wrong (*out is then not the order); *out
+  // is replaced.
+  bool WaitingPrefix(const std::function<bool(JobId)>& passed, const std::vector<int64_t>& untried, size_t limit,
+                     std::vector<JobId>* out) const;
+  // The first `limit` leaves that order goes through, in its order, by the
+  // counts alone (no job is read): leaves q with untried[q] != 0. *out is
+  // replaced.
+  void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
   // ---- gangs (docs/spec.md §14) ----
@@ -71,7 +86,8 @@ class TreeScheduler : public TreeShards {
   bool Pickable(JobId j, const SkipSet* skip) const;
   std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
   std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
-  void WaitingOrderIn(QueueId q, const SkipSet* skip, std::vector<JobId>* out) const;
+  struct WaitingWalk;  // WaitingOrder's and WaitingPrefix's arguments
+  void WaitingOrderIn(QueueId q, WaitingWalk& walk, std::vector<JobId>* out) const;
   // docs/spec.md §12: admits the Pending jobs the gate lets in, in
   // submission order (after an event that frees capacity).
   void AdmitPending();

@@ -4,6 +4,7 @@
 #define HDRF_API_FACADE_PLAN_SCREEN_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "hdrf/engine.h"
@@ -36,6 +37,20 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
 // resource, in mode reclaim: false only when PlanMayTake (mode reclaim) is
 // false for each of them. False for an unknown queue or one not a leaf.
 bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen);
+
+// engine.WaitingOrder's first `limit` jobs (into *out) for a host that
+// keeps its own count of what it passes over, as a reclaim phase does
+// after each applied plan: a job is passed over when passed(its id), and
+// untried[q] (indexed by QueueId, every queue) must be the number of
+// waiting jobs in q's subtree not passed over. Only the subtrees the
+// prefix comes from are read. Internal when an entered queue shows a count
+// wrong.
+Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& passed,
+                     const std::vector<int64_t>& untried, size_t limit, std::vector<JobRef>* out);
+// The first `limit` leaves that order goes through, in its order, from the
+// counts alone.
+void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
+                   std::vector<QueueId>* out);
 
 }  // namespace hdrf
 

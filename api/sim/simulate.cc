@@ -22,6 +22,7 @@
 #include "api/facade/plan_screen.h"
 #include "api/sim/node_pool.h"
 #include "api/sim/simulate_stats.h"
+#include "api/sim/try_book.h"
 
 namespace hdrf {
 namespace {
@@ -143,6 +144,9 @@ class Simulator {
   void DropCancelled();
   // The reclaim phase (SimulateOptions::reclaim) and its evictions.
   Status Reclaim(int64_t t);
+  Status TryInOrder(int64_t t, int64_t* evicted_now);
+  // An applied plan's evictions and the taker's start.
+  Status Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* evicted_now);
   Status Evict(int64_t t, uint32_t victim, int64_t n);
   bool DemandPlaceable(const Plan& plan, uint32_t taker) const;
   void Explain();
@@ -179,21 +183,29 @@ class Simulator {
   // With reclaim: what a plan depends on besides the state (TryKeyOf), and
   // the keys whose plan failed or was passed over on the current state
   // (cleared when a plan is applied).
-  struct TryKey {
-    uint32_t leaf, shape, user;
-    int64_t k, held;
-    double weight;
-    bool operator==(const TryKey&) const = default;
-  };
-  struct TryKeyHash {
-    size_t operator()(const TryKey& x) const {
-      size_t h = (size_t{x.leaf} << 32) ^ x.shape ^ (size_t{x.user} << 16);
-      h = (h ^ static_cast<size_t>(x.k) * 0x9e3779b97f4a7c15ull) ^ static_cast<size_t>(x.held) * 1099511628211ull;
-      return h ^ std::hash<double>()(x.weight);
-    }
-  };
+  using TryKey = sim::TryKey;
   TryKey TryKeyOf(uint32_t i) const;
-  std::unordered_set<TryKey, TryKeyHash> no_plan_;
+  std::unordered_set<TryKey, sim::TryKeyHash> no_plan_;
+  // With reclaim: the waiting jobs by key and what was tried (try_book.h),
+  // brought up to date after every change of a job's tasks (Book).
+  sim::TryBook book_;
+  bool untracked_ = false;  // a job waits where the book cannot count it
+  void Book(uint32_t i) {
+    if (o_.reclaim && !book_.Update(i, jobs_[i].leaf, jobs_[i].unstarted > 0, TryKeyOf(i))) untracked_ = true;
+  }
+  std::vector<QueueId> leaves_;  // the leaves of the order of tries on one state
+  std::vector<JobRef> order_;    // the jobs of a leaf being tried
+  // TryLeaf's outcomes: no plan applied; one applied (the state changed);
+  // the phase is over (the budget, or no leaf may take any more).
+  enum class LeafTries { kNone, kApplied, kEnd };
+  StatusOr<LeafTries> TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now);
+  StatusOr<LeafTries> TryJobs(int64_t t, const PlanOptions& po, int64_t* evicted_now);
+  // Whether a key of `leaf` (stats index) with an untried job gets a plan
+  // applied on this state, each such key asked once (no_plan_ keeps the
+  // failures); KeyFails asks for one key (*plan: its plan when it does not).
+  StatusOr<bool> LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po);
+  StatusOr<bool> KeyFails(int64_t t, const TryKey& key, uint32_t job, const PlanOptions& po,
+                          std::optional<Plan>* plan);
   PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
   // Without --preempt, and when every job's demand needs some resource and
   // cannot overflow: the leaves (stats index, engine id), whose
@@ -229,6 +241,7 @@ Status Simulator::Complete(int64_t t) {
     }
     JobRec& j = jobs_[e.job];
     j.unfinished -= static_cast<uint32_t>(e.count);
+    Book(e.job);
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
     if (nodes_)
@@ -270,6 +283,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
   }
   j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
   shapes_.AddWaiting(j.shape, 1);
+  Book(i);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
   if (o_.explain_per_leaf > 0 && j.leaf != sim::kNoQueue) waiting_[j.leaf].push_back(i);
 }
@@ -286,6 +300,7 @@ void Simulator::Start(int64_t t, uint32_t i) {
   }
   --j.unstarted;
   if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
+  Book(i);
   const int64_t* shape = shapes_.at(j.shape);
   for (int r = 0; r < R_; ++r) free_[r] -= shape[r];
   stats_.Change(j.leaf, t, shape, 1, -1, j.unstarted == 0 ? -1 : 0);
@@ -455,82 +470,173 @@ void Simulator::Explain() {
 // docs/spec.md §13 additions: after the fill, the waiting jobs in step
 // order, each tried once per instant.
 Status Simulator::Reclaim(int64_t t) {
-  PlacementSkips tried;
-  int64_t evicted_now = 0;
-  PlanOptions po;
-  po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
-  // The order of tries changes only when a plan is applied (failed tries
-  // change nothing): one traversal, then one more per applied plan.
+  if (untracked_) return Status::Internal("a job waits in a queue the simulator does not know as a leaf");
   screen_.Clear();
   if (!AnyLeafMayTake()) return Status::Ok();  // every try would fail
-  std::vector<JobRef> order = eng_.WaitingOrder(&tried);
-  size_t at = 0;
+  int64_t evicted_now = 0;
+  const Status s = TryInOrder(t, &evicted_now);
+  book_.EndPhase();
+  return s;
+}
+
+// The order of tries is WaitingOrder with the jobs tried so far in this
+// phase passed over; it changes only when a plan is applied (failed tries
+// change nothing), and each leaf's jobs are together in it. So the phase
+// goes leaf by leaf, in the order of the leaves with an untried job on
+// this state (WaitingLeaves, from the book's counts): a leaf where no key
+// with an untried job may have its plan applied on this state is marked
+// tried as a whole (trying its jobs one by one would fail each, changing
+// nothing); otherwise its untried jobs are tried in order up to the first
+// whose plan is applied, and the state has changed (docs/simulate.md
+// "Speed").
+Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
+  PlanOptions po;
+  po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
   // Failed tries change nothing, and jobs of one TryKey get the same plan:
   // after one fails, the others of its key are tried without asking again.
   no_plan_.clear();
-  while (at < order.size()) {
-    if (o_.reclaim_budget && evicted_now >= *o_.reclaim_budget) break;
-    const JobRef* next = &order[at++];
-    tried.Add(*next);
-    const uint32_t taker = next->id < job_of_id_.size() ? job_of_id_[next->id] : kNoJob;
+  // The leaves are read a few at a time: the first ones on each state,
+  // then four times as many each time those are used up (the ones marked
+  // tried are not listed again).
+  constexpr size_t kFirstLeaves = 4, kGrow = 4;
+  size_t want = kFirstLeaves;
+  for (;;) {
+    WaitingLeaves(eng_, book_.untried(), want, &leaves_);
+    if (leaves_.empty()) return Status::Ok();  // every waiting job tried
+    LeafTries r = LeafTries::kNone;
+    for (QueueId q : leaves_) {
+      if (o_.reclaim_budget && *evicted_now >= *o_.reclaim_budget) return Status::Ok();
+      const uint32_t leaf = book_.StatsLeaf(q);
+      HDRF_ASSIGN_OR_RETURN(bool may, LeafMayApply(t, leaf, po));
+      if (!may) {
+        book_.MarkLeafTried(leaf);
+        continue;
+      }
+      HDRF_ASSIGN_OR_RETURN(r, TryLeaf(t, q, po, evicted_now));
+      if (r != LeafTries::kNone) break;
+    }
+    if (r == LeafTries::kEnd) return Status::Ok();
+    if (r == LeafTries::kApplied) {
+      want = kFirstLeaves;  // the state changed: the order anew
+    } else if (leaves_.size() < want) {
+      return Status::Ok();  // every waiting job tried
+    } else {
+      want *= kGrow;
+    }
+  }
+}
+
+// The untried jobs of engine leaf q (the first leaf of the order), in
+// order, up to the first whose plan is applied. They are read a few at a
+// time (WaitingPrefix sorts no more of the leaf than it gives), then four
+// times as many each time those are used up.
+StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now) {
+  const std::function<bool(JobId)> tried = [this](JobId id) {
+    return id < job_of_id_.size() && job_of_id_[id] != kNoJob && book_.Tried(job_of_id_[id]);
+  };
+  constexpr int64_t kFirstTries = 8, kGrow = 4;
+  for (int64_t want = kFirstTries; book_.untried()[q] > 0; want *= kGrow) {
+    const size_t n = static_cast<size_t>(std::min(want, book_.untried()[q]));
+    HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried, book_.untried(), n, &order_));
+    HDRF_ASSIGN_OR_RETURN(LeafTries r, TryJobs(t, po, evicted_now));
+    if (r != LeafTries::kNone) return r;
+  }
+  return LeafTries::kNone;  // every job of the leaf tried, none applied
+}
+
+// The jobs of order_ in turn, up to the first whose plan is applied.
+StatusOr<Simulator::LeafTries> Simulator::TryJobs(int64_t t, const PlanOptions& po, int64_t* evicted_now) {
+  for (const JobRef& next : order_) {
+    if (o_.reclaim_budget && *evicted_now >= *o_.reclaim_budget) return LeafTries::kEnd;
+    const uint32_t taker = next.id < job_of_id_.size() ? job_of_id_[next.id] : kNoJob;
     if (taker == kNoJob) return Status::Internal("a plan for a job the simulator does not know");
-    const TryKey key = TryKeyOf(taker);
-    if (no_plan_.count(key)) continue;
-    // A cheap necessary test first: most keys fail the transfer rule at
-    // every level of their path, and Plan would only confirm it.
-    if (!PlanMayTake(eng_, *next, po, &screen_)) {
-      no_plan_.insert(key);
-      continue;
-    }
-    auto plan = eng_.Plan(*next, po);
-    if (!plan.ok()) return plan.status().WithContext("reclaim at " + FormatMs(t) + " s");
-    // With nodes the demand must also be placed once the victims' tasks
-    // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
-    if (!plan->fits || plan->victims.empty() || (nodes_ && !DemandPlaceable(*plan, taker))) {
-      no_plan_.insert(key);
-      continue;
-    }
+    book_.MarkTried(taker);
+    std::optional<Plan> plan;
+    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, TryKeyOf(taker), taker, po, &plan));
+    if (fails) continue;
     HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
     no_plan_.clear();
-    ++plans_applied_;
-    eviction_ms_.push_back(t);
-    bool pong = false;  // counted once per plan (a victim may be listed more than once)
-    for (const PlanVictim& v : plan->victims) {
-      const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
-      if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
-      HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
-      evicted_now += v.tasks;
-      pong = pong || took_.count({i, taker}) > 0;
-      took_.insert({taker, i});
-    }
-    ping_pong_ += pong;
-    if (nodes_) {
-      const int64_t* shape = shapes_.at(jobs_[taker].shape);
-      std::vector<int> on;
-      for (int64_t k = 0; k < plan->tasks; ++k) {
-        const int node = nodes_->BestFit(shape);
-        if (node < 0) return Status::Internal("a reclaimed task found no node");
-        HDRF_RETURN_IF_ERROR(nodes_->Place(node, shape));
-        on.push_back(node);
-        Start(t, taker);
-      }
-      started_now_.clear();
-      std::sort(on.begin(), on.end());
-      for (size_t k = 0; k < on.size();) {
-        size_t e = k;
-        while (e < on.size() && on[e] == on[k]) ++e;
-        PushEnding(Ending{t + w_.jobs[taker].duration_ms, taker, static_cast<int64_t>(e - k), on[k]});
-        k = e;
-      }
-    } else {
-      for (int64_t k = 0; k < plan->tasks; ++k) Start(t, taker);
-      ScheduleStarted(t);
-    }
+    HDRF_RETURN_IF_ERROR(Taken(t, *plan, taker, evicted_now));
     HDRF_RETURN_IF_ERROR(Fill(t));
     screen_.Clear();
-    if (!AnyLeafMayTake()) break;
-    order = eng_.WaitingOrder(&tried);  // the state changed: the order anew
-    at = 0;
+    return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
+  }
+  return LeafTries::kNone;
+}
+
+// Whether some key of `leaf` with an untried job may have its plan applied
+// on this state (its first untried job then gets it, or a job before it of
+// another such key).
+StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po) {
+  for (const sim::TryBook::KeyJobs* k : book_.LeafKeys(leaf)) {
+    if (k->untried == 0) continue;
+    std::optional<Plan> plan;
+    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, *k->key, k->jobs.front(), po, &plan));
+    if (!fails) return true;
+  }
+  return false;
+}
+
+// Whether the plan of waiting job `job` (of key `key`) fails on this state
+// (no plan, no victims, or with nodes a demand that cannot be placed): the
+// answer of no_plan_, else of the screen and the plan, kept in no_plan_.
+// Else *plan is the plan.
+StatusOr<bool> Simulator::KeyFails(int64_t t, const TryKey& key, uint32_t job, const PlanOptions& po,
+                                   std::optional<Plan>* plan) {
+  if (no_plan_.count(key)) return true;
+  // A cheap necessary test first: most keys fail the transfer rule at
+  // every level of their path, and Plan would only confirm it.
+  const JobRef ref = jobs_[job].ref();
+  if (!PlanMayTake(eng_, ref, po, &screen_)) {
+    no_plan_.insert(key);
+    return true;
+  }
+  auto p = eng_.Plan(ref, po);
+  if (!p.ok()) return p.status().WithContext("reclaim at " + FormatMs(t) + " s");
+  // With nodes the demand must also be placed once the victims' tasks
+  // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
+  if (!p->fits || p->victims.empty() || (nodes_ && !DemandPlaceable(*p, job))) {
+    no_plan_.insert(key);
+    return true;
+  }
+  *plan = std::move(p).value();
+  return false;
+}
+
+Status Simulator::Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* evicted_now) {
+  ++plans_applied_;
+  eviction_ms_.push_back(t);
+  bool pong = false;  // counted once per plan (a victim may be listed more than once)
+  for (const PlanVictim& v : plan.victims) {
+    const uint32_t i = v.id < job_of_id_.size() ? job_of_id_[v.id] : kNoJob;
+    if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
+    HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
+    *evicted_now += v.tasks;
+    pong = pong || took_.count({i, taker}) > 0;
+    took_.insert({taker, i});
+  }
+  ping_pong_ += pong;
+  if (!nodes_) {
+    for (int64_t k = 0; k < plan.tasks; ++k) Start(t, taker);
+    ScheduleStarted(t);
+    return Status::Ok();
+  }
+  const int64_t* shape = shapes_.at(jobs_[taker].shape);
+  std::vector<int> on;
+  for (int64_t k = 0; k < plan.tasks; ++k) {
+    const int node = nodes_->BestFit(shape);
+    if (node < 0) return Status::Internal("a reclaimed task found no node");
+    HDRF_RETURN_IF_ERROR(nodes_->Place(node, shape));
+    on.push_back(node);
+    Start(t, taker);
+  }
+  started_now_.clear();
+  std::sort(on.begin(), on.end());
+  for (size_t k = 0; k < on.size();) {
+    size_t e = k;
+    while (e < on.size() && on[e] == on[k]) ++e;
+    PushEnding(Ending{t + w_.jobs[taker].duration_ms, taker, static_cast<int64_t>(e - k), on[k]});
+    k = e;
   }
   return Status::Ok();
 }
@@ -621,6 +727,7 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   const bool was_waiting = j.unstarted > 0;
   j.unstarted += static_cast<uint32_t>(n);
   if (!was_waiting) shapes_.AddWaiting(j.shape, 1);
+  Book(i);
   stats_.Change(j.leaf, t, shape, -n, n, was_waiting ? 0 : 1);
   evicted_[i] += n;
   evicted_tasks_ += n;
@@ -651,6 +758,7 @@ Status Simulator::Run(SimulateResult* res) {
       limited_[q] = qs[q].is_leaf && (qs[q].min_user_limit_percent < 100 || qs[q].user_limit_factor.has_value());
     for (size_t q = 0; q < qs.size(); ++q)
       if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
+    book_.Init(qs, n);
     screen_by_leaf_ = !o_.preempt;
     for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
       const int64_t* shape = shapes_.at(jobs_[i].shape);

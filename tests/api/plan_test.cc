@@ -8,9 +8,12 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <string>
 
 #include "hdrf/engine.h"
+#include "api/facade/plan_screen.h"
 
 namespace hdrf {
 namespace {
@@ -156,15 +159,21 @@ TEST(PlanTest, GangStartsWithAllItsTasksInOneStep) {
   EXPECT_EQ(e->GetJob("g")->allocated, 4);
 }
 
+// A small deterministic generator: rnd(n) is in [0, n).
+struct Rnd {
+  explicit Rnd(uint64_t seed) : x(seed * 0x9E3779B97F4A7C15ull) {}
+  int operator()(int n) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return static_cast<int>(x % static_cast<uint64_t>(n));
+  }
+  uint64_t x;
+};
+
 // WaitingOrder is the order of successive FirstWaiting calls (each passing
 // over the ones before), on states with ties, blocked jobs and gangs.
 TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull;
-    auto rnd = [&](int n) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      return static_cast<int>(x % static_cast<uint64_t>(n));
-    };
+    Rnd rnd(seed);
     std::vector<QueueSpec> qs;
     for (const char* p : {"root/a/x", "root/a/y", "root/b", "root/c/z"}) {
       QueueSpec q = Q(p);
@@ -190,6 +199,84 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
     }
     ASSERT_EQ(order.size(), one_by_one.size()) << "seed " << seed;
     for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i].seq, one_by_one[i].seq) << "seed " << seed << " at " << i;
+  }
+}
+
+// WaitingPrefix and WaitingLeaves (api/facade/plan_screen.h) give the
+// first jobs and leaves of WaitingOrder from a host's counts of untried
+// waiting jobs per queue, on states with ties, gangs and a random set of
+// jobs passed over; a count that disagrees with the tree is an error.
+TEST(PlanTest, WaitingPrefixIsThePrefixOfWaitingOrder) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Rnd rnd(seed);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z", "root/c/w"};
+    std::vector<QueueSpec> qs;
+    for (const char* p : leaves) {
+      QueueSpec q = Q(p);
+      q.weight = 1 + rnd(2);
+      qs.push_back(q);
+    }
+    auto e = MakeEngine({{"cpu", 24000}, {"memory", 24000}}, qs);
+    std::vector<JobRef> refs;
+    for (int i = 0; i < 24; ++i) {
+      const int64_t tasks = 1 + rnd(4);
+      ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(2))}};
+      if (rnd(2)) shape["memory"] = 1000;
+      auto r = e->Submit(Job("j" + std::to_string(i), leaves[rnd(5)], tasks, shape, 1 + rnd(static_cast<int>(tasks))));
+      ASSERT_TRUE(r.ok());
+      refs.push_back(*r);
+      if (rnd(4) == 0) (void)e->Fill();
+    }
+    // The queues' parents, and per queue its waiting jobs not passed over.
+    std::map<QueueId, QueueId> parent;
+    std::map<std::string, QueueId> id_of;
+    QueueId ids = 0;
+    for (const QueueInfo& q : e->Queues()) {
+      for (QueueId c : q.children) parent[c] = q.id;
+      id_of[q.path] = q.id;
+      ids = std::max(ids, q.id + 1);
+    }
+    std::vector<int64_t> untried(ids, 0);
+    std::set<JobId> passed;
+    PlacementSkips skips;
+    for (const JobRef& r : refs) {
+      auto j = e->GetJob(r);
+      ASSERT_TRUE(j.ok());
+      if (j->allocated >= j->tasks) continue;
+      if (rnd(3) == 0) {
+        passed.insert(r.id);
+        skips.Add(r);
+        continue;
+      }
+      for (QueueId q = id_of.at(j->queue);; q = parent.at(q)) {
+        ++untried[q];
+        if (!parent.count(q)) break;
+      }
+    }
+    const std::function<bool(JobId)> is_passed = [&](JobId id) { return passed.count(id) > 0; };
+    const std::vector<JobRef> full = e->WaitingOrder(&skips);
+    for (size_t limit : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, full.size(), full.size() + 5}) {
+      std::vector<JobRef> out;
+      ASSERT_TRUE(WaitingPrefix(*e, is_passed, untried, limit, &out).ok()) << "seed " << seed;
+      ASSERT_EQ(out.size(), std::min(limit, full.size())) << "seed " << seed;
+      for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].seq, full[i].seq) << "seed " << seed << " at " << i;
+    }
+    std::vector<QueueId> expected;  // the leaves of the full order, each once
+    for (const JobRef& r : full) {
+      const QueueId leaf = id_of.at(e->GetJob(r)->queue);
+      if (expected.empty() || expected.back() != leaf) expected.push_back(leaf);
+    }
+    std::vector<QueueId> got;
+    WaitingLeaves(*e, untried, 100, &got);
+    EXPECT_EQ(got, expected) << "seed " << seed;
+    WaitingLeaves(*e, untried, 1, &got);
+    EXPECT_EQ(got, std::vector<QueueId>(expected.begin(), expected.begin() + std::min<size_t>(1, expected.size())));
+    if (full.empty()) continue;
+    // A count one short in the first leaf: the traversal finds it wrong.
+    std::vector<int64_t> wrong = untried;
+    --wrong[expected.front()];
+    std::vector<JobRef> out;
+    EXPECT_EQ(WaitingPrefix(*e, is_passed, wrong, full.size(), &out).code(), StatusCode::kInternal) << "seed " << seed;
   }
 }
 
