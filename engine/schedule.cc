@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "engine/admission.h"
 #include "engine/tree_schedule.h"
 #include "engine/tree_internal.h"
 
@@ -342,27 +343,13 @@ StatusOr<QueueId> TreeScheduler::Admit(std::string_view path) const {
     HDRF_ASSIGN_OR_RETURN(q, FindQueue(path));
   }
   while (!queues_[q].children.empty()) {
-    std::vector<std::pair<double, QueueId>> open;
-    for (QueueId c : queues_[q].children) {
-      const Queue& cq = queues_[c];
-      if (cq.state != QueueState::kOpen) continue;
-      double s = 0;
-      for (int r = 0; r < R_; ++r)
-        if (total_[r] > 0)
-          s = std::max(s, static_cast<double>(cq.usage[r]) / static_cast<double>(total_[r]));
-      open.emplace_back(s / cq.weight, c);
-    }
-    if (open.empty())
-      return Status::FailedPrecondition("no open queue under " + queues_[q].path);
-    double m = open.front().first;
-    for (auto& [k, c] : open) m = std::min(m, k);
-    QueueId best = kNone;
-    for (auto& [k, c] : open)  // children are in name order
-      if (k <= m + kKeyEpsilon) {
-        best = c;
-        break;
-      }
-    q = best;
+    const std::vector<QueueId>& ch = queues_[q].children;  // in name order
+    const int pick = AdmitChild(
+        ch.size(), total_, [&](size_t i) { return queues_[ch[i]].state == QueueState::kOpen; },
+        [&](size_t i) -> const auto& { return queues_[ch[i]].usage; },
+        [&](size_t i) { return queues_[ch[i]].weight; });
+    if (pick < 0) return Status::FailedPrecondition("no open queue under " + queues_[q].path);
+    q = ch[static_cast<size_t>(pick)];
   }
   return q;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "engine/admission.h"
 #include "engine/event.h"
 
 namespace hdrf::storage {
@@ -96,8 +97,8 @@ void CheckpointImage::Change(Job& j, int64_t d_alloc, int64_t d_tasks) {
   if (j.state != JobState::kPending) j.state = j.allocated > 0 ? JobState::kRunning : JobState::kInqueue;
 }
 
-// Tree::Admit: from the named queue down, the open child of least
-// dominant usage share over its weight, the first in name order on a tie.
+// Placement of a submission as Tree::Admit does it: engine::AdmitChild
+// (engine/admission.h) level by level from the named queue.
 StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) const {
   int q = 0;
   if (!path.empty()) {
@@ -106,26 +107,13 @@ StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) const {
     q = it->second;
   }
   while (!queues_[q].children.empty()) {
-    double m = 0;
-    int best = -1;
-    std::vector<std::pair<double, int>> open;
-    for (int c : queues_[q].children) {
-      const Queue& cq = queues_[c];
-      if (cq.state != QueueState::kOpen) continue;
-      double s = 0;
-      for (size_t r = 0; r < R_; ++r)
-        if (total_[r] > 0) s = std::max(s, static_cast<double>(cq.usage[r]) / static_cast<double>(total_[r]));
-      open.emplace_back(s / cq.weight, c);
-    }
-    if (open.empty()) return Status::Internal("checkpoint image: no open queue under " + specs_[q].path);
-    m = open.front().first;
-    for (auto& [k, c] : open) m = std::min(m, k);
-    for (auto& [k, c] : open)
-      if (k <= m + engine::kKeyEpsilon) {
-        best = c;
-        break;
-      }
-    q = best;
+    const std::vector<int>& ch = queues_[q].children;  // in name order
+    const int pick = engine::AdmitChild(
+        ch.size(), total_, [&](size_t i) { return queues_[ch[i]].state == QueueState::kOpen; },
+        [&](size_t i) -> const auto& { return queues_[ch[i]].usage; },
+        [&](size_t i) { return queues_[ch[i]].weight; });
+    if (pick < 0) return Status::Internal("checkpoint image: no open queue under " + specs_[q].path);
+    q = ch[static_cast<size_t>(pick)];
   }
   auto it = path_index_.find(specs_[q].path);
   if (it != path_index_.end()) return it->second;

@@ -12,7 +12,7 @@
 // indexes, heaps and views. Queue events and capacity changes go to a tree
 // without jobs (their rules and the checkpoint's queue list). Per queue it
 // keeps the usage, for the leaf a Submit to an inner queue is placed in
-// (Tree::Admit's rule).
+// (engine/admission.h, the rule Tree::Admit uses).
 //
 // Only for a store without the enqueue gate (Supports): the gate admits
 // Pending jobs by cluster-wide sums that only a tree keeps. Without it a
