@@ -21,6 +21,16 @@ const char* EventTypeName(Event::Type t) {
   return "unknown";
 }
 
+Status ApplyJobEvent(engine::Tree& tree, Event::Type t, JobId id, int64_t n) {
+  switch (t) {
+    case Event::Type::kAllocate: return tree.Allocate(id, n);
+    case Event::Type::kRelease: return tree.Release(id, n);
+    case Event::Type::kFinish: return tree.Finish(id, n);
+    case Event::Type::kRemove: return tree.Remove(id);
+    default: return Status::InvalidArgument(std::string("not a job event: ") + EventTypeName(t));
+  }
+}
+
 Status ApplyEvent(engine::Tree& tree, const Event& e) {
   using T = Event::Type;
   switch (e.type) {
@@ -29,10 +39,7 @@ Status ApplyEvent(engine::Tree& tree, const Event& e) {
     case T::kFinish:
     case T::kRemove: {
       HDRF_ASSIGN_OR_RETURN(JobId id, tree.FindJobBySeq(e.job_seq));
-      if (e.type == T::kAllocate) return tree.Allocate(id, e.n);
-      if (e.type == T::kRelease) return tree.Release(id, e.n);
-      if (e.type == T::kFinish) return tree.Finish(id, e.n);
-      return tree.Remove(id);
+      return ApplyJobEvent(tree, e.type, id, e.n);
     }
     case T::kSubmit: return tree.Submit(e.job).status();
     case T::kCreateQueue: return tree.CreateQueue(e.queue);

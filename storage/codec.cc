@@ -470,7 +470,7 @@ void EventBatch::Add(const Event& e) {
   op.type = e.type;
   op.job_seq = e.job_seq;  // also an ApplyPlan's waiting job and its demand
   op.n = e.n;
-  if (!IsTaskType(e.type)) {
+  if (!IsJobEvent(e.type)) {
     op.full = static_cast<uint32_t>(full.size());
     full.push_back(e);
   }
@@ -643,7 +643,7 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
       op.job_seq = fe->job_seq();
       op.n = fe->n();
       op.full = kNoFull;
-      if (IsTaskType(op.type)) continue;
+      if (IsJobEvent(op.type)) continue;
       Event e;
       e.type = op.type;
       const std::string where = "event " + std::to_string(seq) + " (" + EventTypeName(op.type) + ")";
@@ -700,7 +700,7 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
     std::memcpy(&t_copy, b->tasks()->Data() + size_t{next_task++} * sizeof(fbs::TaskOp), sizeof t_copy);
     const fbs::TaskOp* t = &t_copy;
     auto ty = static_cast<uint8_t>(t->type());
-    if (ty > static_cast<uint8_t>(Event::Type::kSetCapacity) || !IsTaskType(static_cast<Event::Type>(ty)))
+    if (ty > static_cast<uint8_t>(Event::Type::kSetCapacity) || !IsJobEvent(static_cast<Event::Type>(ty)))
       return Bad("event " + std::to_string(seq) + ": task record with event type " + std::to_string(ty));
     op.type = static_cast<Event::Type>(ty);
     op.job_seq = t->job_seq();

@@ -134,11 +134,6 @@ struct LogOp {
 };
 inline constexpr uint32_t kNoFull = UINT32_MAX;
 
-inline bool IsTaskType(Event::Type t) {
-  return t == Event::Type::kAllocate || t == Event::Type::kRelease ||
-         t == Event::Type::kFinish || t == Event::Type::kRemove;
-}
-
 // Events first_seq, first_seq+1, ... in order.
 struct EventBatch {
   uint64_t first_seq = 0;

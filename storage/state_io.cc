@@ -130,17 +130,9 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
   if (id == engine::kNone || !tree_.job_alive(id) || tree_.job_seq(id) != op.job_seq) {
     HDRF_ASSIGN_OR_RETURN(id, tree_.FindJobBySeq(op.job_seq));
   }
-  switch (op.type) {
-    case Event::Type::kAllocate: return tree_.Allocate(id, op.n);
-    case Event::Type::kRelease: return tree_.Release(id, op.n);
-    case Event::Type::kFinish: return tree_.Finish(id, op.n);
-    case Event::Type::kRemove: {
-      HDRF_RETURN_IF_ERROR(tree_.Remove(id));
-      if (op.job_seq < by_seq_.size()) by_seq_[op.job_seq] = engine::kNone;
-      return Status::Ok();
-    }
-    default: return Status::Internal("not a task event");
-  }
+  HDRF_RETURN_IF_ERROR(ApplyJobEvent(tree_, op.type, id, op.n));
+  if (op.type == Event::Type::kRemove && op.job_seq < by_seq_.size()) by_seq_[op.job_seq] = engine::kNone;
+  return Status::Ok();
 }
 
 // A run may start only when no job is Pending: with the docs/spec.md §12 gate, a

@@ -197,18 +197,6 @@ StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
   return ref;
 }
 
-namespace {
-Status ApplyTask(engine::Tree& t, Event::Type type, JobId id, int64_t n) {
-  switch (type) {
-    case Event::Type::kAllocate: return t.Allocate(id, n);
-    case Event::Type::kRelease: return t.Release(id, n);
-    case Event::Type::kFinish: return t.Finish(id, n);
-    case Event::Type::kRemove: return t.Remove(id);
-    default: return Status::InvalidArgument("ApplyTasks takes job events only");
-  }
-}
-}  // namespace
-
 // Task events on a JobRef: the fast path used by replay and embedders. See
 // "Thread safety" in engine_impl.h.
 Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) {
@@ -241,7 +229,7 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
   Exclusive lock(*this);
   HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
   HDRF_RETURN_IF_ERROR(Writable());
-  HDRF_RETURN_IF_ERROR(ApplyTask(*tree, type, job.id, n));
+  HDRF_RETURN_IF_ERROR(ApplyJobEvent(*tree, type, job.id, n));
   if (journal) {
     const Event e = Event::Task(type, job.seq, n);
     *seq = RecordLocked(&e);
@@ -279,7 +267,9 @@ namespace {
 constexpr size_t kExclusiveRun = 256;
 constexpr size_t kAheadJob = 12, kAheadNode = 8, kAheadSums = 4;
 
-bool IsTaskType(Event::Type t) {
+// Allocate, Release, Finish: the job events that change a job's task counts
+// only (not Remove), which a run of a batch may apply together.
+bool ChangesTasksOnly(Event::Type t) {
   return t == Event::Type::kAllocate || t == Event::Type::kRelease || t == Event::Type::kFinish;
 }
 
@@ -411,10 +401,10 @@ size_t ApplyGrouped(EngineImpl& impl, engine::Tree& t, const Engine::TaskOp* ops
   uint16_t count[kShards] = {};
   size_t end = i;
   for (; end < n && end - i < kGroupWindow; ++end) {
-    if (end + kAheadJob < n && IsTaskType(ops[end + kAheadJob].type))
+    if (end + kAheadJob < n && ChangesTasksOnly(ops[end + kAheadJob].type))
       t.PrefetchJobRecord(ops[end + kAheadJob].job.id);  // its view entry: in step 4
     const Engine::TaskOp& op = ops[end];
-    if (!IsTaskType(op.type)) break;
+    if (!ChangesTasksOnly(op.type)) break;
     if (!CheckRef(t, op.job).ok()) {
       shard[end - i] = kNoShard;  // refused when its turn comes
       continue;
@@ -502,7 +492,7 @@ size_t ApplyShared(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, size_t
   engine::Tree& t = *impl.tree;
   GroupBackoff& g = b.grouping == EngineOptions::BatchGrouping::kAuto ? tls_group_backoff : b.backoff;
   while (i < n) {
-    if (!IsTaskType(ops[i].type)) return i;
+    if (!ChangesTasksOnly(ops[i].type)) return i;
     const bool group = b.grouping == EngineOptions::BatchGrouping::kAlways ||
                        (b.grouping == EngineOptions::BatchGrouping::kAuto &&
                         impl.batches.running.load(std::memory_order_relaxed) > 1);
@@ -572,7 +562,7 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
     Status st = CheckRef(t, op.job);
     if (st.ok())
       st = op.type == Event::Type::kRemove ? t.Remove(op.job.id)
-                                           : ApplyTask(t, op.type, op.job.id, op.n);
+                                           : ApplyJobEvent(t, op.type, op.job.id, op.n);
     if (!st.ok()) {
       b.Refuse(op, std::move(st));
       continue;

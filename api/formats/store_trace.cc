@@ -99,7 +99,7 @@ StatusOr<StoreTrace> ReadStoreTrace(const std::string& dir) {
       e.job = static_cast<uint32_t>(t.jobs.size());
       by_seq[r.job_seq] = e.job;
       t.jobs.push_back(r.full->job);
-    } else if (storage::IsTaskType(op.type)) {
+    } else if (IsJobEvent(op.type)) {
       auto it = by_seq.find(op.job_seq);
       if (it == by_seq.end())
         return Status::Corruption(ev() + " names job #" + std::to_string(op.job_seq) +

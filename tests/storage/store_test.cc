@@ -108,7 +108,7 @@ TEST(Codec, LogBatchRoundTripsEveryEventType) {
     seen.insert(x.type);
     ASSERT_EQ(x.type, y.type) << i;
     EXPECT_EQ(x.job_seq, y.job_seq);
-    if (x.type != Event::Type::kRemove && storage::IsTaskType(x.type)) {
+    if (x.type != Event::Type::kRemove && IsJobEvent(x.type)) {
       EXPECT_EQ(x.n, y.n);
     }
     EXPECT_EQ(x.job.name, y.job.name);
