@@ -65,8 +65,12 @@ Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uin
     return Status::Internal("checkpoint image: job " + std::string(name) + " out of submission order");
   if (by_seq_.size() <= seq) by_seq_.resize(std::max<size_t>(seq + 1, by_seq_.size() * 3 / 2), kNoJob);
   by_seq_[seq] = static_cast<uint32_t>(jobs_.size());
+  if (name.size() > UINT32_MAX)
+    return Status::Internal("checkpoint image: a job name of " + std::to_string(name.size()) + " bytes");
   Job j;
-  j.name.assign(name);
+  j.name_at = job_names_.size();
+  j.name_len = static_cast<uint32_t>(name.size());
+  job_names_.append(name);
   j.user = Intern(user_index_, users_, user);
   j.leaf = leaf;
   j.task = InternShape(task);
@@ -75,7 +79,7 @@ Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uin
   j.weight = std::max(1.0, weight);  // as the tree stores it
   j.seq = seq;
   j.state = state;
-  jobs_.push_back(std::move(j));
+  jobs_.push_back(j);
   if (allocated != 0) Change(jobs_.back(), allocated, 0);
   jobs_.back().state = state;  // as recorded
   return Status::Ok();
@@ -135,13 +139,18 @@ Status CheckpointImage::Submit(const JobSpec& spec) {
 void CheckpointImage::Compact() {
   std::vector<Job> live;
   live.reserve(jobs_.size() - dead_);
+  std::string names;
   std::fill(by_seq_.begin(), by_seq_.end(), kNoJob);
   for (Job& j : jobs_) {
     if (!j.alive) continue;
     by_seq_[j.seq] = static_cast<uint32_t>(live.size());
-    live.push_back(std::move(j));
+    const uint64_t at = names.size();
+    names.append(NameOf(j));
+    j.name_at = at;
+    live.push_back(j);
   }
   jobs_.swap(live);
+  job_names_.swap(names);
   dead_ = 0;
 }
 
@@ -166,8 +175,7 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
       else if (op.type == T::kFinish) Change(*j, -op.n, -op.n);
       else {
         Change(*j, -j->allocated, -j->tasks);
-        j->alive = false;
-        std::string().swap(j->name);
+        j->alive = false;  // its name stays in job_names_ until Compact
         by_seq_[j->seq] = kNoJob;
         if (++dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
       }
@@ -211,7 +219,7 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
     JobFields f;
     for (const Job& j : jobs_) {
       if (!j.alive) continue;
-      f.name = j.name;
+      f.name = NameOf(j);
       f.user = users_[j.user];
       f.queue = static_cast<uint32_t>(path_queue_[j.leaf]);
       f.task = shapes_[j.task].data();
@@ -222,7 +230,7 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
       f.seq = j.seq;
       f.state = j.state;
       if (path_queue_[j.leaf] < 0)
-        return Status::Internal("checkpoint image: job " + j.name + " in a deleted queue " + paths_[j.leaf]);
+        return Status::Internal("checkpoint image: job " + std::string(NameOf(j)) + " in a deleted queue " + paths_[j.leaf]);
       HDRF_RETURN_IF_ERROR(add(f));
     }
     return Status::Ok();

@@ -8,7 +8,7 @@
 //
 // Per job it keeps only the fields of a checkpoint record (name, user,
 // leaf, task shape, counts, weight, submission number, state; users, leaves
-// and task shapes shared), about 100 bytes a job instead of a tree's
+// and task shapes shared), 64 bytes a job and its name instead of a tree's
 // indexes, heaps and views. Queue events and capacity changes go to a tree
 // without jobs (their rules and the checkpoint's queue list). Per queue it
 // keeps the usage, for the leaf a Submit to an inner queue is placed in
@@ -54,17 +54,21 @@ class CheckpointImage {
   size_t job_count() const { return jobs_.size() - dead_; }
 
  private:
+  // 64 bytes: the name lives in job_names_ (a std::string member took 32
+  // bytes of each job, the flags padded it to 96: bench/README.md).
   struct Job {
-    std::string name;
+    uint64_t name_at = 0;  // job_names_ offset
+    uint32_t name_len = 0;
     uint32_t user = 0;  // users_
     uint32_t leaf = 0;  // paths_
     uint32_t task = 0;  // shapes_
     int64_t tasks = 0, allocated = 0, min_available = 0;
     double weight = 1;
-    uint64_t seq = 0;
-    JobState state = JobState::kInqueue;
-    bool alive = true;
+    uint64_t seq : 40 = 0;  // < 2^40 (AddJob checks)
+    JobState state : 8 = JobState::kInqueue;
+    bool alive : 1 = true;
   };
+  static_assert(sizeof(Job) == 64);
   struct Queue {
     int parent = -1;
     std::vector<int> children;  // in path order (the tree's name order)
@@ -90,6 +94,7 @@ class CheckpointImage {
   StatusOr<uint32_t> Admit(const std::string& path) const;
   Status Submit(const JobSpec& spec);
   void Compact();
+  std::string_view NameOf(const Job& j) const { return {job_names_.data() + j.name_at, j.name_len}; }
 
   const std::vector<std::string> names_;
   const size_t R_;
@@ -101,6 +106,7 @@ class CheckpointImage {
   uint64_t next_seq_ = 1;
 
   std::vector<Job> jobs_;        // in submission order; removed ones until Compact
+  std::string job_names_;        // the jobs' names, back to back (removed ones until Compact)
   size_t dead_ = 0;              // removed jobs still in jobs_
   std::vector<uint32_t> by_seq_;  // submission number -> index in jobs_, or kNoJob
   static constexpr uint32_t kNoJob = UINT32_MAX;

@@ -388,7 +388,7 @@ Status WriteCheckpointOf(Store& store, CheckpointHeaderRecord h, const Checkpoin
     bytes += v.size();
     wb.Put(ChunkKey(seq, chunk), v);
     ++chunk;
-    if (wb.GetDataSize() >= (8u << 20)) {
+    if (wb.GetDataSize() >= (1u << 20)) {
       HDRF_RETURN_IF_ERROR(store.WriteUnlogged(&wb).WithContext(where));
       wb.Clear();
     }

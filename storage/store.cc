@@ -106,8 +106,11 @@ rocksdb::Options MakeOptions(bool create) {
   o.keep_log_file_num = 3;
   o.stats_dump_period_sec = 0;
   o.stats_persist_period_sec = 0;
-  o.write_buffer_size = 64 << 20;
-  o.max_write_buffer_number = 4;
+  // Memtables: a checkpoint of 10^6 jobs (about 100 MB of chunks) filled
+  // four of 64 MB before it flushed them; two of 16 MB take 100 MB less of
+  // a durable engine's peak memory (bench/README.md, issue 25).
+  o.write_buffer_size = 16 << 20;
+  o.max_write_buffer_number = 2;
   o.avoid_flush_during_recovery = true;
   // Close() does not flush the memtable itself: Journal::Close flushes
   // it when the store is healthy, and what a flush at close would add is
@@ -134,13 +137,17 @@ rocksdb::Options MakeOptions(bool create) {
 // block cache. A secondary instance (a follower) reads the same few blocks
 // at every catch-up instead (the log tail, the checkpoint headers): the
 // block cache keeps them, and RocksDB's own readahead, which starts small,
-// spares each of its iterators a 4 MB read.
-rocksdb::ReadOptions ReadOpts(Store::Mode mode) {
+// spares each of its iterators a 4 MB read. So do the seeks that read a
+// key or two (kSeek: the checkpoint list, the log record at an event, both
+// read by every checkpoint): a 4 MB buffer for each table file the seek
+// touches held 75 MB at once at a checkpoint of 10^6 jobs (bench/README.md).
+enum class ReadKind { kScan, kSeek };
+rocksdb::ReadOptions ReadOpts(Store::Mode mode, ReadKind kind = ReadKind::kScan) {
   rocksdb::ReadOptions r;
   r.verify_checksums = true;
   const bool tail = mode == Store::Mode::kSecondary;
   r.fill_cache = tail;
-  r.readahead_size = tail ? 0 : 4 << 20;
+  r.readahead_size = tail || kind == ReadKind::kSeek ? 0 : 4 << 20;
   return r;
 }
 
@@ -289,7 +296,7 @@ StatusOr<MetaRecord> Store::ReadMeta() const {
 
 StatusOr<std::vector<uint64_t>> Store::CheckpointSeqs() const {
   std::vector<uint64_t> out;
-  rocksdb::ReadOptions ro = ReadOpts(mode_);
+  rocksdb::ReadOptions ro = ReadOpts(mode_, ReadKind::kSeek);
   std::string upper = "h0";  // '0' follows '/'
   rocksdb::Slice ub(upper);
   ro.iterate_upper_bound = &ub;
@@ -325,7 +332,7 @@ Status Store::ScanLog(uint64_t from,
 }
 
 StatusOr<std::optional<std::pair<uint64_t, std::string>>> Store::LogAtOrBefore(uint64_t seq) const {
-  rocksdb::ReadOptions ro = ReadOpts(mode_);
+  rocksdb::ReadOptions ro = ReadOpts(mode_, ReadKind::kSeek);
   std::string lower = kLogPrefix;
   rocksdb::Slice lb(lower);
   ro.iterate_lower_bound = &lb;

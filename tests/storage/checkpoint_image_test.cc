@@ -2,7 +2,8 @@
 // the image holds exactly the records one written from a tree in the same
 // state holds, for a stream of every event type (submissions to inner
 // queues placed by the image's Admit included), and an engine whose
-// checkpoints come from the image recovers the plan workload exactly.
+// checkpoints come from the image recovers the plan workload exactly, and
+// so does an image compacted after most of its jobs were removed.
 #include "storage/checkpoint_image.h"
 
 #include <gtest/gtest.h>
@@ -37,34 +38,64 @@ void ExpectSameCheckpoint(const Store& a, const Store& b, uint64_t seq) {
   }
 }
 
-TEST(CheckpointImage, WritesWhatTheTreeWrites) {
-  TempDir dir("image");
+// A tree of the test queues, two stores of its state (one for the image's
+// checkpoints, one for the tree's) and an image loaded from the first.
+struct ImageAndTree {
+  std::unique_ptr<engine::Tree> tree;
+  std::vector<std::string> names;
+  std::unique_ptr<Store> from_image, from_tree;
+  std::unique_ptr<CheckpointImage> image;
+  storage::EventBatch batch;  // every event applied, from event 1
+
+  // Applies `e` to the tree and, when the tree accepts it, to the image
+  // (which sees accepted events only). Whether the tree accepted it.
+  bool Apply(const Event& e) {
+    if (!ApplyEvent(*tree, e).ok()) return false;
+    if (batch.empty()) batch.first_seq = 1;
+    batch.Add(e);
+    Status s = image->Apply(batch, batch.size() - 1);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return true;
+  }
+  // Writes the checkpoint at `seq` from the image and from the tree, and
+  // compares them.
+  void ExpectSameCheckpointAt(uint64_t seq) {
+    EXPECT_TRUE(image->Write(*from_image, seq, {}).ok());
+    EXPECT_TRUE(storage::WriteCheckpoint(*from_tree, *tree, seq, names).ok());
+    ExpectSameCheckpoint(*from_image, *from_tree, seq);
+    EXPECT_EQ(image->job_count(), tree->job_count());
+  }
+};
+void MakeImageAndTree(const TempDir& dir, ImageAndTree* out) {
   auto tree = engine::Tree::Create(TestCluster(), TestQueues(), {});
   ASSERT_TRUE(tree.ok());
-  engine::Tree& t = **tree;
-  const storage::MetaRecord meta = storage::MetaFor(t, std::nullopt);
-  const auto& names = meta.resource_names;
+  out->tree = std::move(tree).value();
+  const storage::MetaRecord meta = storage::MetaFor(*out->tree, std::nullopt);
+  out->names = meta.resource_names;
   auto from_image = Store::Create(dir.Sub("image"), meta);
   auto from_tree = Store::Create(dir.Sub("tree"), meta);
   ASSERT_TRUE(from_image.ok() && from_tree.ok());
-  ASSERT_TRUE(storage::WriteCheckpoint(**from_image, t, 0, names).ok());
-  auto image = CheckpointImage::Load(**from_image, 0);
+  out->from_image = std::move(from_image).value();
+  out->from_tree = std::move(from_tree).value();
+  ASSERT_TRUE(storage::WriteCheckpoint(*out->from_image, *out->tree, 0, out->names).ok());
+  auto image = CheckpointImage::Load(*out->from_image, 0);
   ASSERT_TRUE(image.ok()) << image.status().ToString();
+  out->image = std::move(image).value();
+}
 
-  storage::EventBatch batch;
-  batch.first_seq = 1;
+TEST(CheckpointImage, WritesWhatTheTreeWrites) {
+  TempDir dir("image");
+  ImageAndTree it;
+  ASSERT_NO_FATAL_FAILURE(MakeImageAndTree(dir, &it));
+  engine::Tree& t = *it.tree;
+  const auto& names = it.names;
   uint64_t seq = 0, checkpoints = 0;
   auto apply = [&](const Event& e) -> bool {
-    if (!ApplyEvent(t, e).ok()) return false;  // the image sees accepted events only
-    batch.Add(e);
-    Status s = (*image)->Apply(batch, batch.size() - 1);
-    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!it.Apply(e)) return false;
     ++seq;
     if (seq % 997 == 0) {
       ++checkpoints;
-      EXPECT_TRUE((*image)->Write(**from_image, seq, {}).ok());
-      EXPECT_TRUE(storage::WriteCheckpoint(**from_tree, t, seq, names).ok());
-      ExpectSameCheckpoint(**from_image, **from_tree, seq);
+      it.ExpectSameCheckpointAt(seq);
     }
     return true;
   };
@@ -86,10 +117,34 @@ TEST(CheckpointImage, WritesWhatTheTreeWrites) {
     }
   EXPECT_GT(seq, 6000u);
   ASSERT_GT(checkpoints, 5u);
-  ASSERT_TRUE((*image)->Write(**from_image, seq, {}).ok());
-  ASSERT_TRUE(storage::WriteCheckpoint(**from_tree, t, seq, names).ok());
-  ExpectSameCheckpoint(**from_image, **from_tree, seq);
-  EXPECT_EQ((*image)->job_count(), t.job_count());
+  it.ExpectSameCheckpointAt(seq);
+}
+
+// Removing most jobs compacts the image (more than 1,024 and more than half
+// of its jobs removed): the survivors' names move in its name buffer, and
+// its checkpoints must still be the tree's, names of every length included.
+TEST(CheckpointImage, CompactionKeepsNames) {
+  TempDir dir("image_compact");
+  ImageAndTree it;
+  ASSERT_NO_FATAL_FAILURE(MakeImageAndTree(dir, &it));
+  engine::Tree& t = *it.tree;
+  auto apply = [&](const Event& e) { ASSERT_TRUE(it.Apply(e)); };
+  const std::string leaf = t.QueueSpecs().back().path;
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 3000; ++i) {
+    Event e;
+    e.type = Event::Type::kSubmit;
+    e.job.name = "job-" + std::string(static_cast<size_t>(i % 40), 'x') + std::to_string(i);
+    e.job.queue = leaf;
+    e.job.tasks = 2;
+    e.job.task = {{it.names[0], 1}};
+    seqs.push_back(t.next_seq());
+    apply(e);
+  }
+  for (size_t i = 0; i < seqs.size(); ++i)
+    if (i % 5 != 3) apply(Event::Remove(seqs[i]));
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
+  EXPECT_EQ(t.job_count(), 600u);
 }
 
 // Plans (kApplyPlan) through an engine whose checkpoints come from the
