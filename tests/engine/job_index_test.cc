@@ -76,7 +76,9 @@ void RandomOps(int hash_bits, uint64_t seed, int ops) {
   // Everything present is found, everything erased is not.
   for (const auto& [key, id] : ref) ASSERT_EQ(w.Find(key), id) << key;
   for (uint64_t key = 0; key < 5000; ++key) {
-    if (!ref.count(key)) ASSERT_EQ(w.Find(key), JobIndex::kEmpty) << key;
+    if (!ref.count(key)) {
+      ASSERT_EQ(w.Find(key), JobIndex::kEmpty) << key;
+    }
   }
 }
 
