@@ -230,12 +230,7 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
   HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
   HDRF_RETURN_IF_ERROR(Writable());
   HDRF_RETURN_IF_ERROR(ApplyJobEvent(*tree, type, job.id, n));
-  if (journal) {
-    const Event e = Event::Task(type, job.seq, n);
-    *seq = RecordLocked(&e);
-  } else {
-    *seq = RecordLocked(nullptr);
-  }
+  *seq = RecordJobLocked(type, job.seq, n);
   return Status::Ok();
 }
 
@@ -568,12 +563,7 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
       continue;
     }
     if (op.status) *op.status = Status::Ok();
-    if (impl.journal) {
-      const Event e = Event::Task(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
-      b.seq = impl.RecordLocked(&e);
-    } else {
-      b.seq = impl.RecordLocked(nullptr);
-    }
+    b.seq = impl.RecordJobLocked(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
   }
   return i;
 }
@@ -659,9 +649,7 @@ StatusOr<uint64_t> AllocateOneLocked(EngineImpl& impl, engine::Tree& t, JobRef r
   HDRF_RETURN_IF_ERROR(impl.Writable());
   const int64_t k = t.StepDemand(ref.id);  // a gang that holds no task: all m at once
   HDRF_RETURN_IF_ERROR(t.Allocate(ref.id, k));
-  if (!impl.journal) return impl.RecordLocked(nullptr);
-  const Event e = Event::Task(Event::Type::kAllocate, ref.seq, k);
-  return impl.RecordLocked(&e);
+  return impl.RecordJobLocked(Event::Type::kAllocate, ref.seq, k);
 }
 
 // One step (docs/spec.md §5, §14: a gang holding no task gets its m tasks in one

@@ -101,6 +101,13 @@ struct Engine::Impl {
     if (journal) return last_seq = journal->Append(*e);
     return ++last_seq;
   }
+  // RecordLocked for job event `t` (engine/event.h IsJobEvent) on the job
+  // of submission number `job_seq`: the event is built only for the journal.
+  uint64_t RecordJobLocked(Event::Type t, uint64_t job_seq, int64_t n) REQUIRES(rw) {
+    if (!journal) return ++last_seq;
+    const Event e = Event::Task(t, job_seq, n);
+    return RecordLocked(&e);
+  }
   // Under rw exclusive: brings last_seq up to date with the local events
   // since the last exclusive section: the journal's number with a store;
   // without one, the counts of the shards in use, folded in. The shards'
