@@ -42,7 +42,9 @@ TEST(LatencyHistogram, BucketsTileTheRangeWithBoundedWidth) {
     ASSERT_LE(H::BucketLow(i), H::BucketHigh(i));
     ASSERT_EQ(H::BucketOf(H::BucketLow(i)), i) << i;
     ASSERT_EQ(H::BucketOf(H::BucketHigh(i)), i) << i;
-    if (i + 1 < H::kBuckets) ASSERT_EQ(H::BucketHigh(i) + 1, H::BucketLow(i + 1)) << i;
+    if (i + 1 < H::kBuckets) {
+      ASSERT_EQ(H::BucketHigh(i) + 1, H::BucketLow(i + 1)) << i;
+    }
     // Width at most 1/64 of the bucket's low end (exact below 64 ns).
     const uint64_t width = H::BucketHigh(i) - H::BucketLow(i) + 1;
     if (i < H::kSubCount) {
@@ -318,7 +320,9 @@ TEST(EngineEventLatency, SamplesAcceptedCallsOneInN) {
     const H::Snapshot s = (*engine)->EventLatency();
     EXPECT_EQ(s.count, before) << every;
     EXPECT_EQ(s.count, every == 0 ? 0u : 100u / every) << every;
-    if (every != 0) EXPECT_GT(s.max_ns, 0u);
+    if (every != 0) {
+      EXPECT_GT(s.max_ns, 0u);
+    }
     // MetricsText renders the engine's own histogram once it has samples.
     const bool shown = MetricsText(**engine).find("hdrf_event_latency_seconds_count") != std::string::npos;
     EXPECT_EQ(shown, every != 0) << every;

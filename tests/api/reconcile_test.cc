@@ -80,7 +80,9 @@ std::string FreshDigest(const ResourceAmounts& cluster, const ClusterTruth& t,
     JobSpec s{.name = j.name, .queue = j.queue, .user = j.user, .tasks = j.tasks, .task = j.task};
     auto ref = (*f)->Submit(s);
     EXPECT_TRUE(ref.ok()) << ref.status().ToString();
-    if (j.running > 0) EXPECT_TRUE((*f)->Allocate(*ref, j.running).ok());
+    if (j.running > 0) {
+      EXPECT_TRUE((*f)->Allocate(*ref, j.running).ok());
+    }
   }
   return (*f)->DigestHex();
 }
@@ -143,7 +145,9 @@ TEST(Reconcile, FewestEventsForEachKindOfChange) {
     JobSpec s{.name = name, .queue = "root/b", .tasks = tasks, .task = {{"cpu", 1000}}};
     auto ref = (*e)->Submit(s);
     ASSERT_TRUE(ref.ok());
-    if (running) ASSERT_TRUE((*e)->Allocate(*ref, running).ok());
+    if (running) {
+      ASSERT_TRUE((*e)->Allocate(*ref, running).ok());
+    }
   };
   submit("same", 4, 2);
   submit("gone", 4, 2);

@@ -60,7 +60,9 @@ void MakeWideStore(const std::string& db) {
     j.task = {{"cpu", 1000}, {"memory", testing::kSampleGi}};
     auto ref = (*eng)->Submit(j);
     ASSERT_TRUE(ref.ok()) << ref.status().message();
-    if (t % 10 > 0) ASSERT_TRUE((*eng)->Allocate(*ref, t % 10).ok());
+    if (t % 10 > 0) {
+      ASSERT_TRUE((*eng)->Allocate(*ref, t % 10).ok());
+    }
   }
   ASSERT_TRUE((*eng)->Close().ok());
 }

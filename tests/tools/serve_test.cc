@@ -163,7 +163,9 @@ TEST_F(ServeTest, QueuesUnderAPathToADepth) {
   const json whole = json::parse(Get("/api/queues")->body);
   const json part = json::parse(Get("/api/queues?under=root/training&depth=0")->body);
   for (const json& q : whole["queues"])
-    if (q["path"] == "root/training") EXPECT_EQ(part["queues"][0], q);
+    if (q["path"] == "root/training") {
+      EXPECT_EQ(part["queues"][0], q);
+    }
 
   struct Case {
     std::string query;
