@@ -51,7 +51,7 @@ class JournalImpl final : public Journal {
   JournalImpl(const JournalOptions& options, std::unique_ptr<Store> store,
               std::vector<std::string> names, uint64_t last_seq, uint64_t checkpoint_seq)
       : durability_(options.durability),
-        checkpoint_every_(options.checkpoint_every),
+        options_(options),
         retention_(options.retention),
         store_(std::move(store)),
         names_(std::move(names)),
@@ -235,11 +235,13 @@ class JournalImpl final : public Journal {
   // The token holder: writes group `b` and hands it to the checkpoint thread.
   void WriteGroup(EventBatch&& b);
   Status LoadCheckpointCopy();
+  // The live jobs of the checkpoint copy (checkpoint thread only).
+  uint64_t CopyJobs() const { return image_ ? image_->job_count() : copy_ ? copy_->job_count() : 0; }
   void DoCheckpoint();
   void CheckpointLoop();
 
   const Durability durability_;
-  const uint64_t checkpoint_every_;
+  const JournalOptions options_;  // checkpoint_every, checkpoint_events_per_job
   const LogRetention retention_;
   std::unique_ptr<Store> store_;
   const std::vector<std::string> names_;
@@ -489,18 +491,22 @@ void JournalImpl::CheckpointLoop() {
     }
     for (EventBatch& b : work) {
       if (failed_.load()) break;
-      for (size_t i = 0; i < b.size(); ++i) {
-        Status s = image_ ? image_->Apply(b, i) : replayer_->Apply(b, i);
-        if (!s.ok()) {
-          Fail(Status::Internal("event log: event " + std::to_string(b.first_seq + i) +
-                                " applied by the engine fails on the checkpoint copy: " + s.message()));
-          break;
-        }
+      Status s;
+      size_t at = 0;
+      if (image_) {
+        s = image_->ApplyRange(b, 0, b.size(), &at);
+      } else {
+        for (; at < b.size() && s.ok(); ++at) s = replayer_->Apply(b, at);
+        if (!s.ok()) --at;
       }
+      if (!s.ok())
+        Fail(Status::Internal("event log: event " + std::to_string(b.first_seq + at) +
+                              " applied by the engine fails on the checkpoint copy: " + s.message()));
       if (failed_.load()) break;
       since_checkpoint_ += b.size();
       Progress(applied_seq_, b.last_seq());
-      if (durability_ != Durability::kNone && checkpoint_every_ > 0 && since_checkpoint_ >= checkpoint_every_)
+      if (durability_ != Durability::kNone && options_.checkpoint_every > 0 &&
+          since_checkpoint_ >= CheckpointInterval(options_, CopyJobs()))
         DoCheckpoint();
       GiveBack(std::move(b));
     }
@@ -519,6 +525,13 @@ StatusOr<std::unique_ptr<Journal>> Started(std::unique_ptr<JournalImpl> j) {
 }
 
 }  // namespace
+
+uint64_t CheckpointInterval(const JournalOptions& options, uint64_t jobs) {
+  if (options.checkpoint_every == 0) return 0;
+  const uint64_t per_job = options.checkpoint_events_per_job;
+  const uint64_t scaled = jobs > UINT64_MAX / std::max<uint64_t>(per_job, 1) ? UINT64_MAX : per_job * jobs;
+  return std::max(options.checkpoint_every, scaled);
+}
 
 void SetAckBeforeSyncForTesting(bool on) { g_ack_before_sync.store(on); }
 

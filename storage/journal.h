@@ -48,9 +48,12 @@ namespace hdrf::storage {
 struct JournalOptions {
   // EngineOptions::durability. Default: kSync.
   Durability durability = Durability::kSync;
-  // A checkpoint after this many logged events; 0 = only on Checkpoint()
-  // and Close(). Default: 1,000,000.
+  // A checkpoint after this many logged events, or after
+  // checkpoint_events_per_job times the jobs of the state when that is more
+  // (CheckpointInterval); 0 = only on Checkpoint() and Close(). Defaults:
+  // 1,000,000 and 4 (EngineOptions).
   uint64_t checkpoint_every = 1000000;
+  uint32_t checkpoint_events_per_job = 4;
   // How much log a checkpoint keeps (EngineOptions::log_retention_*).
   // Default: off.
   LogRetention retention;
@@ -106,6 +109,11 @@ StatusOr<RecoveredJournal> RecoverJournal(const std::string& path, const LoadOpt
 StatusOr<std::unique_ptr<Journal>> AdoptJournal(std::unique_ptr<Store> store,
                                                 std::vector<std::string> names, uint64_t last_seq,
                                                 uint64_t checkpoint_seq, const JournalOptions& options);
+
+// The events a background checkpoint waits for after the previous one in a
+// state of `jobs` live jobs: max(checkpoint_every, checkpoint_events_per_job
+// × jobs), or 0 (none) when checkpoint_every is 0.
+uint64_t CheckpointInterval(const JournalOptions& options, uint64_t jobs);
 
 // Tests only: a planted bug. While on, kSync acknowledges an event once its
 // log record is written, before the write-ahead log is synced (the write

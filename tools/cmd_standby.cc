@@ -86,7 +86,7 @@ int CmdStandby(int argc, char** argv) {
   app.add_option("--db", f.db, "the store to follow and take over")->required();
   app.add_option("--durability", f.durability, "the new writer's durability: sync|async|none")
       ->capture_default_str();
-  app.add_option("--checkpoint-every", f.checkpoint_every, "the new writer's checkpoint interval (events)")
+  app.add_option("--checkpoint-every", f.checkpoint_every, "the new writer's checkpoint interval (events; at least 4 per job)")
       ->capture_default_str();
   app.add_option("--catch-up-ms", f.catch_up_ms, "how often to catch up with the writer (ms, >= 1)")
       ->capture_default_str()

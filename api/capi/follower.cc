@@ -96,6 +96,7 @@ hdrf_code hdrf_follower_promote(hdrf_engine_t* engine, int64_t wait_ms,
     po.wait_ms = wait_ms;
     po.durability = eo.durability;
     po.checkpoint_every = eo.checkpoint_every;
+    po.checkpoint_events_per_job = eo.checkpoint_events_per_job;
     po.log_retention_events = eo.log_retention_events;
     po.log_retention_seconds = eo.log_retention_seconds;
     po.latency_sample_every = eo.latency_sample_every;

@@ -16,6 +16,7 @@ storage::JournalOptions JournalOptionsFor(const EngineOptions& options) {
   storage::JournalOptions jo;
   jo.durability = options.durability;
   jo.checkpoint_every = options.checkpoint_every;
+  jo.checkpoint_events_per_job = options.checkpoint_events_per_job;
   jo.retention = {options.log_retention_events, options.log_retention_seconds};
   jo.clock = options.event_clock ? options.event_clock : std::function<int64_t()>(HostClockMicros);
   return jo;

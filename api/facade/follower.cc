@@ -253,6 +253,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   eo.overcommit_factor = store_->meta().overcommit_factor;
   eo.durability = po.durability;
   eo.checkpoint_every = po.checkpoint_every;
+  eo.checkpoint_events_per_job = po.checkpoint_events_per_job;
   eo.log_retention_events = po.log_retention_events;
   eo.log_retention_seconds = po.log_retention_seconds;
   eo.latency_sample_every = po.latency_sample_every;
@@ -268,6 +269,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     impl_.options.overcommit_factor = eo.overcommit_factor;
     impl_.options.durability = eo.durability;
     impl_.options.checkpoint_every = eo.checkpoint_every;
+    impl_.options.checkpoint_events_per_job = eo.checkpoint_events_per_job;
     impl_.options.log_retention_events = eo.log_retention_events;
     impl_.options.log_retention_seconds = eo.log_retention_seconds;
     std::atomic_ref<uint32_t>(impl_.options.latency_sample_every)

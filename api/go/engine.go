@@ -52,7 +52,8 @@ const (
 
 // Options of a new or reopened engine. The zero value is the engine's
 // defaults: memory only, gate off, sync durability, a checkpoint every
-// 1,000,000 events, one event call in 16 timed.
+// 1,000,000 events (or 4 per live job when that is more: docs/storage.md
+// "Checkpoints"), one event call in 16 timed.
 type Options struct {
 	OvercommitFactor float64    // docs/spec.md §12 enqueue gate; 0 = off
 	DBPath           string     // store directory; "" = memory only (Open takes its own)

@@ -160,8 +160,9 @@ HDRF_EXPORT hdrf_code hdrf_options_set_db_path(hdrf_options_t* options, const ch
 /* HDRF_DURABILITY_*. */
 HDRF_EXPORT hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int durability,
                                                   char** errptr);
-/* Background checkpoint after this many logged events; 0 = only on
-   hdrf_checkpoint and close. */
+/* Background checkpoint after this many logged events, or after 4 per live
+   job when that is more (EngineOptions checkpoint_events_per_job,
+   docs/storage.md "Checkpoints"); 0 = only on hdrf_checkpoint and close. */
 HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
                                                         char** errptr);
 /* How much log history a checkpoint keeps (EngineOptions

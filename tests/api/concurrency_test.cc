@@ -479,6 +479,7 @@ TEST(ConcurrencyTest, TheLogOrderOfShardedEventsRecoversTheLiveState) {
     o.db_path = std::string(tmpl) + "/db";
     o.durability = d;
     o.checkpoint_every = 5000;  // checkpoints taken while events run
+    o.checkpoint_events_per_job = 0;  // every 5000 events, however many jobs
     // kSync pays an fsync per group of events: fewer of them.
     PressureResult live = RunUnderPressure(o, /*guarantees=*/false, d == Durability::kSync ? 600 : 6000, 200000);
     auto rec = Engine::Open(o);

@@ -155,6 +155,7 @@ TEST(CheckpointImage, PlanWorkloadRecoversExactly) {
   o.db_path = dir.Sub("db");
   o.durability = Durability::kAsync;
   o.checkpoint_every = 37;
+  o.checkpoint_events_per_job = 0;  // every 37 events, however many jobs
   auto live = Engine::Create(PlanCluster(), PlanQueues(), o);
   ASSERT_TRUE(live.ok()) << live.status().ToString();
   size_t plans = 0;

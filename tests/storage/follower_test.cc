@@ -37,6 +37,7 @@ std::unique_ptr<Engine> Writer(const std::string& db, Durability d = Durability:
   o.db_path = db;
   o.durability = d;
   o.checkpoint_every = checkpoint_every;
+  o.checkpoint_events_per_job = 0;  // the cadence asked for, however many jobs
   auto e = Engine::Create(TestCluster(), TestQueues(), o);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return e.ok() ? std::move(e).value() : nullptr;

@@ -117,6 +117,7 @@ class Harness {
     eo.db_path = db;
     eo.durability = o_.durability;
     eo.checkpoint_every = static_cast<uint64_t>(rng_.Uniform(5, 150));
+    eo.checkpoint_events_per_job = 0;  // that cadence, however many jobs
     return eo;
   }
 

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
   if (!d.ok()) Die(d.status().message());
   o.durability = *d;
   o.checkpoint_every = checkpoint_every;
+  o.checkpoint_events_per_job = 0;  // --checkpoint-every alone, however many jobs
 
   if (plans) {
     auto created = Engine::Create(PlanCluster(), PlanQueues(), o);

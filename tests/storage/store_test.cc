@@ -16,6 +16,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
+#include "storage/journal.h"
 #include "storage/state_io.h"
 #include "storage/store.h"
 #include "tests/storage/storage_util.h"
@@ -39,6 +40,7 @@ EngineOptions Opts(const std::string& db, Durability d = Durability::kSync, uint
   o.db_path = db;
   o.durability = d;
   o.checkpoint_every = every;
+  o.checkpoint_events_per_job = 0;  // `every` alone, however many jobs
   return o;
 }
 
@@ -529,6 +531,69 @@ TEST(Store, CheckpointsRunWhileEventsKeepComing) {
   ASSERT_TRUE(back);
   EXPECT_EQ(back->Digest(), d);
   EXPECT_EQ(back->last_seq(), last);
+}
+
+// The cadence rule (docs/storage.md "Checkpoints"): a background checkpoint
+// waits for max(checkpoint_every, checkpoint_events_per_job x live jobs)
+// events after the previous one.
+TEST(Store, CheckpointIntervalScalesWithTheJobs) {
+  storage::JournalOptions o;
+  o.checkpoint_every = 1000;
+  o.checkpoint_events_per_job = 4;
+  EXPECT_EQ(storage::CheckpointInterval(o, 0), 1000u);
+  EXPECT_EQ(storage::CheckpointInterval(o, 250), 1000u);
+  EXPECT_EQ(storage::CheckpointInterval(o, 251), 1004u);
+  EXPECT_EQ(storage::CheckpointInterval(o, 1000000), 4000000u);
+  EXPECT_EQ(storage::CheckpointInterval(o, UINT64_MAX / 2), UINT64_MAX);  // saturates
+  o.checkpoint_events_per_job = 0;
+  EXPECT_EQ(storage::CheckpointInterval(o, 1000000), 1000u);
+  o.checkpoint_every = 0;  // only on request, whatever the jobs
+  o.checkpoint_events_per_job = 4;
+  EXPECT_EQ(storage::CheckpointInterval(o, 1000000), 0u);
+  EXPECT_EQ(EngineOptions().checkpoint_events_per_job, 4u);
+  EXPECT_EQ(PromoteOptions().checkpoint_events_per_job, 4u);
+}
+
+// Where the background checkpoints of a store fall: 200 jobs, then task
+// events to event 1200, with checkpoint_every = 100. kSync from one thread
+// writes one log record per event and the checkpoint thread looks after
+// each, so with k = 4 the one background checkpoint is at event 800 (4 x 200
+// jobs) and Close's at 1200 keeps the log after 800: 400 records. With k = 0
+// they fall every 100 events, the last at 1200: the log after 1100 stays.
+TEST(Store, BackgroundCheckpointsWaitForEventsPerJob) {
+  for (uint32_t k : {4u, 0u}) {
+    SCOPED_TRACE("checkpoint_events_per_job " + std::to_string(k));
+    TempDir dir("cadence");
+    const std::string db = dir.Sub("db");
+    EngineOptions o = Opts(db, Durability::kSync, /*every=*/100);
+    o.checkpoint_events_per_job = k;
+    auto e = MustCreate(o);
+    ASSERT_TRUE(e);
+    std::vector<JobRef> refs;
+    for (int i = 0; i < 200; ++i) {
+      JobSpec j;
+      j.name = "c" + std::to_string(i);
+      j.queue = "root/eng/dev";
+      j.tasks = 2;
+      j.task = {{"cpu", 1}};
+      auto r = e->Submit(j);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      refs.push_back(*r);
+    }
+    for (int i = 0; e->last_seq() < 1200; ++i) {
+      const JobRef& j = refs[static_cast<size_t>(i / 2) % refs.size()];
+      ASSERT_TRUE((i % 2 == 0 ? e->Allocate(j, 1) : e->Release(j, 1)).ok());
+    }
+    const uint64_t digest = e->Digest();
+    ASSERT_TRUE(e->Close().ok());
+    auto info = storage::InspectStore(db);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->checkpoints, std::vector<uint64_t>{1200});
+    EXPECT_EQ(info->log_records, k == 4 ? 400u : 100u);
+    auto back = MustOpen(Opts(db, Durability::kNone));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->Digest(), digest);
+  }
 }
 
 TEST(Store, AStoreInUseByAnotherProcessIsRefused) {
