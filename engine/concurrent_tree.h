@@ -37,8 +37,9 @@
 //   * Name lookups: the tree's name index (engine/job_index.h), its names
 //     and its jobs' submission numbers change only where the tree gains or
 //     loses a job (Apply of a submission or removal, ApplyTasks' exclusive
-//     runs, Swap), all under the exclusive lock, and no local event writes
-//     them, so a lookup under Shared runs beside task events.
+//     runs, Swap, a caller's use of tree() in an exclusive section such as
+//     a follower's catch-up), all under the exclusive lock, and no local
+//     event writes them, so a lookup under Shared runs beside task events.
 #ifndef HDRF_ENGINE_CONCURRENT_TREE_H_
 #define HDRF_ENGINE_CONCURRENT_TREE_H_
 
