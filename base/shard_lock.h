@@ -1,6 +1,6 @@
-// Locks for the sharded tree (engine/tree.h, "Thread safety"; the facade's
-// api/facade/engine_impl.h) and the C interface's handle slots
-// (api/capi/handles.cc). Both are Clang thread-safety capabilities
+// Locks for the sharded tree (engine/tree.h, "Thread safety";
+// engine::ConcurrentTree, engine/concurrent_tree.h) and the C interface's
+// handle slots (api/capi/handles.cc). Both are Clang thread-safety capabilities
 // (base/thread_annotations.h): hold them with base::LockGuard (exclusive)
 // and base::SharedLockGuard (shared) from base/mutex.h.
 //

@@ -25,8 +25,8 @@ inline bool IsJobEvent(Event::Type t) {
 }
 
 // Applies job event `t` (IsJobEvent) with count `n` to job `id` of `tree`:
-// the one dispatch of job events, for ApplyEvent, the facade's exclusive
-// and batched paths and storage's replayer. Anything else is
+// the one dispatch of job events, for ApplyEvent, ConcurrentTree's
+// escalated and batched paths and storage's replayer. Anything else is
 // InvalidArgument, and changes nothing.
 Status ApplyJobEvent(engine::Tree& tree, Event::Type t, JobId id, int64_t n);
 

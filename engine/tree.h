@@ -18,8 +18,9 @@
 // Callers use Tree only; every public method of a part is Tree's.
 //
 // Thread safety: every method is for one thread at a time ("exclusive":
-// api/facade holds `rw` exclusively), except those each part's header
-// names (the shard-local task events and lookups: engine/tree_shards.h).
+// engine::ConcurrentTree holds its `rw_` exclusively, engine/concurrent_tree.h),
+// except those each part's header names (the shard-local task events and
+// lookups: engine/tree_shards.h).
 #ifndef HDRF_ENGINE_TREE_H_
 #define HDRF_ENGINE_TREE_H_
 

@@ -19,7 +19,8 @@
 //     LocalRelease, ReserveLocal, ReturnReservation), a shared lock that
 //     keeps exclusive calls out (`rw` shared), plus the job's shard lock
 //     (ShardOf; `shards[s].mu`). Local calls on different shards then run in
-//     parallel; api/facade/engine.cc does this with base/shard_lock.h.
+//     parallel; engine::ConcurrentTree (engine/concurrent_tree.h) does this
+//     with base/shard_lock.h.
 //   * Anything with an effect beyond the subtree (a resource filling or
 //     freeing, held-back guarantees, the enqueue gate, a capacity of the
 //     root, a lease too small) is not done locally: *escalate is set,

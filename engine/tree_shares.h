@@ -37,7 +37,7 @@
 // made only when the saturated set cannot change (TreeShards checks it), so
 // SwitchView, the saved views and the touched log proper are exclusive.
 // GetQueue and GetJob are exclusive too (api/facade/engine.cc calls them in
-// an exclusive section). The prefetches are the exception their comment
+// ConcurrentTree's exclusive section). The prefetches are the exception their comment
 // states: any section, no shard lock.
 #ifndef HDRF_ENGINE_TREE_SHARES_H_
 #define HDRF_ENGINE_TREE_SHARES_H_

@@ -40,7 +40,7 @@
 //   * the lookups (FindJob, FindJobBySeq, job_alive, job_live, job_seq,
 //     job_name, ShardOf's inputs) that read what only exclusive sections
 //     write (names, indexes, submission numbers, Job::queue): `rw` shared
-//     suffices (api/facade/engine_impl.h "Name lookups");
+//     suffices (engine/concurrent_tree.h "Name lookups");
 //   * CheckAllocate/CheckRelease and SetJobState(j, s, sc) with a shard's
 //     Scratch, which a shard-local event runs under `rw` shared plus the
 //     job's shard lock: they read or write only the job, its path below the

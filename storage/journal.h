@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "engine/event.h"
+#include "engine/event_sink.h"
 #include "engine/tree.h"
 #include "hdrf/engine.h"
 #include "hdrf/status.h"
@@ -62,21 +63,20 @@ struct JournalOptions {
   std::function<int64_t()> clock;
 };
 
-class Journal {
+// The engine's event sink (engine/event_sink.h: Append, last_seq, health),
+// and the durability of what was appended.
+class Journal : public engine::EventSink {
  public:
-  virtual ~Journal() = default;
-  // Numbers `e` (the event after the last one) and queues it for writing;
-  // returns its sequence number. Only for events that were applied.
-  virtual uint64_t Append(const Event& e) = 0;
-  // The number of the last event appended.
-  virtual uint64_t last_seq() const = 0;
+  // Append(e) numbers `e` (the event after the last one) and queues it for
+  // writing; returns its sequence number. Only for events that were
+  // applied. last_seq() is the number of the last event appended.
+  //
   // Blocks until event `seq` is durable under the configured durability
   // (at once for kAsync and kNone, unless the checkpoint copy is far
   // behind) or a write failed.
   virtual Status WaitDurable(uint64_t seq) = 0;
   virtual uint64_t durable_seq() const = 0;
-  // Not Ok once a write failed, or after Close().
-  virtual Status health() const = 0;
+  // health() (EventSink): not Ok once a write failed, or after Close().
   // Writes everything appended so far and waits for it.
   virtual Status Flush() = 0;
   // Writes a checkpoint of the state after the last appended event.

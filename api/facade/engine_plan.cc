@@ -8,8 +8,8 @@
 namespace hdrf {
 
 StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const {
-  Exclusive lock(*impl_);
-  const engine::Tree& t = *impl_->tree;
+  Exclusive lock(impl_->ct);
+  const engine::Tree& t = impl_->ct.tree();
   HDRF_RETURN_IF_ERROR(CheckRef(t, job));
   HDRF_ASSIGN_OR_RETURN(engine::Tree::PlanOutcome o, t.MakePlan(job.id, options.mode, options.max_victims));
   hdrf::Plan p;
@@ -24,35 +24,35 @@ StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const 
   const auto& names = t.resource_names();
   for (size_t r = 0; r < o.short_by.size(); ++r)
     if (o.short_by[r] > 0) p.short_by[names[r]] = o.short_by[r];
-  p.made_at_seq = impl_->last_seq;
+  p.made_at_seq = impl_->ct.last_seq();
   return p;
 }
 
 bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, PlanScreen* screen) {
   const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl);
-  const engine::Tree& t = *impl.tree;
+  Exclusive lock(impl.ct);
+  const engine::Tree& t = impl.ct.tree();
   if (!CheckRef(t, job).ok() || (options.max_victims && *options.max_victims < 0)) return true;
   return t.PlanMayTake(job.id, options.mode, &screen->tops_, screen->gen_);
 }
 
 bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen) {
   const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl);
-  return impl.tree->LeafMayTake(leaf, &screen->tops_, screen->gen_);
+  Exclusive lock(impl.ct);
+  return impl.ct.tree().LeafMayTake(leaf, &screen->tops_, screen->gen_);
 }
 
 std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {
-  Exclusive lock(*impl_);
-  const engine::Tree& t = *impl_->tree;
+  Exclusive lock(impl_->ct);
+  const engine::Tree& t = impl_->ct.tree();
   std::optional<JobId> j = t.PickWaiting(skip ? &skip->jobs_ : nullptr);
   if (!j) return std::nullopt;
   return JobRef{*j, t.job_seq(*j)};
 }
 
 std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
-  Exclusive lock(*impl_);
-  const engine::Tree& t = *impl_->tree;
+  Exclusive lock(impl_->ct);
+  const engine::Tree& t = impl_->ct.tree();
   std::vector<JobRef> out;
   for (JobId j : t.WaitingOrder(skip ? &skip->jobs_ : nullptr)) out.push_back(JobRef{j, t.job_seq(j)});
   return out;
@@ -61,8 +61,8 @@ std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
 Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& passed,
                      const std::vector<int64_t>& untried, size_t limit, std::vector<JobRef>* out) {
   const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl);
-  const engine::Tree& t = *impl.tree;
+  Exclusive lock(impl.ct);
+  const engine::Tree& t = impl.ct.tree();
   thread_local std::vector<JobId> ids;
   const bool consistent = t.WaitingPrefix(passed, untried, limit, &ids);
   out->clear();
@@ -74,8 +74,8 @@ Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& pas
 void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
                    std::vector<QueueId>* out) {
   const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl);
-  impl.tree->WaitingLeaves(untried, limit, out);
+  Exclusive lock(impl.ct);
+  impl.ct.tree().WaitingLeaves(untried, limit, out);
 }
 
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {
@@ -84,9 +84,9 @@ Status Engine::ApplyPlan(const hdrf::Plan& plan) {
   EventTimer timer(*impl_);
   uint64_t seq;
   {
-    Exclusive lock(*impl_);
-    HDRF_RETURN_IF_ERROR(impl_->Writable());
-    engine::Tree& t = *impl_->tree;
+    Exclusive lock(impl_->ct);
+    HDRF_RETURN_IF_ERROR(impl_->ct.Writable());
+    engine::Tree& t = impl_->ct.tree();
     HDRF_RETURN_IF_ERROR(CheckRef(t, JobRef{plan.id, plan.seq}));
     Event e;
     e.type = Event::Type::kApplyPlan;
@@ -100,7 +100,7 @@ Status Engine::ApplyPlan(const hdrf::Plan& plan) {
       e.victims.push_back({v.seq, v.tasks});
     }
     HDRF_RETURN_IF_ERROR(t.ApplyPlan(plan.id, plan.tasks, victims, plan.mode));
-    seq = impl_->RecordLocked(&e);
+    seq = impl_->ct.Record(e);
   }
   if (impl_->journal) HDRF_RETURN_IF_ERROR(impl_->journal->WaitDurable(seq));
   return timer.Done(Status::Ok());

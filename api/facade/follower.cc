@@ -44,7 +44,7 @@ Follower::Follower(EngineImpl& impl, const FollowerOptions& options,
       options_(options),
       temp_dir_(std::move(temp_dir)),
       store_(std::move(store)),
-      replayer_(std::make_unique<storage::Replayer>(*impl.tree, /*fold=*/true)),
+      replayer_(std::make_unique<storage::Replayer>(impl.ct.tree(), /*fold=*/true)),
       applied_(applied) {
   lag_.applied_seq = lag_.writer_seq = applied;
   caught_up_at_ = Clock::now();
@@ -113,10 +113,8 @@ void Follower::SwapIn(storage::LoadedState st) {
   auto rep = std::make_unique<storage::Replayer>(*st.tree, /*fold=*/true);
   std::unique_ptr<engine::Tree> old;
   {
-    Exclusive lock(impl_);
-    old = std::move(impl_.tree);
-    impl_.tree = std::move(st.tree);
-    impl_.last_seq = st.last_seq;
+    Exclusive lock(impl_.ct);
+    old = impl_.ct.Swap(std::move(st.tree), st.last_seq);
   }
   replayer_ = std::move(rep);
   applied_ = st.last_seq;
@@ -126,7 +124,7 @@ void Follower::SwapIn(storage::LoadedState st) {
 }
 
 Status Follower::ApplyParts(storage::StoreFollower::Update& u) {
-  Exclusive lock(impl_);
+  Exclusive lock(impl_.ct);
   Status s;
   for (auto& p : u.parts) {
     s = storage::ReplayBatch(*replayer_, p.batch, p.begin, p.end, store_->path());
@@ -134,7 +132,7 @@ Status Follower::ApplyParts(storage::StoreFollower::Update& u) {
   }
   replayer_->Flush();
   if (!s.ok()) return s;
-  impl_.last_seq = applied_ = u.last;
+  impl_.ct.set_last_seq(applied_ = u.last);
   return Status::Ok();
 }
 
@@ -262,7 +260,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
                                       ckpts->empty() ? 0 : ckpts->back(), JournalOptionsFor(eo));
   if (!journal.ok()) return fail(journal.status());
   {
-    Exclusive lock(impl_);
+    Exclusive lock(impl_.ct);
     // Field by field: EventTimer reads latency_sample_every before it takes
     // any lock (an atomic access on both sides); the rest is read under it.
     impl_.options.db_path = eo.db_path;
@@ -275,7 +273,9 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     std::atomic_ref<uint32_t>(impl_.options.latency_sample_every)
         .store(eo.latency_sample_every, std::memory_order_relaxed);
     impl_.journal = std::move(journal).value();
+    impl_.ct.set_sink(impl_.journal.get());
     impl_.follows.clear();
+    impl_.ct.Refuse(Status::Ok());
   }
   promoted_ = true;
   RemoveDir(temp_dir_);
@@ -304,11 +304,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& op
   impl->options.db_path = options.db_path;
   impl->options.durability = Durability::kNone;
   impl->options.overcommit_factor = initial.meta.overcommit_factor;
+  impl->ct.Init(std::move(initial.tree), initial.last_seq, nullptr);
   {
-    base::LockGuard<base::BigReaderLock> unshared(impl->rw);  // no other thread yet: for the analysis
-    impl->tree = std::move(initial.tree);
-    impl->last_seq = initial.last_seq;
+    base::LockGuard<base::BigReaderLock> unshared(impl->ct.lock());  // no other thread yet: for the analysis
     impl->follows = options.db_path;
+    impl->ct.Refuse(Status::FailedPrecondition("engine is a read-only follower of " + options.db_path));
   }
   impl->follower = std::make_unique<Follower>(*impl, options, std::move(sf).value(),
                                               initial.last_seq, temp);
@@ -317,7 +317,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& op
 }
 
 bool Engine::is_follower() const {
-  base::SharedLockGuard<base::BigReaderLock> l(impl_->rw);
+  Shared l(impl_->ct);
   return !impl_->follows.empty();
 }
 
@@ -346,8 +346,8 @@ Status CheckNameIndex(const Engine& engine) {
   const EngineImpl& impl = EngineAccess::impl(engine);
   std::vector<std::pair<std::string, JobRef>> jobs;
   {
-    Exclusive lock(impl);
-    const engine::Tree& t = *impl.tree;
+    Exclusive lock(impl.ct);
+    const engine::Tree& t = impl.ct.tree();
     if (t.name_index_size() != t.job_count() || t.seq_index_size() != t.job_count())
       return Status::Internal("name index: " + std::to_string(t.name_index_size()) + " names and " +
                               std::to_string(t.seq_index_size()) + " submission numbers for " +

@@ -231,22 +231,18 @@ StatusOr<ReconcileResult> ReconcileOn(Engine& e, const ClusterTruth& truth) {
 // A memory-only engine over `tree` (Reconcile's dry run).
 std::unique_ptr<Engine> EngineAccess::Scratch(std::unique_ptr<engine::Tree> tree, uint64_t last_seq) {
   auto impl = std::make_unique<Impl>();
-  {
-    base::LockGuard<base::BigReaderLock> unshared(impl->rw);  // no other thread yet: for the analysis
-    impl->tree = std::move(tree);
-    impl->last_seq = last_seq;
-  }
+  impl->ct.Init(std::move(tree), last_seq, nullptr);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
 StatusOr<ReconcileResult> Engine::Reconcile(const ClusterTruth& truth) {
   std::unique_ptr<Engine> scratch;
   {
-    Exclusive lock(*impl_);
-    HDRF_RETURN_IF_ERROR(impl_->Writable());
-    auto copy = storage::CopyTree(*impl_->tree);
+    Exclusive lock(impl_->ct);
+    HDRF_RETURN_IF_ERROR(impl_->ct.Writable());
+    auto copy = storage::CopyTree(impl_->ct.tree());
     if (!copy.ok()) return copy.status().WithContext("reconcile");
-    scratch = EngineAccess::Scratch(std::move(copy).value(), impl_->last_seq);
+    scratch = EngineAccess::Scratch(std::move(copy).value(), impl_->ct.last_seq());
   }
   // The dry run: every refusal the engine would give, given on the copy.
   auto dry = ReconcileOn(*scratch, truth);

@@ -62,11 +62,16 @@ check engine/tree_shares.h 'hdrf/|engine/(key_heap|tree_structure)\.h'
 check engine/tree_shards.h 'engine/tree_shares\.h'
 check engine/tree_schedule.h 'engine/tree_shards\.h'
 check engine/tree_decisions.h 'hdrf/|engine/tree_schedule\.h'
+# The engine's concurrency (engine::ConcurrentTree) is written in the words
+# of the tree, the locks and the event sink; the sink in the public types.
+check engine/concurrent_tree.h 'hdrf/|base/|engine/(tree|event_sink)\.h'
+check engine/event_sink.h 'hdrf/'
 check storage 'hdrf/|base/|engine/|storage/|hdrf_state_generated\.h|rocksdb/|flatbuffers/'
 # The facade: anything but tools/, bench/, tests/ and the store's own
 # libraries (RocksDB, FlatBuffers and the generated record header belong to
-# storage/, which owns the journal and the format).
-check api/facade "hdrf/|base/|engine/|storage/|api/|${third_party//rocksdb\/|flatbuffers\/|/}"
+# storage/, which owns the journal and the format), and of base/ no lock
+# header but mutex.h: the tree's locks are engine::ConcurrentTree's.
+check api/facade "hdrf/|base/(mutex|thread_annotations)\.h|engine/|storage/|api/|${third_party//rocksdb\/|flatbuffers\/|/}"
 if out=$(grep -rnHE '\b(rocksdb|flatbuffers|fbs)::' api/facade --include='*.h' --include='*.cc'); then
   echo "$out" | sed 's/^/layout: a RocksDB or FlatBuffers type outside storage\/: /'
   bad=1

@@ -45,8 +45,9 @@ class Run {
   // The engine's tree with the shards folded in (an exclusive section).
   template <class F>
   auto WithTree(F&& f) {
-    Exclusive lock(EngineAccess::impl(e_));
-    return f(static_cast<const engine::Tree&>(*EngineAccess::impl(e_).tree));
+    const engine::ConcurrentTree& ct = EngineAccess::impl(e_).ct;
+    Exclusive lock(ct);
+    return f(ct.tree());
   }
 
   // Queues a job event: the engine gets it in the next batch (the job's
