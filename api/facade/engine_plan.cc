@@ -58,24 +58,22 @@ std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
   return out;
 }
 
-Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& passed,
-                     const std::vector<int64_t>& untried, size_t limit, std::vector<JobRef>* out) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl);
-  const engine::Tree& t = *impl.tree;
-  thread_local std::vector<JobId> ids;
-  const bool consistent = t.WaitingPrefix(passed, untried, limit, &ids);
-  out->clear();
-  for (JobId j : ids) out->push_back(JobRef{j, t.job_seq(j)});
-  if (!consistent) return Status::Internal("WaitingPrefix: the counts of untried waiting jobs disagree with the engine");
-  return Status::Ok();
-}
-
 void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
                    std::vector<QueueId>* out) {
   const EngineImpl& impl = EngineAccess::impl(engine);
   Exclusive lock(impl);
   impl.tree->WaitingLeaves(untried, limit, out);
+}
+
+void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
+                 std::vector<JobRef>* out) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  const engine::Tree& t = *impl.tree;
+  thread_local std::vector<JobId> ids;
+  t.LeafOrderOf(leaf, jobs, limit, &ids);
+  out->clear();
+  for (JobId j : ids) out->push_back(JobRef{j, t.job_seq(j)});
 }
 
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {

@@ -38,19 +38,18 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
 // false for each of them. False for an unknown queue or one not a leaf.
 bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen);
 
-// engine.WaitingOrder's first `limit` jobs (into *out) for a host that
-// keeps its own count of what it passes over, as a reclaim phase does
-// after each applied plan: a job is passed over when passed(its id), and
-// untried[q] (indexed by QueueId, every queue) must be the number of
-// waiting jobs in q's subtree not passed over. Only the subtrees the
-// prefix comes from are read. Internal when an entered queue shows a count
-// wrong.
-Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& passed,
-                     const std::vector<int64_t>& untried, size_t limit, std::vector<JobRef>* out);
-// The first `limit` leaves that order goes through, in its order, from the
-// counts alone.
+// The first `limit` leaves engine.WaitingOrder goes through, in its order,
+// for a host that keeps its own count of what it passes over, as a reclaim
+// phase does after each applied plan: untried[q] (indexed by QueueId,
+// every queue) must be the number of waiting jobs in q's subtree not
+// passed over. Reads no job.
 void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
                    std::vector<QueueId>* out);
+// engine.WaitingOrder's first `limit` jobs among `jobs` in leaf `leaf`
+// (others passed over), in that order: for a host that knows which of the
+// leaf's jobs can come first (engine/tree_schedule.h, Tree::LeafOrderOf).
+void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
+                 std::vector<JobRef>* out);
 
 }  // namespace hdrf
 

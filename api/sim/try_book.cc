@@ -19,18 +19,21 @@ void TryBook::Init(const std::vector<QueueInfo>& queues, size_t jobs) {
   untried_.assign(ids, 0);
   waiting_.assign(ids, 0);
   leaf_keys_.assign(queues.size(), {});
+  leaf_jobs_.assign(queues.size(), LeafJobs{});
   leaf_phase_.assign(queues.size(), 0);
   leaf_mark_.assign(queues.size(), 0);
   jobs_.assign(jobs, JobBook{});
 }
 
-bool TryBook::Update(uint32_t i, uint32_t leaf, bool waiting, const TryKey& key) {
+bool TryBook::Update(uint32_t i, uint32_t leaf, bool waiting, const TryKey& key, uint64_t seq, bool holds) {
   JobBook& b = jobs_[i];
-  if (b.key && waiting && *b.key->key == key) return true;  // no change
+  if (b.key && waiting && *b.key->key == key && b.holds == holds) return true;  // no change
   if (leaf >= eng_leaf_.size() || eng_leaf_[leaf] == engine::kNone) return !waiting;
   const bool was = b.key != nullptr;
   Leave(i);
   b.leaf = leaf;
+  b.seq = seq;
+  b.holds = holds;
   if (waiting) Join(i, key, !was);
   return true;
 }
@@ -58,6 +61,24 @@ void TryBook::MarkLeafTried(uint32_t leaf) {
   Count(leaf, -untried_[eng_leaf_[leaf]]);
   leaf_phase_[leaf] = phase_;
   leaf_mark_[leaf] = ++clock_;
+  leaf_jobs_[leaf].mark_phase = phase_;
+  leaf_jobs_[leaf].mark_seq = UINT64_MAX;
+}
+
+void TryBook::LeafCandidates(uint32_t leaf, size_t n, std::vector<uint32_t>* out) {
+  out->clear();
+  LeafJobs& l = leaf_jobs_[leaf];
+  for (uint32_t i : l.holding)
+    if (!Tried(i)) out->push_back(i);
+  auto it = l.mark_phase == phase_ ? l.idle.lower_bound({l.mark_seq, 0}) : l.idle.begin();
+  while (it != l.idle.end() && Tried(it->second)) ++it;
+  l.mark_phase = phase_;
+  l.mark_seq = it == l.idle.end() ? UINT64_MAX : it->first;
+  for (size_t k = 0; it != l.idle.end() && k < n; ++it) {
+    if (Tried(it->second)) continue;
+    out->push_back(it->second);
+    ++k;
+  }
 }
 
 void TryBook::EndPhase() {
@@ -89,6 +110,15 @@ void TryBook::Leave(uint32_t i) {
   k->jobs[b.pos] = last;
   jobs_[last].pos = b.pos;
   k->jobs.pop_back();
+  LeafJobs& l = leaf_jobs_[b.leaf];
+  if (b.holds) {
+    const uint32_t h = l.holding.back();
+    l.holding[b.hpos] = h;
+    jobs_[h].hpos = b.hpos;
+    l.holding.pop_back();
+  } else {
+    l.idle.erase({b.seq, i});
+  }
   if (k->jobs.empty()) {
     std::vector<KeyJobs*>& lk = leaf_keys_[b.leaf];
     lk.erase(std::find(lk.begin(), lk.end(), k));
@@ -108,11 +138,19 @@ void TryBook::Join(uint32_t i, const TryKey& key, bool began) {
   b.key = k;
   if (began) b.since = ++clock_;
   for (QueueId q = eng_leaf_[b.leaf]; q != engine::kNone; q = eng_parent_[q]) ++waiting_[q];
+  LeafJobs& l = leaf_jobs_[b.leaf];
+  if (b.holds) {
+    b.hpos = static_cast<uint32_t>(l.holding.size());
+    l.holding.push_back(i);
+  } else {
+    l.idle.emplace(b.seq, i);
+  }
   if (Tried(i)) {
     Touch(k);  // its untried count is below its job count until EndPhase
   } else {
     ++k->untried;
     Count(b.leaf, 1);
+    if (!b.holds && l.mark_phase == phase_ && b.seq < l.mark_seq) l.mark_seq = b.seq;
   }
 }
 
