@@ -234,6 +234,13 @@ void TreeScheduler::LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, si
   WaitingOrderIn(leaf, walk, out);
 }
 
+bool TreeScheduler::HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const {
+  if (R_ == 0 || shapes.size() % static_cast<size_t>(R_) != 0 || !(max_weight > 0)) return false;
+  for (size_t s = 0; s < shapes.size(); s += static_cast<size_t>(R_))
+    if (!(DominantPerTask(&shapes[s]) / max_weight > kKeyEpsilon)) return false;
+  return true;
+}
+
 // While the state does not change, the descent of PickWaiting keeps taking
 // the same child until its subtree has no untried job left: the order is a
 // traversal that, at each node, takes the children (with a waiting job) by

@@ -68,6 +68,16 @@ class TreeScheduler : public TreeShards {
   // those jobs, not the leaf. *out is replaced (empty for a queue that is
   // not a leaf).
   void LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit, std::vector<JobId>* out) const;
+  // Whether, in every leaf's part of that order, the waiting jobs holding a
+  // task come after all those holding none (whose keys are 0) on the
+  // current state, for jobs of the task shapes `shapes` (R amounts each,
+  // flattened) with weights at most `max_weight`: true when one task of
+  // each shape, over that weight, gives a key above kKeyEpsilon (a job's
+  // key only grows with its tasks). Depends on the state only through
+  // share_resources().
+  bool HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const;
+  // The resources that count in a share now (not saturated, total > 0).
+  uint64_t share_resources() const { return share_res_; }
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
   // ---- gangs (docs/spec.md §14) ----

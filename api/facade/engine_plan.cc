@@ -76,6 +76,18 @@ void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& j
   for (JobId j : ids) out->push_back(JobRef{j, t.job_seq(j)});
 }
 
+bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, double max_weight) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  return impl.tree->HeldAfterIdle(shapes, max_weight);
+}
+
+uint64_t ShareResources(const Engine& engine) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl);
+  return impl.tree->share_resources();
+}
+
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {
   if (!plan.fits)
     return Status::FailedPrecondition("plan for job " + plan.job + " found no victims that let it start");

@@ -50,6 +50,16 @@ void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, si
 // leaf's jobs can come first (engine/tree_schedule.h, Tree::LeafOrderOf).
 void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
                  std::vector<JobRef>* out);
+// Whether, in each leaf's part of engine.WaitingOrder, the waiting jobs
+// that hold a task come after all those that hold none (then taken by
+// submission), for jobs of the task shapes `shapes` (one amount per
+// resource in the engine's order, flattened) with weights at most
+// `max_weight` (engine/tree_schedule.h, Tree::HeldAfterIdle). The answer
+// changes only with ShareResources.
+bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, double max_weight);
+// The resources that count in a share on the current state (a bit per
+// resource in the engine's order).
+uint64_t ShareResources(const Engine& engine);
 
 }  // namespace hdrf
 

@@ -75,6 +75,7 @@ class Shapes {
     return it->second;
   }
   const int64_t* at(uint32_t s) const { return &amounts_[size_t{s} * R_]; }
+  const std::vector<int64_t>& all() const { return amounts_; }  // R amounts per shape
   void AddWaiting(uint32_t s, int64_t d) {
     const int64_t before = waiting_[s];
     waiting_[s] += d;
@@ -209,6 +210,12 @@ class Simulator {
   enum class LeafTries { kNone, kApplied, kEnd };
   StatusOr<LeafTries> TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now);
   StatusOr<LeafTries> TryJobs(int64_t t, const PlanOptions& po, int64_t* evicted_now);
+  StatusOr<std::optional<LeafTries>> TryIdle(int64_t t, uint32_t leaf, const PlanOptions& po, int64_t* evicted_now);
+  StatusOr<LeafTries> Apply(int64_t t, uint32_t taker, int64_t* evicted_now);
+  bool IdleFirst();
+  std::optional<uint64_t> idle_first_res_;  // IdleFirst's answer, for these resources in shares
+  bool idle_first_ = false;
+  double max_weight_ = 1;  // of the workload's jobs, as the engine keeps them (at least 1)
   // Whether a key of `leaf` (stats index) with an untried job gets a plan
   // applied on this state, each such key asked once (failed_on keeps the
   // failures); KeyFails asks for one key, with its waiting job `job` (when
@@ -543,6 +550,10 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
 StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now) {
   constexpr int64_t kFirstTries = 8, kGrow = 4;
   const uint32_t leaf = book_.StatsLeaf(q);
+  if (IdleFirst()) {
+    HDRF_ASSIGN_OR_RETURN(std::optional<LeafTries> r, TryIdle(t, leaf, po, evicted_now));
+    if (r) return *r;
+  }
   for (int64_t want = kFirstTries; book_.untried()[q] > 0; want *= kGrow) {
     const size_t n = static_cast<size_t>(std::min(want, book_.untried()[q]));
     book_.LeafCandidates(leaf, n, &candidates_);
@@ -567,22 +578,70 @@ StatusOr<Simulator::LeafTries> Simulator::TryJobs(int64_t t, const PlanOptions& 
     book_.MarkTried(taker);
     HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, key, taker, po));
     if (fails) continue;
-    // The plan of its key on this state: the same victims and demand for
-    // each job of the key (TryKeyOf), made for this one.
-    Plan plan = std::move(*kept_);
-    kept_.reset();
-    kept_key_ = nullptr;
-    plan.id = next.id;
-    plan.seq = next.seq;
-    plan.job = w_.jobs[taker].spec.name;
-    HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
-    ++state_;
-    HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
-    HDRF_RETURN_IF_ERROR(Fill(t));
-    screen_.Clear();
-    return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
+    return Apply(t, taker, evicted_now);
   }
   return LeafTries::kNone;
+}
+
+// The untried jobs of `leaf` (stats index) that hold no task, while they
+// come first in its order (HeldAfterIdle): by submission, so the first
+// whose key's plan may be applied is the one with the smallest seq among
+// the keys' first untried ones, the keys that fail passed over; every job
+// before it is of a failed key and tried. Null when none is left (each
+// tried): the ones that hold a task come next.
+StatusOr<std::optional<Simulator::LeafTries>> Simulator::TryIdle(int64_t t, uint32_t leaf, const PlanOptions& po,
+                                                                 int64_t* evicted_now) {
+  for (;;) {
+    KeyJobs* best = nullptr;
+    uint32_t taker = kNoJob;
+    for (KeyJobs* k : book_.LeafKeys(leaf)) {
+      if (k->failed_on == state_) continue;
+      const uint32_t j = book_.FirstUntriedIdle(k);
+      if (j != kNoJob && (!best || book_.Seq(j) < book_.Seq(taker))) {
+        best = k;
+        taker = j;
+      }
+    }
+    if (!best) break;
+    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, best, taker, po));
+    if (fails) continue;
+    for (KeyJobs* k : book_.LeafKeys(leaf))
+      if (k != best) book_.MarkIdleTriedBelow(k, book_.Seq(taker));
+    book_.MarkTried(taker);
+    HDRF_ASSIGN_OR_RETURN(LeafTries r, Apply(t, taker, evicted_now));
+    return std::optional<LeafTries>(r);
+  }
+  for (KeyJobs* k : book_.LeafKeys(leaf)) book_.MarkIdleTriedBelow(k, UINT64_MAX);
+  return std::optional<LeafTries>();
+}
+
+// Whether a leaf's jobs that hold a task come after those that hold none
+// (engine.HeldAfterIdle for every shape, with the largest weight): asked
+// again only when the resources that count in a share change.
+bool Simulator::IdleFirst() {
+  const uint64_t res = ShareResources(eng_);
+  if (!idle_first_res_ || *idle_first_res_ != res) {
+    idle_first_ = HeldAfterIdle(eng_, shapes_.all(), max_weight_);
+    idle_first_res_ = res;
+  }
+  return idle_first_;
+}
+
+// Job `taker`'s try gets kept_, the plan of its key on this state (the same
+// victims and demand for each job of the key, TryKeyOf), made for it.
+StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64_t* evicted_now) {
+  Plan plan = std::move(*kept_);
+  kept_.reset();
+  kept_key_ = nullptr;
+  plan.id = jobs_[taker].id;
+  plan.seq = jobs_[taker].seq;
+  plan.job = w_.jobs[taker].spec.name;
+  HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
+  ++state_;
+  HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
+  HDRF_RETURN_IF_ERROR(Fill(t));
+  screen_.Clear();
+  return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
 }
 
 // Whether some key of `leaf` with an untried job may have its plan applied
@@ -791,6 +850,7 @@ Status Simulator::Run(SimulateResult* res) {
       }
       screen_by_leaf_ = needs && !overflows;
     }
+    for (const WorkloadJob& j : w_.jobs) max_weight_ = std::max(max_weight_, j.spec.weight);
     std::unordered_map<std::string, uint32_t> users;
     user_of_.resize(n);
     for (size_t i = 0; i < n; ++i)

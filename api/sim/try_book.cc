@@ -61,23 +61,51 @@ void TryBook::MarkLeafTried(uint32_t leaf) {
   Count(leaf, -untried_[eng_leaf_[leaf]]);
   leaf_phase_[leaf] = phase_;
   leaf_mark_[leaf] = ++clock_;
-  leaf_jobs_[leaf].mark_phase = phase_;
-  leaf_jobs_[leaf].mark_seq = UINT64_MAX;
+  for (KeyJobs* k : leaf_keys_[leaf]) {
+    k->mark_phase = phase_;
+    k->mark_seq = UINT64_MAX;
+  }
+}
+
+std::set<std::pair<uint64_t, uint32_t>>::iterator TryBook::IdleFront(KeyJobs* k) {
+  auto it = k->mark_phase == phase_ ? k->idle.lower_bound({k->mark_seq, 0}) : k->idle.begin();
+  while (it != k->idle.end() && Tried(it->second)) ++it;
+  k->mark_phase = phase_;
+  k->mark_seq = it == k->idle.end() ? UINT64_MAX : it->first;
+  return it;
+}
+
+uint32_t TryBook::FirstUntriedIdle(KeyJobs* k) {
+  if (k->untried == 0) return kNoJob;
+  auto it = IdleFront(k);
+  return it == k->idle.end() ? kNoJob : it->second;
+}
+
+void TryBook::MarkIdleTriedBelow(KeyJobs* k, uint64_t seq) {
+  if (k->untried == 0) return;
+  for (auto it = IdleFront(k); it != k->idle.end() && it->first < seq; ++it) MarkTried(it->second);
 }
 
 void TryBook::LeafCandidates(uint32_t leaf, size_t n, std::vector<uint32_t>* out) {
   out->clear();
-  LeafJobs& l = leaf_jobs_[leaf];
-  for (uint32_t i : l.holding)
+  for (uint32_t i : leaf_jobs_[leaf].holding)
     if (!Tried(i)) out->push_back(i);
-  auto it = l.mark_phase == phase_ ? l.idle.lower_bound({l.mark_seq, 0}) : l.idle.begin();
-  while (it != l.idle.end() && Tried(it->second)) ++it;
-  l.mark_phase = phase_;
-  l.mark_seq = it == l.idle.end() ? UINT64_MAX : it->first;
-  for (size_t k = 0; it != l.idle.end() && k < n; ++it) {
-    if (Tried(it->second)) continue;
-    out->push_back(it->second);
-    ++k;
+  // The keys' idle jobs merged by seq, each key from its mark.
+  using It = std::set<std::pair<uint64_t, uint32_t>>::iterator;
+  thread_local std::vector<std::pair<It, It>> runs;
+  runs.clear();
+  for (KeyJobs* k : leaf_keys_[leaf])
+    if (k->untried > 0) runs.emplace_back(IdleFront(k), k->idle.end());
+  for (size_t taken = 0; taken < n;) {
+    std::pair<It, It>* best = nullptr;
+    for (auto& r : runs) {
+      while (r.first != r.second && Tried(r.first->second)) ++r.first;
+      if (r.first != r.second && (!best || r.first->first < best->first->first)) best = &r;
+    }
+    if (!best) break;
+    out->push_back(best->first->second);
+    ++best->first;
+    ++taken;
   }
 }
 
@@ -110,14 +138,14 @@ void TryBook::Leave(uint32_t i) {
   k->jobs[b.pos] = last;
   jobs_[last].pos = b.pos;
   k->jobs.pop_back();
-  LeafJobs& l = leaf_jobs_[b.leaf];
   if (b.holds) {
+    LeafJobs& l = leaf_jobs_[b.leaf];
     const uint32_t h = l.holding.back();
     l.holding[b.hpos] = h;
     jobs_[h].hpos = b.hpos;
     l.holding.pop_back();
   } else {
-    l.idle.erase({b.seq, i});
+    k->idle.erase({b.seq, i});
   }
   if (k->jobs.empty()) {
     std::vector<KeyJobs*>& lk = leaf_keys_[b.leaf];
@@ -138,19 +166,19 @@ void TryBook::Join(uint32_t i, const TryKey& key, bool began) {
   b.key = k;
   if (began) b.since = ++clock_;
   for (QueueId q = eng_leaf_[b.leaf]; q != engine::kNone; q = eng_parent_[q]) ++waiting_[q];
-  LeafJobs& l = leaf_jobs_[b.leaf];
   if (b.holds) {
+    LeafJobs& l = leaf_jobs_[b.leaf];
     b.hpos = static_cast<uint32_t>(l.holding.size());
     l.holding.push_back(i);
   } else {
-    l.idle.emplace(b.seq, i);
+    k->idle.emplace(b.seq, i);
   }
   if (Tried(i)) {
     Touch(k);  // its untried count is below its job count until EndPhase
   } else {
     ++k->untried;
     Count(b.leaf, 1);
-    if (!b.holds && l.mark_phase == phase_ && b.seq < l.mark_seq) l.mark_seq = b.seq;
+    if (!b.holds && k->mark_phase == phase_ && b.seq < k->mark_seq) k->mark_seq = b.seq;
   }
 }
 

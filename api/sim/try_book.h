@@ -3,10 +3,10 @@
 // queue, its subtree's waiting jobs not tried in the current phase (the
 // counts Tree::WaitingLeaves reads); which jobs were
 // tried in the phase. A leaf whose keys all fail on a state is marked tried
-// as a whole, in O(its keys), not job by job. Per leaf, its waiting jobs
-// that hold no task by submission (engine seq) and those that hold some,
-// so that the first untried jobs of a leaf's order are found without
-// reading the leaf (LeafCandidates).
+// as a whole, in O(its keys), not job by job. Per key, its waiting jobs
+// that hold no task by submission (engine seq), and per leaf those that
+// hold some, so that the first untried jobs of a leaf's order are found
+// without reading the leaf (LeafCandidates, FirstUntriedIdle).
 //
 // One thread; the simulator calls Update after every change of a job's
 // waiting tasks or held tasks, so that the book always holds the jobs'
@@ -43,12 +43,17 @@ struct TryKeyHash {
 
 class TryBook {
  public:
-  // The waiting jobs of one key (any order) and how many are untried.
+  // The waiting jobs of one key (any order) and how many are untried; those
+  // holding no task by (seq, job), with a mark: in phase mark_phase, every
+  // one with a seq below mark_seq is tried (lowered when an untried one
+  // joins below it).
   struct KeyJobs {
     const TryKey* key = nullptr;
     std::vector<uint32_t> jobs;
     int64_t untried = 0;
     uint64_t phase = 0;  // the phase that last tried one of them (EndPhase)
+    std::set<std::pair<uint64_t, uint32_t>> idle;
+    uint64_t mark_phase = 0, mark_seq = 0;
     // The host's mark, which the book never reads: the simulator's state
     // number on which this key's plan failed.
     uint64_t failed_on = 0;
@@ -86,9 +91,18 @@ class TryBook {
   // submission. WaitingOrder's key of a job holding no task is 0, so its
   // order takes those by submission among themselves, and the first n jobs
   // of the leaf's untried order are among *out (Tree::LeafOrderOf orders
-  // them). Costs the jobs returned and the tried ones passed over since
-  // the last call in the phase.
+  // them). Costs the jobs returned, the leaf's keys and the tried ones
+  // passed over since the last call in the phase.
   void LeafCandidates(uint32_t leaf, size_t n, std::vector<uint32_t>* out);
+  // The untried waiting job of key k holding no task with the smallest
+  // seq, or kNoJob.
+  uint32_t FirstUntriedIdle(KeyJobs* k);
+  // Marks tried every waiting job of key k holding no task with a seq
+  // below `seq`.
+  void MarkIdleTriedBelow(KeyJobs* k, uint64_t seq);
+  // Job i's engine seq (as last given to Update).
+  uint64_t Seq(uint32_t i) const { return jobs_[i].seq; }
+  static constexpr uint32_t kNoJob = UINT32_MAX;
 
  private:
   struct JobBook {
@@ -98,17 +112,16 @@ class TryBook {
     bool tried = false;      // by a try (or kept when it left a leaf marked as a whole)
     uint64_t since = 0;      // when it last began to wait (clock_)
     uint64_t seq = 0;        // the engine's submission number
-    bool holds = false;      // it holds a task (in its leaf's holding, else idle)
+    bool holds = false;      // it holds a task (in its leaf's holding, else its key's idle)
     uint32_t hpos = 0;       // in its leaf's holding
   };
-  // Per stats leaf: its waiting jobs holding no task by (seq, job), those
-  // holding some, and a mark: in phase mark_phase, every idle job with a
-  // seq below mark_seq is tried (lowered when an untried one joins below).
+  // Per stats leaf: its waiting jobs holding a task (any order).
   struct LeafJobs {
-    std::set<std::pair<uint64_t, uint32_t>> idle;
     std::vector<uint32_t> holding;
-    uint64_t mark_phase = 0, mark_seq = 0;
   };
+  // k->idle from its first job that may be untried (the mark), the mark
+  // moved past the tried ones at its front.
+  std::set<std::pair<uint64_t, uint32_t>>::iterator IdleFront(KeyJobs* k);
   void Leave(uint32_t i);
   void Join(uint32_t i, const TryKey& key, bool began);
   void Count(uint32_t leaf, int64_t d);

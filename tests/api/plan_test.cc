@@ -209,6 +209,7 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
 // the reclaim phase of hdrf simulate does), on states with ties, gangs and
 // a random set of jobs passed over.
 TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
+  int held_after_idle = 0;  // seeds where HeldAfterIdle was checked
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     Rnd rnd(seed);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z", "root/c/w"};
@@ -293,7 +294,32 @@ TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
     std::vector<JobRef> out;
     LeafOrderOf(*e, 0, {refs[0].id}, 5, &out);  // the root is no leaf
     EXPECT_TRUE(out.empty());
+    // The shapes submitted (cpu, memory in the engine's order), weight 1:
+    // where HeldAfterIdle says so, a leaf's jobs holding a task come after
+    // those holding none (it does not where cpu is saturated: a job of
+    // cpu alone then has the key 0).
+    if (!HeldAfterIdle(*e, {1000, 0, 2000, 0, 1000, 1000, 2000, 1000}, 1.0)) continue;
+    ++held_after_idle;
+    for (const auto& [leaf, seqs] : part) {
+      bool seen_holding = false;
+      for (uint64_t seq : seqs) {
+        const bool idle_job = idle[leaf].count(seq) > 0;
+        EXPECT_FALSE(seen_holding && idle_job) << "seed " << seed << " leaf " << leaf;
+        seen_holding = seen_holding || !idle_job;
+      }
+    }
   }
+  EXPECT_GT(held_after_idle, 0);
+}
+
+// HeldAfterIdle is false where one task's share over the weight is within
+// the ties' margin (then a job holding it ties with those holding none).
+TEST(PlanTest, HeldAfterIdleNeedsAShareAboveTheTies) {
+  auto e = MakeEngine({{"cpu", int64_t{4000000000000}}}, {Q("root/a")});
+  EXPECT_FALSE(HeldAfterIdle(*e, {1000}, 1.0));     // 2.5e-10
+  EXPECT_TRUE(HeldAfterIdle(*e, {40000000}, 1.0));  // 1e-5
+  EXPECT_FALSE(HeldAfterIdle(*e, {40000000}, 1e5));
+  EXPECT_FALSE(HeldAfterIdle(*e, {40000000, 1}, 1.0));  // not whole shapes
 }
 
 // The writer runs in a child that exits without closing (no final

@@ -4,7 +4,8 @@
 // book's per-queue untried counts, its keys' job sets and untried counts,
 // and Tried() must match the model, and so must LeafCandidates (the
 // untried jobs holding a task, then the first n untried ones holding none
-// by seq).
+// by seq), a key's first untried job holding none (FirstUntriedIdle) and
+// MarkIdleTriedBelow.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,7 +110,7 @@ TEST(TryBookTest, MatchesLiteralModel) {
     EXPECT_EQ(book.EngineLeaf(4), 2u);
     for (int step = 0; step < 400; ++step) {
       const uint32_t i = rng() % kJobs;
-      switch (rng() % 8) {
+      switch (rng() % 10) {
         case 0: case 1: case 2: {  // a change of the job's tasks: waits or not, maybe another key
           const bool waiting = rng() % 4 != 0, holds = rng() % 3 == 0;
           TryKey key{m[i].leaf, static_cast<uint32_t>(rng() % 3), 0, 1, 0, 1.0};
@@ -141,9 +142,26 @@ TEST(TryBookTest, MatchesLiteralModel) {
             for (ModelJob& j : m) j.tried = false;
           }
           break;
-        default:  // the first jobs of a leaf's order come from these
+        case 7:  // the first jobs of a leaf's order come from these
           CheckCandidates(book, m, kLeaves[rng() % 3], rng() % 6, step);
           break;
+        default: {  // a key's first untried job holding none; those below a seq tried
+          const uint32_t leaf = kLeaves[rng() % 3];
+          const std::vector<TryBook::KeyJobs*>& keys = book.LeafKeys(leaf);
+          if (keys.empty()) break;
+          TryBook::KeyJobs* k = keys[rng() % keys.size()];
+          uint32_t first = TryBook::kNoJob;
+          for (uint32_t j = 0; j < kJobs; ++j)
+            if (m[j].waiting && !m[j].tried && !m[j].holds && m[j].leaf == leaf && m[j].key.shape == k->key->shape &&
+                (first == TryBook::kNoJob || m[j].seq < m[first].seq))
+              first = j;
+          ASSERT_EQ(book.FirstUntriedIdle(k), first) << "step " << step;
+          const uint64_t below = rng() % 110;
+          book.MarkIdleTriedBelow(k, below);
+          for (ModelJob& j : m)
+            if (j.waiting && !j.holds && j.leaf == leaf && j.key.shape == k->key->shape && j.seq < below) j.tried = true;
+          break;
+        }
       }
       Check(book, m, step);
       if (HasFatalFailure()) {
