@@ -81,9 +81,23 @@ uint32_t TryBook::FirstUntriedIdle(KeyJobs* k) {
   return it == k->idle.end() ? kNoJob : it->second;
 }
 
+// MarkTried for each, with the counts changed once; the mark then stands
+// past them.
 void TryBook::MarkIdleTriedBelow(KeyJobs* k, uint64_t seq) {
   if (k->untried == 0) return;
-  for (auto it = IdleFront(k); it != k->idle.end() && it->first < seq; ++it) MarkTried(it->second);
+  int64_t n = 0;
+  auto it = IdleFront(k);
+  for (; it != k->idle.end() && it->first < seq; ++it) {
+    if (Tried(it->second)) continue;
+    jobs_[it->second].tried = true;
+    tried_now_.push_back(it->second);
+    ++n;
+  }
+  k->mark_seq = it == k->idle.end() ? UINT64_MAX : it->first;
+  if (n == 0) return;
+  k->untried -= n;
+  Touch(k);
+  Count(jobs_[tried_now_.back()].leaf, -n);
 }
 
 void TryBook::LeafCandidates(uint32_t leaf, size_t n, std::vector<uint32_t>* out) {
