@@ -196,16 +196,14 @@ std::optional<JobId> TreeScheduler::WaitingIn(QueueId qid, const SkipSet* skip) 
 }
 
 // What a traversal passes over: WaitingOrder's skip set, or the caller's
-// predicate and counts of WaitingPrefix and WaitingLeaves (then `limit`
-// ends it, and `consistent` turns false when an entered queue's count is
-// wrong).
+// counts of WaitingLeaves, or the jobs LeafOrderOf names (then `limit`
+// ends it).
 struct TreeScheduler::WaitingWalk {
   const SkipSet* skip = nullptr;
-  const std::function<bool(JobId)>* passed = nullptr;
   const std::vector<int64_t>* untried = nullptr;
   size_t limit = SIZE_MAX;
-  bool consistent = true;
   bool leaves = false;  // WaitingLeaves: a leaf entered is written to `out`, not its jobs
+  const std::vector<JobId>* only = nullptr;  // LeafOrderOf: the leaf's jobs to order
 };
 
 std::vector<JobId> TreeScheduler::WaitingOrder(const SkipSet* skip) const {
@@ -214,19 +212,6 @@ std::vector<JobId> TreeScheduler::WaitingOrder(const SkipSet* skip) const {
   walk.skip = skip;
   WaitingOrderIn(0, walk, &out);
   return out;
-}
-
-bool TreeScheduler::WaitingPrefix(const std::function<bool(JobId)>& passed, const std::vector<int64_t>& untried,
-                         size_t limit, std::vector<JobId>* out) const {
-  out->clear();
-  if (untried.size() < queues_.size()) return false;
-  if (limit == 0 || untried[0] == 0) return true;
-  WaitingWalk walk;
-  walk.passed = &passed;
-  walk.untried = &untried;
-  walk.limit = limit;
-  WaitingOrderIn(0, walk, out);
-  return walk.consistent;
 }
 
 void TreeScheduler::WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const {
@@ -239,14 +224,31 @@ void TreeScheduler::WaitingLeaves(const std::vector<int64_t>& untried, size_t li
   WaitingOrderIn(0, walk, out);
 }
 
+void TreeScheduler::LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
+                                std::vector<JobId>* out) const {
+  out->clear();
+  if (leaf >= queues_.size() || !queues_[leaf].children.empty() || limit == 0) return;
+  WaitingWalk walk;
+  walk.only = &jobs;
+  walk.limit = limit;
+  WaitingOrderIn(leaf, walk, out);
+}
+
+bool TreeScheduler::HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const {
+  if (R_ == 0 || shapes.size() % static_cast<size_t>(R_) != 0 || !(max_weight > 0)) return false;
+  for (size_t s = 0; s < shapes.size(); s += static_cast<size_t>(R_))
+    if (!(DominantPerTask(&shapes[s]) / max_weight > kKeyEpsilon)) return false;
+  return true;
+}
+
 // While the state does not change, the descent of PickWaiting keeps taking
 // the same child until its subtree has no untried job left: the order is a
 // traversal that, at each node, takes the children (with a waiting job) by
 // the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
 // name sorting first (to the earlier submitted among jobs). With counts
-// (WaitingPrefix, WaitingLeaves) a child is an item when its count is not
-// 0, and it is entered only when picked, writing straight to `out` (with
-// `leaves`, a leaf writes its own id), until `limit`.
+// (WaitingLeaves) a child is an item when its count is not 0, and it is
+// entered only when picked, writing its own id to `out` if a leaf, until
+// `limit`; LeafOrderOf enters one leaf and reads only the jobs it names.
 void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* out) const {
   const Queue& q = queues_[qid];
   struct Item {
@@ -274,25 +276,21 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<J
     return;
   }
   if (q.children.empty()) {
-    for (JobId id : q.jobs) {
+    for (JobId id : walk.only ? *walk.only : q.jobs) {
+      if (walk.only && (id >= jobs_.size() || !job_alive(id) || jobs_[id].queue != qid)) continue;
       const Job& j = jobs_[id];
       if (j.state == JobState::kPending || j.allocated >= j.tasks) continue;
       if (walk.skip) {
         auto it = walk.skip->find(id);
         if (it != walk.skip->end() && it->second == j.seq) continue;
       }
-      if (walk.passed && (*walk.passed)(id)) continue;
       items.push_back({JobKey(id), j.seq, id, id});
     }
-    if (lazy && static_cast<int64_t>(items.size()) != (*walk.untried)[qid]) walk.consistent = false;
   } else if (lazy) {
-    int64_t sum = 0;
     for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
       const QueueId c = q.children[i];
-      sum += (*walk.untried)[c];
       if ((*walk.untried)[c] != 0) items.push_back({QV(c).key, i, c, c});
     }
-    if (sum != (*walk.untried)[qid]) walk.consistent = false;
   } else {
     for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
       const size_t begin = parts.size();
@@ -325,9 +323,7 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<J
     if (q.children.empty()) {
       out->push_back(static_cast<JobId>(items[pick].begin));
     } else if (lazy) {
-      const size_t before = out->size();
       WaitingOrderIn(static_cast<QueueId>(items[pick].begin), walk, out);
-      if (out->size() == before) walk.consistent = false;
     } else {
       out->insert(out->end(), parts.begin() + static_cast<std::ptrdiff_t>(items[pick].begin),
                   parts.begin() + static_cast<std::ptrdiff_t>(items[pick].end));

@@ -53,20 +53,31 @@ class TreeScheduler : public TreeShards {
   // them, each passing over the ones before (the state unchanged): one
   // traversal instead of one descent per job.
   std::vector<JobId> WaitingOrder(const SkipSet* skip) const;
-  // The first `limit` jobs of that order, for a caller that keeps its own
-  // count of what it passes over (the reclaim phase of hdrf simulate): job
-  // j is passed over when passed(j), and a queue q with untried[q] == 0 is
-  // not entered (QueueId index; untried[q] must be the number of waiting
-  // jobs in q's subtree not passed over). So the cost is that of the
-  // subtrees the prefix comes from, not of every waiting job. False when a
-  // queue entered shows a count wrong (*out is then not the order); *out
-  // is replaced.
-  bool WaitingPrefix(const std::function<bool(JobId)>& passed, const std::vector<int64_t>& untried, size_t limit,
-                     std::vector<JobId>* out) const;
-  // The first `limit` leaves that order goes through, in its order, by the
-  // counts alone (no job is read): leaves q with untried[q] != 0. *out is
-  // replaced.
+  // The first `limit` leaves that order goes through, in its order, for a
+  // caller that keeps its own count of the jobs it passes over (the reclaim
+  // phase of hdrf simulate): untried[q] (QueueId index) must be the number
+  // of waiting jobs in q's subtree not passed over; a queue with
+  // untried[q] == 0 is not entered, and no job is read. *out is replaced.
   void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
+  // The first `limit` jobs of that order among `jobs` in leaf `leaf` (the
+  // others, and any job not waiting in that leaf, are passed over): the
+  // order the leaf's descent takes them in. For a host that knows which
+  // jobs can come first (the reclaim phase of hdrf simulate: those holding
+  // a task, whose keys it cannot know, and the first `limit` by submission
+  // of those holding none, whose keys are all 0), so that a prefix costs
+  // those jobs, not the leaf. *out is replaced (empty for a queue that is
+  // not a leaf).
+  void LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit, std::vector<JobId>* out) const;
+  // Whether, in every leaf's part of that order, the waiting jobs holding a
+  // task come after all those holding none (whose keys are 0) on the
+  // current state, for jobs of the task shapes `shapes` (R amounts each,
+  // flattened) with weights at most `max_weight`: true when one task of
+  // each shape, over that weight, gives a key above kKeyEpsilon (a job's
+  // key only grows with its tasks). Depends on the state only through
+  // share_resources().
+  bool HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const;
+  // The resources that count in a share now (not saturated, total > 0).
+  uint64_t share_resources() const { return share_res_; }
   // The leaf a job submitted to `queue` would be placed in (admission).
   StatusOr<QueueId> Admit(std::string_view queue) const;
   // ---- gangs (docs/spec.md §14) ----
@@ -86,7 +97,7 @@ class TreeScheduler : public TreeShards {
   bool Pickable(JobId j, const SkipSet* skip) const;
   std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
   std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
-  struct WaitingWalk;  // WaitingOrder's and WaitingPrefix's arguments
+  struct WaitingWalk;  // WaitingOrder's, WaitingLeaves' and LeafOrderOf's arguments
   void WaitingOrderIn(QueueId q, WaitingWalk& walk, std::vector<JobId>* out) const;
   // docs/spec.md §12: admits the Pending jobs the gate lets in, in
   // submission order (after an event that frees capacity).

@@ -58,24 +58,34 @@ std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
   return out;
 }
 
-Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& passed,
-                     const std::vector<int64_t>& untried, size_t limit, std::vector<JobRef>* out) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  const engine::Tree& t = impl.ct.tree();
-  thread_local std::vector<JobId> ids;
-  const bool consistent = t.WaitingPrefix(passed, untried, limit, &ids);
-  out->clear();
-  for (JobId j : ids) out->push_back(JobRef{j, t.job_seq(j)});
-  if (!consistent) return Status::Internal("WaitingPrefix: the counts of untried waiting jobs disagree with the engine");
-  return Status::Ok();
-}
-
 void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
                    std::vector<QueueId>* out) {
   const EngineImpl& impl = EngineAccess::impl(engine);
   Exclusive lock(impl.ct);
   impl.ct.tree().WaitingLeaves(untried, limit, out);
+}
+
+void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
+                 std::vector<JobRef>* out) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl.ct);
+  const engine::Tree& t = impl.ct.tree();
+  thread_local std::vector<JobId> ids;
+  t.LeafOrderOf(leaf, jobs, limit, &ids);
+  out->clear();
+  for (JobId j : ids) out->push_back(JobRef{j, t.job_seq(j)});
+}
+
+bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, double max_weight) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl.ct);
+  return impl.ct.tree().HeldAfterIdle(shapes, max_weight);
+}
+
+uint64_t ShareResources(const Engine& engine) {
+  const EngineImpl& impl = EngineAccess::impl(engine);
+  Exclusive lock(impl.ct);
+  return impl.ct.tree().share_resources();
 }
 
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {

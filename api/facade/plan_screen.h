@@ -38,19 +38,28 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
 // false for each of them. False for an unknown queue or one not a leaf.
 bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen);
 
-// engine.WaitingOrder's first `limit` jobs (into *out) for a host that
-// keeps its own count of what it passes over, as a reclaim phase does
-// after each applied plan: a job is passed over when passed(its id), and
-// untried[q] (indexed by QueueId, every queue) must be the number of
-// waiting jobs in q's subtree not passed over. Only the subtrees the
-// prefix comes from are read. Internal when an entered queue shows a count
-// wrong.
-Status WaitingPrefix(const Engine& engine, const std::function<bool(JobId)>& passed,
-                     const std::vector<int64_t>& untried, size_t limit, std::vector<JobRef>* out);
-// The first `limit` leaves that order goes through, in its order, from the
-// counts alone.
+// The first `limit` leaves engine.WaitingOrder goes through, in its order,
+// for a host that keeps its own count of what it passes over, as a reclaim
+// phase does after each applied plan: untried[q] (indexed by QueueId,
+// every queue) must be the number of waiting jobs in q's subtree not
+// passed over. Reads no job.
 void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
                    std::vector<QueueId>* out);
+// engine.WaitingOrder's first `limit` jobs among `jobs` in leaf `leaf`
+// (others passed over), in that order: for a host that knows which of the
+// leaf's jobs can come first (engine/tree_schedule.h, Tree::LeafOrderOf).
+void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
+                 std::vector<JobRef>* out);
+// Whether, in each leaf's part of engine.WaitingOrder, the waiting jobs
+// that hold a task come after all those that hold none (then taken by
+// submission), for jobs of the task shapes `shapes` (one amount per
+// resource in the engine's order, flattened) with weights at most
+// `max_weight` (engine/tree_schedule.h, Tree::HeldAfterIdle). The answer
+// changes only with ShareResources.
+bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, double max_weight);
+// The resources that count in a share on the current state (a bit per
+// resource in the engine's order).
+uint64_t ShareResources(const Engine& engine);
 
 }  // namespace hdrf
 

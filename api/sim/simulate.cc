@@ -15,7 +15,6 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "hdrf/engine.h"
 #include "hdrf/simulate.h"
@@ -76,6 +75,7 @@ class Shapes {
     return it->second;
   }
   const int64_t* at(uint32_t s) const { return &amounts_[size_t{s} * R_]; }
+  const std::vector<int64_t>& all() const { return amounts_; }  // R amounts per shape
   void AddWaiting(uint32_t s, int64_t d) {
     const int64_t before = waiting_[s];
     waiting_[s] += d;
@@ -180,32 +180,48 @@ class Simulator {
   };
   std::unordered_map<uint32_t, std::vector<Group>> live_;
   std::vector<int64_t> evicted_;  // per job
-  // With reclaim: what a plan depends on besides the state (TryKeyOf), and
-  // the keys whose plan failed or was passed over on the current state
-  // (cleared when a plan is applied).
+  // With reclaim: what a plan depends on besides the state (TryKeyOf). The
+  // state's number (state_: a new one at each phase and after each applied
+  // plan) marks the keys whose plan failed or was passed over on it
+  // (KeyJobs::failed_on), and kept_ is the plan found for kept_key_ on
+  // state kept_on_ (the next job of that key gets it).
   using TryKey = sim::TryKey;
+  using KeyJobs = sim::TryBook::KeyJobs;
   TryKey TryKeyOf(uint32_t i) const;
-  std::unordered_set<TryKey, sim::TryKeyHash> no_plan_;
+  uint64_t state_ = 1;
+  std::optional<Plan> kept_;
+  const KeyJobs* kept_key_ = nullptr;
+  uint64_t kept_on_ = 0;
   // With reclaim: the waiting jobs by key and what was tried (try_book.h),
   // brought up to date after every change of a job's tasks (Book).
   sim::TryBook book_;
   bool untracked_ = false;  // a job waits where the book cannot count it
   void Book(uint32_t i) {
-    if (o_.reclaim && !book_.Update(i, jobs_[i].leaf, jobs_[i].unstarted > 0, TryKeyOf(i))) untracked_ = true;
+    const JobRec& j = jobs_[i];
+    if (o_.reclaim && !book_.Update(i, j.leaf, j.unstarted > 0, TryKeyOf(i), j.seq, j.unfinished > j.unstarted))
+      untracked_ = true;
   }
   std::vector<QueueId> leaves_;  // the leaves of the order of tries on one state
   std::vector<JobRef> order_;    // the jobs of a leaf being tried
+  std::vector<uint32_t> candidates_;  // the jobs order_ is made of (TryBook::LeafCandidates)
+  std::vector<JobId> candidate_ids_;
   // TryLeaf's outcomes: no plan applied; one applied (the state changed);
   // the phase is over (the budget, or no leaf may take any more).
   enum class LeafTries { kNone, kApplied, kEnd };
   StatusOr<LeafTries> TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now);
   StatusOr<LeafTries> TryJobs(int64_t t, const PlanOptions& po, int64_t* evicted_now);
+  StatusOr<std::optional<LeafTries>> TryIdle(int64_t t, uint32_t leaf, const PlanOptions& po, int64_t* evicted_now);
+  StatusOr<LeafTries> Apply(int64_t t, uint32_t taker, int64_t* evicted_now);
+  bool IdleFirst();
+  std::optional<uint64_t> idle_first_res_;  // IdleFirst's answer, for these resources in shares
+  bool idle_first_ = false;
+  double max_weight_ = 1;  // of the workload's jobs, as the engine keeps them (at least 1)
   // Whether a key of `leaf` (stats index) with an untried job gets a plan
-  // applied on this state, each such key asked once (no_plan_ keeps the
-  // failures); KeyFails asks for one key (*plan: its plan when it does not).
+  // applied on this state, each such key asked once (failed_on keeps the
+  // failures); KeyFails asks for one key, with its waiting job `job` (when
+  // it does not fail, kept_ is its plan).
   StatusOr<bool> LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po);
-  StatusOr<bool> KeyFails(int64_t t, const TryKey& key, uint32_t job, const PlanOptions& po,
-                          std::optional<Plan>* plan);
+  StatusOr<bool> KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po);
   PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
   // Without --preempt, and when every job's demand needs some resource and
   // cannot overflow: the leaves (stats index, engine id), whose
@@ -494,7 +510,7 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
   po.mode = o_.preempt ? PlanMode::kBoth : PlanMode::kReclaim;
   // Failed tries change nothing, and jobs of one TryKey get the same plan:
   // after one fails, the others of its key are tried without asking again.
-  no_plan_.clear();
+  ++state_;
   // The leaves are read a few at a time: the first ones on each state,
   // then four times as many each time those are used up (the ones marked
   // tried are not listed again).
@@ -528,16 +544,23 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
 
 // The untried jobs of engine leaf q (the first leaf of the order), in
 // order, up to the first whose plan is applied. They are read a few at a
-// time (WaitingPrefix sorts no more of the leaf than it gives), then four
-// times as many each time those are used up.
+// time, then four times as many each time those are used up: the book
+// gives the jobs the first n can come from (those holding a task, and the
+// first n by submission of those holding none), the engine orders them.
 StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const PlanOptions& po, int64_t* evicted_now) {
-  const std::function<bool(JobId)> tried = [this](JobId id) {
-    return id < job_of_id_.size() && job_of_id_[id] != kNoJob && book_.Tried(job_of_id_[id]);
-  };
   constexpr int64_t kFirstTries = 8, kGrow = 4;
+  const uint32_t leaf = book_.StatsLeaf(q);
+  if (IdleFirst()) {
+    HDRF_ASSIGN_OR_RETURN(std::optional<LeafTries> r, TryIdle(t, leaf, po, evicted_now));
+    if (r) return *r;
+  }
   for (int64_t want = kFirstTries; book_.untried()[q] > 0; want *= kGrow) {
     const size_t n = static_cast<size_t>(std::min(want, book_.untried()[q]));
-    HDRF_RETURN_IF_ERROR(WaitingPrefix(eng_, tried, book_.untried(), n, &order_));
+    book_.LeafCandidates(leaf, n, &candidates_);
+    candidate_ids_.clear();
+    for (uint32_t i : candidates_) candidate_ids_.push_back(jobs_[i].id);
+    LeafOrderOf(eng_, q, candidate_ids_, n, &order_);
+    if (order_.size() != n) return Status::Internal("the reclaim phase's count of untried jobs disagrees with the engine");
     HDRF_ASSIGN_OR_RETURN(LeafTries r, TryJobs(t, po, evicted_now));
     if (r != LeafTries::kNone) return r;
   }
@@ -550,28 +573,84 @@ StatusOr<Simulator::LeafTries> Simulator::TryJobs(int64_t t, const PlanOptions& 
     if (o_.reclaim_budget && *evicted_now >= *o_.reclaim_budget) return LeafTries::kEnd;
     const uint32_t taker = next.id < job_of_id_.size() ? job_of_id_[next.id] : kNoJob;
     if (taker == kNoJob) return Status::Internal("a plan for a job the simulator does not know");
+    KeyJobs* key = book_.KeyOf(taker);
+    if (!key) return Status::Internal("a waiting job the reclaim phase's book does not hold");
     book_.MarkTried(taker);
-    std::optional<Plan> plan;
-    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, TryKeyOf(taker), taker, po, &plan));
+    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, key, taker, po));
     if (fails) continue;
-    HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(*plan).WithContext("reclaim at " + FormatMs(t) + " s"));
-    no_plan_.clear();
-    HDRF_RETURN_IF_ERROR(Taken(t, *plan, taker, evicted_now));
-    HDRF_RETURN_IF_ERROR(Fill(t));
-    screen_.Clear();
-    return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
+    return Apply(t, taker, evicted_now);
   }
   return LeafTries::kNone;
+}
+
+// The untried jobs of `leaf` (stats index) that hold no task, while they
+// come first in its order (HeldAfterIdle): by submission, so the first
+// whose key's plan may be applied is the one with the smallest seq among
+// the keys' first untried ones, the keys that fail passed over; every job
+// before it is of a failed key and tried. Null when none is left (each
+// tried): the ones that hold a task come next.
+StatusOr<std::optional<Simulator::LeafTries>> Simulator::TryIdle(int64_t t, uint32_t leaf, const PlanOptions& po,
+                                                                 int64_t* evicted_now) {
+  for (;;) {
+    KeyJobs* best = nullptr;
+    uint32_t taker = kNoJob;
+    for (KeyJobs* k : book_.LeafKeys(leaf)) {
+      if (k->failed_on == state_) continue;
+      const uint32_t j = book_.FirstUntriedIdle(k);
+      if (j != kNoJob && (!best || book_.Seq(j) < book_.Seq(taker))) {
+        best = k;
+        taker = j;
+      }
+    }
+    if (!best) break;
+    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, best, taker, po));
+    if (fails) continue;
+    for (KeyJobs* k : book_.LeafKeys(leaf))
+      if (k != best) book_.MarkIdleTriedBelow(k, book_.Seq(taker));
+    book_.MarkTried(taker);
+    HDRF_ASSIGN_OR_RETURN(LeafTries r, Apply(t, taker, evicted_now));
+    return std::optional<LeafTries>(r);
+  }
+  for (KeyJobs* k : book_.LeafKeys(leaf)) book_.MarkIdleTriedBelow(k, UINT64_MAX);
+  return std::optional<LeafTries>();
+}
+
+// Whether a leaf's jobs that hold a task come after those that hold none
+// (engine.HeldAfterIdle for every shape, with the largest weight): asked
+// again only when the resources that count in a share change.
+bool Simulator::IdleFirst() {
+  const uint64_t res = ShareResources(eng_);
+  if (!idle_first_res_ || *idle_first_res_ != res) {
+    idle_first_ = HeldAfterIdle(eng_, shapes_.all(), max_weight_);
+    idle_first_res_ = res;
+  }
+  return idle_first_;
+}
+
+// Job `taker`'s try gets kept_, the plan of its key on this state (the same
+// victims and demand for each job of the key, TryKeyOf), made for it.
+StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64_t* evicted_now) {
+  Plan plan = std::move(*kept_);
+  kept_.reset();
+  kept_key_ = nullptr;
+  plan.id = jobs_[taker].id;
+  plan.seq = jobs_[taker].seq;
+  plan.job = w_.jobs[taker].spec.name;
+  HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
+  ++state_;
+  HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
+  HDRF_RETURN_IF_ERROR(Fill(t));
+  screen_.Clear();
+  return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
 }
 
 // Whether some key of `leaf` with an untried job may have its plan applied
 // on this state (its first untried job then gets it, or a job before it of
 // another such key).
 StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po) {
-  for (const sim::TryBook::KeyJobs* k : book_.LeafKeys(leaf)) {
+  for (KeyJobs* k : book_.LeafKeys(leaf)) {
     if (k->untried == 0) continue;
-    std::optional<Plan> plan;
-    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, *k->key, k->jobs.front(), po, &plan));
+    HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, k, k->jobs.front(), po));
     if (!fails) return true;
   }
   return false;
@@ -579,16 +658,16 @@ StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptio
 
 // Whether the plan of waiting job `job` (of key `key`) fails on this state
 // (no plan, no victims, or with nodes a demand that cannot be placed): the
-// answer of no_plan_, else of the screen and the plan, kept in no_plan_.
-// Else *plan is the plan.
-StatusOr<bool> Simulator::KeyFails(int64_t t, const TryKey& key, uint32_t job, const PlanOptions& po,
-                                   std::optional<Plan>* plan) {
-  if (no_plan_.count(key)) return true;
+// answer kept for the key on this state, else of the screen and the plan,
+// kept in key->failed_on or (the plan) in kept_.
+StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po) {
+  if (key->failed_on == state_) return true;
+  if (kept_key_ == key && kept_on_ == state_) return false;
   // A cheap necessary test first: most keys fail the transfer rule at
   // every level of their path, and Plan would only confirm it.
   const JobRef ref = jobs_[job].ref();
   if (!PlanMayTake(eng_, ref, po, &screen_)) {
-    no_plan_.insert(key);
+    key->failed_on = state_;
     return true;
   }
   auto p = eng_.Plan(ref, po);
@@ -596,10 +675,12 @@ StatusOr<bool> Simulator::KeyFails(int64_t t, const TryKey& key, uint32_t job, c
   // With nodes the demand must also be placed once the victims' tasks
   // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
   if (!p->fits || p->victims.empty() || (nodes_ && !DemandPlaceable(*p, job))) {
-    no_plan_.insert(key);
+    key->failed_on = state_;
     return true;
   }
-  *plan = std::move(p).value();
+  kept_ = std::move(p).value();
+  kept_key_ = key;
+  kept_on_ = state_;
   return false;
 }
 
@@ -769,6 +850,7 @@ Status Simulator::Run(SimulateResult* res) {
       }
       screen_by_leaf_ = needs && !overflows;
     }
+    for (const WorkloadJob& j : w_.jobs) max_weight_ = std::max(max_weight_, j.spec.weight);
     std::unordered_map<std::string, uint32_t> users;
     user_of_.resize(n);
     for (size_t i = 0; i < n; ++i)

@@ -19,18 +19,21 @@ void TryBook::Init(const std::vector<QueueInfo>& queues, size_t jobs) {
   untried_.assign(ids, 0);
   waiting_.assign(ids, 0);
   leaf_keys_.assign(queues.size(), {});
+  leaf_jobs_.assign(queues.size(), LeafJobs{});
   leaf_phase_.assign(queues.size(), 0);
   leaf_mark_.assign(queues.size(), 0);
   jobs_.assign(jobs, JobBook{});
 }
 
-bool TryBook::Update(uint32_t i, uint32_t leaf, bool waiting, const TryKey& key) {
+bool TryBook::Update(uint32_t i, uint32_t leaf, bool waiting, const TryKey& key, uint64_t seq, bool holds) {
   JobBook& b = jobs_[i];
-  if (b.key && waiting && *b.key->key == key) return true;  // no change
+  if (b.key && waiting && *b.key->key == key && b.holds == holds) return true;  // no change
   if (leaf >= eng_leaf_.size() || eng_leaf_[leaf] == engine::kNone) return !waiting;
   const bool was = b.key != nullptr;
   Leave(i);
   b.leaf = leaf;
+  b.seq = seq;
+  b.holds = holds;
   if (waiting) Join(i, key, !was);
   return true;
 }
@@ -58,6 +61,66 @@ void TryBook::MarkLeafTried(uint32_t leaf) {
   Count(leaf, -untried_[eng_leaf_[leaf]]);
   leaf_phase_[leaf] = phase_;
   leaf_mark_[leaf] = ++clock_;
+  for (KeyJobs* k : leaf_keys_[leaf]) {
+    k->mark_phase = phase_;
+    k->mark_seq = UINT64_MAX;
+  }
+}
+
+std::set<std::pair<uint64_t, uint32_t>>::iterator TryBook::IdleFront(KeyJobs* k) {
+  auto it = k->mark_phase == phase_ ? k->idle.lower_bound({k->mark_seq, 0}) : k->idle.begin();
+  while (it != k->idle.end() && Tried(it->second)) ++it;
+  k->mark_phase = phase_;
+  k->mark_seq = it == k->idle.end() ? UINT64_MAX : it->first;
+  return it;
+}
+
+uint32_t TryBook::FirstUntriedIdle(KeyJobs* k) {
+  if (k->untried == 0) return kNoJob;
+  auto it = IdleFront(k);
+  return it == k->idle.end() ? kNoJob : it->second;
+}
+
+// MarkTried for each, with the counts changed once; the mark then stands
+// past them.
+void TryBook::MarkIdleTriedBelow(KeyJobs* k, uint64_t seq) {
+  if (k->untried == 0) return;
+  int64_t n = 0;
+  auto it = IdleFront(k);
+  for (; it != k->idle.end() && it->first < seq; ++it) {
+    if (Tried(it->second)) continue;
+    jobs_[it->second].tried = true;
+    tried_now_.push_back(it->second);
+    ++n;
+  }
+  k->mark_seq = it == k->idle.end() ? UINT64_MAX : it->first;
+  if (n == 0) return;
+  k->untried -= n;
+  Touch(k);
+  Count(jobs_[tried_now_.back()].leaf, -n);
+}
+
+void TryBook::LeafCandidates(uint32_t leaf, size_t n, std::vector<uint32_t>* out) {
+  out->clear();
+  for (uint32_t i : leaf_jobs_[leaf].holding)
+    if (!Tried(i)) out->push_back(i);
+  // The keys' idle jobs merged by seq, each key from its mark.
+  using It = std::set<std::pair<uint64_t, uint32_t>>::iterator;
+  thread_local std::vector<std::pair<It, It>> runs;
+  runs.clear();
+  for (KeyJobs* k : leaf_keys_[leaf])
+    if (k->untried > 0) runs.emplace_back(IdleFront(k), k->idle.end());
+  for (size_t taken = 0; taken < n;) {
+    std::pair<It, It>* best = nullptr;
+    for (auto& r : runs) {
+      while (r.first != r.second && Tried(r.first->second)) ++r.first;
+      if (r.first != r.second && (!best || r.first->first < best->first->first)) best = &r;
+    }
+    if (!best) break;
+    out->push_back(best->first->second);
+    ++best->first;
+    ++taken;
+  }
 }
 
 void TryBook::EndPhase() {
@@ -89,6 +152,15 @@ void TryBook::Leave(uint32_t i) {
   k->jobs[b.pos] = last;
   jobs_[last].pos = b.pos;
   k->jobs.pop_back();
+  if (b.holds) {
+    LeafJobs& l = leaf_jobs_[b.leaf];
+    const uint32_t h = l.holding.back();
+    l.holding[b.hpos] = h;
+    jobs_[h].hpos = b.hpos;
+    l.holding.pop_back();
+  } else {
+    k->idle.erase({b.seq, i});
+  }
   if (k->jobs.empty()) {
     std::vector<KeyJobs*>& lk = leaf_keys_[b.leaf];
     lk.erase(std::find(lk.begin(), lk.end(), k));
@@ -108,11 +180,19 @@ void TryBook::Join(uint32_t i, const TryKey& key, bool began) {
   b.key = k;
   if (began) b.since = ++clock_;
   for (QueueId q = eng_leaf_[b.leaf]; q != engine::kNone; q = eng_parent_[q]) ++waiting_[q];
+  if (b.holds) {
+    LeafJobs& l = leaf_jobs_[b.leaf];
+    b.hpos = static_cast<uint32_t>(l.holding.size());
+    l.holding.push_back(i);
+  } else {
+    k->idle.emplace(b.seq, i);
+  }
   if (Tried(i)) {
     Touch(k);  // its untried count is below its job count until EndPhase
   } else {
     ++k->untried;
     Count(b.leaf, 1);
+    if (!b.holds && k->mark_phase == phase_ && b.seq < k->mark_seq) k->mark_seq = b.seq;
   }
 }
 

@@ -202,11 +202,14 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   }
 }
 
-// WaitingPrefix and WaitingLeaves (api/facade/plan_screen.h) give the
-// first jobs and leaves of WaitingOrder from a host's counts of untried
-// waiting jobs per queue, on states with ties, gangs and a random set of
-// jobs passed over; a count that disagrees with the tree is an error.
-TEST(PlanTest, WaitingPrefixIsThePrefixOfWaitingOrder) {
+// WaitingLeaves and LeafOrderOf (api/facade/plan_screen.h) give the
+// leaves of WaitingOrder from a host's counts of untried waiting jobs per
+// queue, and each leaf's part of it from the jobs the host names (those
+// holding a task and the first n by submission of those holding none, as
+// the reclaim phase of hdrf simulate does), on states with ties, gangs and
+// a random set of jobs passed over.
+TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
+  int held_after_idle = 0;  // seeds where HeldAfterIdle was checked
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     Rnd rnd(seed);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z", "root/c/w"};
@@ -227,7 +230,8 @@ TEST(PlanTest, WaitingPrefixIsThePrefixOfWaitingOrder) {
       refs.push_back(*r);
       if (rnd(4) == 0) (void)e->Fill();
     }
-    // The queues' parents, and per queue its waiting jobs not passed over.
+    // The queues' parents, and per queue its waiting jobs not passed over;
+    // per leaf, those holding a task and those holding none (by seq).
     std::map<QueueId, QueueId> parent;
     std::map<std::string, QueueId> id_of;
     QueueId ids = 0;
@@ -237,47 +241,85 @@ TEST(PlanTest, WaitingPrefixIsThePrefixOfWaitingOrder) {
       ids = std::max(ids, q.id + 1);
     }
     std::vector<int64_t> untried(ids, 0);
-    std::set<JobId> passed;
+    std::map<QueueId, std::vector<JobId>> holding;
+    std::map<QueueId, std::map<uint64_t, JobId>> idle;
     PlacementSkips skips;
     for (const JobRef& r : refs) {
       auto j = e->GetJob(r);
       ASSERT_TRUE(j.ok());
       if (j->allocated >= j->tasks) continue;
       if (rnd(3) == 0) {
-        passed.insert(r.id);
         skips.Add(r);
         continue;
       }
-      for (QueueId q = id_of.at(j->queue);; q = parent.at(q)) {
+      const QueueId leaf = id_of.at(j->queue);
+      if (j->allocated > 0) {
+        holding[leaf].push_back(r.id);
+      } else {
+        idle[leaf][r.seq] = r.id;
+      }
+      for (QueueId q = leaf;; q = parent.at(q)) {
         ++untried[q];
         if (!parent.count(q)) break;
       }
     }
-    const std::function<bool(JobId)> is_passed = [&](JobId id) { return passed.count(id) > 0; };
     const std::vector<JobRef> full = e->WaitingOrder(&skips);
-    for (size_t limit : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, full.size(), full.size() + 5}) {
-      std::vector<JobRef> out;
-      ASSERT_TRUE(WaitingPrefix(*e, is_passed, untried, limit, &out).ok()) << "seed " << seed;
-      ASSERT_EQ(out.size(), std::min(limit, full.size())) << "seed " << seed;
-      for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].seq, full[i].seq) << "seed " << seed << " at " << i;
-    }
     std::vector<QueueId> expected;  // the leaves of the full order, each once
+    std::map<QueueId, std::vector<uint64_t>> part;  // per leaf, its jobs in the full order
     for (const JobRef& r : full) {
       const QueueId leaf = id_of.at(e->GetJob(r)->queue);
       if (expected.empty() || expected.back() != leaf) expected.push_back(leaf);
+      part[leaf].push_back(r.seq);
     }
     std::vector<QueueId> got;
     WaitingLeaves(*e, untried, 100, &got);
     EXPECT_EQ(got, expected) << "seed " << seed;
     WaitingLeaves(*e, untried, 1, &got);
     EXPECT_EQ(got, std::vector<QueueId>(expected.begin(), expected.begin() + std::min<size_t>(1, expected.size())));
-    if (full.empty()) continue;
-    // A count one short in the first leaf: the traversal finds it wrong.
-    std::vector<int64_t> wrong = untried;
-    --wrong[expected.front()];
+    for (QueueId leaf : expected) {
+      for (size_t limit : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{30}}) {
+        std::vector<JobId> named = holding[leaf];
+        for (const auto& [seq, id] : idle[leaf]) {
+          if (named.size() >= holding[leaf].size() + limit) break;
+          named.push_back(id);
+        }
+        if (id_of.at(e->GetJob(refs[0])->queue) != leaf) named.push_back(refs[0].id);  // another leaf's: passed over
+        std::vector<JobRef> out;
+        LeafOrderOf(*e, leaf, named, limit, &out);
+        const std::vector<uint64_t>& want = part[leaf];
+        ASSERT_EQ(out.size(), std::min(limit, want.size())) << "seed " << seed << " leaf " << leaf;
+        for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].seq, want[i]) << "seed " << seed << " at " << i;
+      }
+    }
     std::vector<JobRef> out;
-    EXPECT_EQ(WaitingPrefix(*e, is_passed, wrong, full.size(), &out).code(), StatusCode::kInternal) << "seed " << seed;
+    LeafOrderOf(*e, 0, {refs[0].id}, 5, &out);  // the root is no leaf
+    EXPECT_TRUE(out.empty());
+    // The shapes submitted (cpu, memory in the engine's order), weight 1:
+    // where HeldAfterIdle says so, a leaf's jobs holding a task come after
+    // those holding none (it does not where cpu is saturated: a job of
+    // cpu alone then has the key 0).
+    if (!HeldAfterIdle(*e, {1000, 0, 2000, 0, 1000, 1000, 2000, 1000}, 1.0)) continue;
+    ++held_after_idle;
+    for (const auto& [leaf, seqs] : part) {
+      bool seen_holding = false;
+      for (uint64_t seq : seqs) {
+        const bool idle_job = idle[leaf].count(seq) > 0;
+        EXPECT_FALSE(seen_holding && idle_job) << "seed " << seed << " leaf " << leaf;
+        seen_holding = seen_holding || !idle_job;
+      }
+    }
   }
+  EXPECT_GT(held_after_idle, 0);
+}
+
+// HeldAfterIdle is false where one task's share over the weight is within
+// the ties' margin (then a job holding it ties with those holding none).
+TEST(PlanTest, HeldAfterIdleNeedsAShareAboveTheTies) {
+  auto e = MakeEngine({{"cpu", int64_t{4000000000000}}}, {Q("root/a")});
+  EXPECT_FALSE(HeldAfterIdle(*e, {1000}, 1.0));     // 2.5e-10
+  EXPECT_TRUE(HeldAfterIdle(*e, {40000000}, 1.0));  // 1e-5
+  EXPECT_FALSE(HeldAfterIdle(*e, {40000000}, 1e5));
+  EXPECT_FALSE(HeldAfterIdle(*e, {40000000, 1}, 1.0));  // not whole shapes
 }
 
 // The writer runs in a child that exits without closing (no final

@@ -2,7 +2,10 @@
 // key and whether it waits and was tried in the phase; a leaf marked tried
 // marks each job waiting in it then. After every random operation the
 // book's per-queue untried counts, its keys' job sets and untried counts,
-// and Tried() must match the model.
+// and Tried() must match the model, and so must LeafCandidates (the
+// untried jobs holding a task, then the first n untried ones holding none
+// by seq), a key's first untried job holding none (FirstUntriedIdle) and
+// MarkIdleTriedBelow.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -34,9 +37,34 @@ constexpr int kParent[] = {-1, 0, 1, 1, 0};  // stats index of the parent
 
 struct ModelJob {
   uint32_t leaf = 0;
-  bool waiting = false, tried = false;
+  bool waiting = false, tried = false, holds = false;
+  uint64_t seq = 0;
   TryKey key{};
 };
+
+// LeafCandidates(leaf, n) against the model.
+void CheckCandidates(TryBook& book, const std::vector<ModelJob>& m, uint32_t leaf, size_t n, int step) {
+  std::set<uint32_t> holding;
+  std::vector<std::pair<uint64_t, uint32_t>> idle;
+  for (uint32_t i = 0; i < m.size(); ++i) {
+    if (!m[i].waiting || m[i].tried || m[i].leaf != leaf) continue;
+    if (m[i].holds) {
+      holding.insert(i);
+    } else {
+      idle.emplace_back(m[i].seq, i);
+    }
+  }
+  std::sort(idle.begin(), idle.end());
+  std::vector<uint32_t> out;
+  book.LeafCandidates(leaf, n, &out);
+  ASSERT_GE(out.size(), holding.size()) << "step " << step;
+  ASSERT_EQ(std::set<uint32_t>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(holding.size())), holding)
+      << "step " << step;
+  std::vector<uint32_t> first;
+  for (size_t k = 0; k < idle.size() && k < n; ++k) first.push_back(idle[k].second);
+  ASSERT_EQ(std::vector<uint32_t>(out.begin() + static_cast<std::ptrdiff_t>(holding.size()), out.end()), first)
+      << "leaf " << leaf << " n " << n << " step " << step;
+}
 
 void Check(const TryBook& book, const std::vector<ModelJob>& m, int step) {
   std::vector<int64_t> untried(5, 0);
@@ -74,20 +102,24 @@ TEST(TryBookTest, MatchesLiteralModel) {
     TryBook book;
     book.Init(Queues(), kJobs);
     std::vector<ModelJob> m(kJobs);
-    for (uint32_t i = 0; i < kJobs; ++i) m[i].leaf = kLeaves[rng() % 3];
+    for (uint32_t i = 0; i < kJobs; ++i) {
+      m[i].leaf = kLeaves[rng() % 3];
+      m[i].seq = (i * 7919u) % 101;  // distinct, not in job order
+    }
     EXPECT_EQ(book.StatsLeaf(9), 3u);
     EXPECT_EQ(book.EngineLeaf(4), 2u);
     for (int step = 0; step < 400; ++step) {
       const uint32_t i = rng() % kJobs;
-      switch (rng() % 8) {
+      switch (rng() % 10) {
         case 0: case 1: case 2: {  // a change of the job's tasks: waits or not, maybe another key
-          const bool waiting = rng() % 4 != 0;
+          const bool waiting = rng() % 4 != 0, holds = rng() % 3 == 0;
           TryKey key{m[i].leaf, static_cast<uint32_t>(rng() % 3), 0, 1, 0, 1.0};
           // A try is kept for the phase when the job stops waiting and
           // waits again; a job not waiting when its leaf was marked as a
           // whole was not marked.
-          ASSERT_TRUE(book.Update(i, m[i].leaf, waiting, key));
+          ASSERT_TRUE(book.Update(i, m[i].leaf, waiting, key, m[i].seq, holds));
           m[i].waiting = waiting;
+          m[i].holds = holds;
           m[i].key = key;
           break;
         }
@@ -110,8 +142,26 @@ TEST(TryBookTest, MatchesLiteralModel) {
             for (ModelJob& j : m) j.tried = false;
           }
           break;
-        default:
+        case 7:  // the first jobs of a leaf's order come from these
+          CheckCandidates(book, m, kLeaves[rng() % 3], rng() % 6, step);
           break;
+        default: {  // a key's first untried job holding none; those below a seq tried
+          const uint32_t leaf = kLeaves[rng() % 3];
+          const std::vector<TryBook::KeyJobs*>& keys = book.LeafKeys(leaf);
+          if (keys.empty()) break;
+          TryBook::KeyJobs* k = keys[rng() % keys.size()];
+          uint32_t first = TryBook::kNoJob;
+          for (uint32_t j = 0; j < kJobs; ++j)
+            if (m[j].waiting && !m[j].tried && !m[j].holds && m[j].leaf == leaf && m[j].key.shape == k->key->shape &&
+                (first == TryBook::kNoJob || m[j].seq < m[first].seq))
+              first = j;
+          ASSERT_EQ(book.FirstUntriedIdle(k), first) << "step " << step;
+          const uint64_t below = rng() % 110;
+          book.MarkIdleTriedBelow(k, below);
+          for (ModelJob& j : m)
+            if (j.waiting && !j.holds && j.leaf == leaf && j.key.shape == k->key->shape && j.seq < below) j.tried = true;
+          break;
+        }
       }
       Check(book, m, step);
       if (HasFatalFailure()) {
@@ -125,8 +175,8 @@ TEST(TryBookTest, MatchesLiteralModel) {
 TEST(TryBookTest, RefusesAWaitingJobOutsideALeaf) {
   TryBook book;
   book.Init(Queues(), 2);
-  EXPECT_FALSE(book.Update(0, 1, true, TryKey{1, 0, 0, 1, 0, 1.0}));  // stats 1 is not a leaf
-  EXPECT_TRUE(book.Update(1, 1, false, TryKey{1, 0, 0, 1, 0, 1.0}));
+  EXPECT_FALSE(book.Update(0, 1, true, TryKey{1, 0, 0, 1, 0, 1.0}, 1, false));  // stats 1 is not a leaf
+  EXPECT_TRUE(book.Update(1, 1, false, TryKey{1, 0, 0, 1, 0, 1.0}, 2, false));
   EXPECT_EQ(book.untried()[5], 0);
 }
 
