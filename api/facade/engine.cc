@@ -199,7 +199,8 @@ StatusOr<JobRef> Engine::Submit(const JobSpec& job) {
 
 // Task events on a JobRef: the fast path used by replay and embedders. See
 // "Thread safety" in engine_impl.h.
-Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) {
+Status Engine::Impl::TaskEvent(const Op& op, uint64_t* seq) {
+  const JobRef job = op.job;
   bool escalate = false;
   {
     base::SharedLockGuard<base::BigReaderLock> shared(rw);
@@ -213,42 +214,44 @@ Status Engine::Impl::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t
     const int s = tree->ShardOf(job.id);
     tree->PrefetchPath(job.id, 1);
     base::LockGuard<base::SpinLock> lock(shards[s].mu);
-    HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
-                             ? tree->LocalAllocate(job.id, n, &escalate)
-                             : tree->LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));
+    HDRF_RETURN_IF_ERROR(op.type == Event::Type::kAllocate
+                             ? tree->LocalAllocate(job.id, op.n, &escalate)
+                             : tree->LocalRelease(job.id, op.n, op.type == Event::Type::kFinish, &escalate));
     if (!escalate) {
       if (!journal) {
         ++shards[s].events;
         *seq = 0;
         return Status::Ok();
       }
-      *seq = journal->Append(Event::Task(type, job.seq, n));  // under the shard's lock
+      *seq = journal->Append(Event::Task(op.type, job.seq, op.n));  // under the shard's lock
       return Status::Ok();
     }
   }
   Exclusive lock(*this);
   HDRF_RETURN_IF_ERROR(CheckRef(*tree, job));
   HDRF_RETURN_IF_ERROR(Writable());
-  HDRF_RETURN_IF_ERROR(ApplyJobEvent(*tree, type, job.id, n));
-  *seq = RecordJobLocked(type, job.seq, n);
+  HDRF_RETURN_IF_ERROR(ApplyJobEvent(*tree, op));
+  *seq = RecordJobLocked(op.type, job.seq, op.n);
   return Status::Ok();
 }
 
-namespace {
-// Allocate, Release and Finish: the task event, then the wait for its
-// durability, timed as one call.
-Status TimedTaskEvent(EngineImpl& impl, Event::Type type, JobRef job, int64_t n) {
-  EventTimer timer(impl);
+// The one entry of a single job event (hdrf/op.h): a task event takes the
+// shard path (TaskEvent), then waits for its durability, timed as one
+// call; a removal runs alone (ApplyAndWait).
+Status Engine::Apply(const Op& op) {
+  if (!IsJobEvent(op.type)) return CheckJobEvent(op.type);
+  if (op.type == Event::Type::kRemove) return ApplyAndWait(*impl_, Event::Remove(op.job.seq), nullptr, &op.job);
+  EventTimer timer(*impl_);
   uint64_t seq = 0;
-  Status s = impl.TaskEvent(type, job, n, &seq);
-  if (s.ok() && impl.journal) s = impl.journal->WaitDurable(seq);
+  Status s = impl_->TaskEvent(op, &seq);
+  if (s.ok() && impl_->journal) s = impl_->journal->WaitDurable(seq);
   return timer.Done(std::move(s));
 }
-}  // namespace
 
-Status Engine::Allocate(JobRef job, int64_t n) { return TimedTaskEvent(*impl_, Event::Type::kAllocate, job, n); }
-Status Engine::Release(JobRef job, int64_t n) { return TimedTaskEvent(*impl_, Event::Type::kRelease, job, n); }
-Status Engine::Finish(JobRef job, int64_t n) { return TimedTaskEvent(*impl_, Event::Type::kFinish, job, n); }
+Status Engine::Allocate(JobRef job, int64_t n) { return Apply(Op::Allocate(job, n)); }
+Status Engine::Release(JobRef job, int64_t n) { return Apply(Op::Release(job, n)); }
+Status Engine::Finish(JobRef job, int64_t n) { return Apply(Op::Finish(job, n)); }
+Status Engine::Remove(JobRef job) { return Apply(Op::Remove(job)); }
 
 namespace {
 // Batches (Engine::ApplyTasks; docs/concurrency.md "Batches"). Task events
@@ -555,9 +558,7 @@ size_t ApplyExclusive(EngineImpl& impl, const Engine::TaskOp* ops, size_t i, siz
       continue;
     }
     Status st = CheckRef(t, op.job);
-    if (st.ok())
-      st = op.type == Event::Type::kRemove ? t.Remove(op.job.id)
-                                           : ApplyJobEvent(t, op.type, op.job.id, op.n);
+    if (st.ok()) st = ApplyJobEvent(t, op.op());
     if (!st.ok()) {
       b.Refuse(op, std::move(st));
       continue;
@@ -599,8 +600,6 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
   if (impl_->journal && b.seq > 0) return impl_->journal->WaitDurable(b.seq);
   return Status::Ok();
 }
-
-Status Engine::Remove(JobRef job) { return ApplyAndWait(*impl_, Event::Remove(job.seq), nullptr, &job); }
 
 Status Engine::CreateQueue(const QueueSpec& q) {
   Event e;

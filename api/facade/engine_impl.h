@@ -92,9 +92,10 @@ struct Engine::Impl {
   // exclusive lock, logs it and assigns its sequence number. Defined in
   // engine.cc.
   Status ApplyLocked(const Event& e, JobRef* submitted) REQUIRES(rw);
-  // Allocate/Release/Finish through the shard path, escalating when needed;
-  // *seq receives the event's sequence number (0 without a store).
-  Status TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) EXCLUDES(rw);
+  // Task event `op` (kAllocate, kRelease or kFinish; Engine::Apply(Op))
+  // through the shard path, escalating when needed; *seq receives the
+  // event's sequence number (0 without a store).
+  Status TaskEvent(const Op& op, uint64_t* seq) EXCLUDES(rw);
   // Under the exclusive lock: the next sequence number, with the event
   // logged when there is a store (`e` may be null without one).
   uint64_t RecordLocked(const Event* e) REQUIRES(rw) {
