@@ -1,5 +1,6 @@
 #include "engine/event.h"
 
+#include <cstdint>
 #include <iterator>
 #include <string>
 
@@ -39,9 +40,7 @@ Status NotAJobEvent(const std::string& what) {
 
 }  // namespace
 
-StatusOr<Event::Type> JobEventType(int64_t value) {
-  for (Event::Type t : kJobEventTypes)
-    if (value == static_cast<int64_t>(t)) return t;
+Status NotAJobEventType(int64_t value) {
   std::string what = "type " + std::to_string(value);
   if (value >= 0 && value <= static_cast<int64_t>(Event::Type::kApplyPlan))
     what += std::string(" (") + EventTypeName(static_cast<Event::Type>(value)) + ")";
@@ -56,7 +55,7 @@ StatusOr<Event::Type> JobEventType(std::string_view name) {
 
 Status CheckJobEvent(Event::Type t) {
   if (IsJobEvent(t)) return Status::Ok();
-  return JobEventType(static_cast<int64_t>(t)).status();
+  return NotAJobEventType(static_cast<int64_t>(t));
 }
 
 Status BatchStatus(const Status& batch, std::span<const Status> outcomes) {

@@ -50,19 +50,21 @@ static_assert(HDRF_OP_RELEASE == static_cast<int>(hdrf::Event::Type::kRelease));
 static_assert(HDRF_OP_FINISH == static_cast<int>(hdrf::Event::Type::kFinish));
 static_assert(HDRF_OP_REMOVE == static_cast<int>(hdrf::Event::Type::kRemove));
 
-// The one conversion of a C op (single calls and hdrf_apply alike): the
-// type, then the ref.
-StatusOr<hdrf::Op> ToOp(const EngineUse& u, int type, hdrf_job_ref_t job, int64_t n) {
-  HDRF_ASSIGN_OR_RETURN(hdrf::Event::Type t, hdrf::JobEventType(type));
-  HDRF_ASSIGN_OR_RETURN(hdrf::JobRef ref, DecodeJobRef(u, job));
-  return hdrf::Op{t, ref, n};
+// The one conversion of a C op (single calls and hdrf_apply alike) into
+// *op: the type, then the ref.
+Status ToOp(const EngineUse& u, int type, hdrf_job_ref_t job, int64_t n, hdrf::Op* op) {
+  HDRF_ASSIGN_OR_RETURN(op->type, hdrf::JobEventType(type));
+  HDRF_ASSIGN_OR_RETURN(op->job, DecodeJobRef(u, job));
+  op->n = n;
+  return Status::Ok();
 }
 
 // One job event on a job ref (hdrf_apply_op, hdrf_job_allocate_ref, ...).
 Status ApplyOp(hdrf_engine_t* engine, int type, hdrf_job_ref_t job, int64_t n) {
   EngineUse u(engine, true);
   HDRF_RETURN_IF_ERROR(u.status());
-  HDRF_ASSIGN_OR_RETURN(hdrf::Op op, ToOp(u, type, job, n));
+  hdrf::Op op;
+  HDRF_RETURN_IF_ERROR(ToOp(u, type, job, n, &op));
   return u.engine().Apply(op);
 }
 
@@ -95,12 +97,9 @@ Status Apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops, size_t op
   const char* base = reinterpret_cast<const char*>(ops);
   for (size_t i = 0; i < nops; ++i) {
     const hdrf_op_t& op = *reinterpret_cast<const hdrf_op_t*>(base + i * op_size);
-    auto o = ToOp(u, op.type, op.job, op.n);
-    if (!o.ok()) {
-      status[i] = o.status();
-      continue;
-    }
-    task_ops.push_back(hdrf::Engine::TaskOp::Of(*o, &status[i]));
+    hdrf::Op o;
+    status[i] = ToOp(u, op.type, op.job, op.n, &o);
+    if (status[i].ok()) task_ops.push_back(hdrf::Engine::TaskOp::Of(o, &status[i]));
   }
   const Status batch = u.engine().ApplyTasks(task_ops.data(), task_ops.size(), nullptr, nullptr);
   size_t ok = 0;

@@ -59,10 +59,20 @@ struct Op {
 // anything else is InvalidArgument naming what was given and the four
 // types: "op type 9 (set-capacity) is not a job event: expected allocate
 // (0), release (1), finish (2) or remove (4)".
-StatusOr<Event::Type> JobEventType(int64_t value);
+inline StatusOr<Event::Type> JobEventType(int64_t value);
 StatusOr<Event::Type> JobEventType(std::string_view name);
+// JobEventType's refusal of `value` (out of line: the accepting path is
+// inline, as it runs once per event of the C interface and Python).
+Status NotAJobEventType(int64_t value);
 // JobEventType for a value already of type Event::Type: Ok for a job event.
 Status CheckJobEvent(Event::Type t);
+
+inline StatusOr<Event::Type> JobEventType(int64_t value) {
+  // The range first: a value above 255 must not wrap to a job event.
+  if (value >= 0 && value <= UINT8_MAX && IsJobEvent(static_cast<Event::Type>(value)))
+    return static_cast<Event::Type>(value);
+  return NotAJobEventType(value);
+}
 
 // What a batch of ops reports as one status (hdrf_apply's return, Python's
 // Engine.apply): `batch` (what Engine::ApplyTasks returned) when it is an
