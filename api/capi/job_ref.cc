@@ -51,8 +51,10 @@ static_assert(HDRF_OP_FINISH == static_cast<int>(hdrf::Event::Type::kFinish));
 static_assert(HDRF_OP_REMOVE == static_cast<int>(hdrf::Event::Type::kRemove));
 
 // The one conversion of a C op (single calls and hdrf_apply alike) into
-// *op: the type, then the ref.
-Status ToOp(const EngineUse& u, int type, hdrf_job_ref_t job, int64_t n, hdrf::Op* op) {
+// *op: the type, then the ref. Inlined (as is ApplyOp) so that a call of a
+// fixed type (hdrf_job_allocate_ref, ...) checks its constant type at
+// compile time.
+[[gnu::always_inline]] inline Status ToOp(const EngineUse& u, int type, hdrf_job_ref_t job, int64_t n, hdrf::Op* op) {
   HDRF_ASSIGN_OR_RETURN(op->type, hdrf::JobEventType(type));
   HDRF_ASSIGN_OR_RETURN(op->job, DecodeJobRef(u, job));
   op->n = n;
@@ -60,7 +62,8 @@ Status ToOp(const EngineUse& u, int type, hdrf_job_ref_t job, int64_t n, hdrf::O
 }
 
 // One job event on a job ref (hdrf_apply_op, hdrf_job_allocate_ref, ...).
-Status ApplyOp(hdrf_engine_t* engine, int type, hdrf_job_ref_t job, int64_t n) {
+[[gnu::always_inline]] inline Status ApplyOp(hdrf_engine_t* engine, int type, hdrf_job_ref_t job,
+                                             int64_t n) {
   EngineUse u(engine, true);
   HDRF_RETURN_IF_ERROR(u.status());
   hdrf::Op op;
