@@ -68,7 +68,8 @@ Status ConcurrentTree::Apply(const Event& e, JobRef* submitted) {
 
 // Task events on a JobRef: the fast path used by replay and embedders (see
 // "Thread safety" in the header).
-Status ConcurrentTree::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) {
+Status ConcurrentTree::TaskEvent(const Op& op, uint64_t* seq) {
+  const JobRef job = op.job;
   bool escalate = false;
   {
     base::SharedLockGuard<base::BigReaderLock> shared(rw_);
@@ -83,24 +84,24 @@ Status ConcurrentTree::TaskEvent(Event::Type type, JobRef job, int64_t n, uint64
     const int s = t.ShardOf(job.id);
     t.PrefetchPath(job.id, 1);
     base::LockGuard<base::SpinLock> lock(shards_[s].mu);
-    HDRF_RETURN_IF_ERROR(type == Event::Type::kAllocate
-                             ? t.LocalAllocate(job.id, n, &escalate)
-                             : t.LocalRelease(job.id, n, type == Event::Type::kFinish, &escalate));
+    HDRF_RETURN_IF_ERROR(op.type == Event::Type::kAllocate
+                             ? t.LocalAllocate(job.id, op.n, &escalate)
+                             : t.LocalRelease(job.id, op.n, op.type == Event::Type::kFinish, &escalate));
     if (!escalate) {
       if (!sink_) {
         ++shards_[s].events;
         *seq = 0;
         return Status::Ok();
       }
-      *seq = sink_->Append(Event::Task(type, job.seq, n));  // under the shard's lock
+      *seq = sink_->Append(Event::Task(op.type, job.seq, op.n));  // under the shard's lock
       return Status::Ok();
     }
   }
   Exclusive lock(*this);
   HDRF_RETURN_IF_ERROR(CheckRef(*tree_, job));
   HDRF_RETURN_IF_ERROR(Writable());
-  HDRF_RETURN_IF_ERROR(ApplyJobEvent(*tree_, type, job.id, n));
-  *seq = RecordJob(type, job.seq, n);
+  HDRF_RETURN_IF_ERROR(ApplyJobEvent(*tree_, op));
+  *seq = RecordJob(op.type, job.seq, op.n);
   return Status::Ok();
 }
 

@@ -55,6 +55,7 @@
 #include "engine/tree.h"
 #include "hdrf/engine.h"
 #include "hdrf/event.h"
+#include "hdrf/op.h"
 #include "hdrf/status.h"
 
 namespace hdrf::engine {
@@ -145,9 +146,10 @@ class ConcurrentTree {
   // and sets *submitted (may be null) to a submission's new job.
   Status Apply(const Event& e, JobRef* submitted) REQUIRES(rw_);
 
-  // Allocate/Release/Finish through the shard path, escalating when needed;
-  // *seq receives the event's sequence number (0 without a sink).
-  Status TaskEvent(Event::Type type, JobRef job, int64_t n, uint64_t* seq) EXCLUDES(rw_);
+  // Task event `op` (kAllocate, kRelease or kFinish; Engine::Apply(Op))
+  // through the shard path, escalating when needed; *seq receives the
+  // event's sequence number (0 without a sink).
+  Status TaskEvent(const Op& op, uint64_t* seq) EXCLUDES(rw_);
 
   // Engine::ApplyTasks without the durability wait (docs/concurrency.md
   // "Batches"): applies `ops` in order, task ops through the shard path

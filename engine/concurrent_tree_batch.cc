@@ -315,8 +315,7 @@ size_t ConcurrentTree::ApplyExclusive(const Engine::TaskOp* ops, size_t i, size_
       continue;
     }
     Status st = CheckRef(t, op.job);
-    if (st.ok())
-      st = op.type == Event::Type::kRemove ? t.Remove(op.job.id) : ApplyJobEvent(t, op.type, op.job.id, op.n);
+    if (st.ok()) st = ApplyJobEvent(t, op.op());
     if (!st.ok()) {
       b.Refuse(op, std::move(st));
       continue;

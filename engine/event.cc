@@ -1,5 +1,9 @@
 #include "engine/event.h"
 
+#include <cstdint>
+#include <iterator>
+#include <string>
+
 #include "engine/tree.h"
 
 namespace hdrf {
@@ -21,13 +25,64 @@ const char* EventTypeName(Event::Type t) {
   return "unknown";
 }
 
-Status ApplyJobEvent(engine::Tree& tree, Event::Type t, JobId id, int64_t n) {
-  switch (t) {
-    case Event::Type::kAllocate: return tree.Allocate(id, n);
-    case Event::Type::kRelease: return tree.Release(id, n);
-    case Event::Type::kFinish: return tree.Finish(id, n);
-    case Event::Type::kRemove: return tree.Remove(id);
-    default: return Status::InvalidArgument(std::string("not a job event: ") + EventTypeName(t));
+namespace {
+
+// `what` (an op type given as a number or a name) is not a job event.
+Status NotAJobEvent(const std::string& what) {
+  std::string expected;
+  for (size_t i = 0; i < std::size(kJobEventTypes); ++i) {
+    if (i > 0) expected += i + 1 < std::size(kJobEventTypes) ? ", " : " or ";
+    expected += std::string(EventTypeName(kJobEventTypes[i])) + " (" +
+                std::to_string(static_cast<int>(kJobEventTypes[i])) + ")";
+  }
+  return Status::InvalidArgument("op " + what + " is not a job event: expected " + expected);
+}
+
+}  // namespace
+
+Status NotAJobEventType(int64_t value) {
+  std::string what = "type " + std::to_string(value);
+  if (value >= 0 && value <= static_cast<int64_t>(Event::Type::kApplyPlan))
+    what += std::string(" (") + EventTypeName(static_cast<Event::Type>(value)) + ")";
+  return NotAJobEvent(what);
+}
+
+StatusOr<Event::Type> JobEventType(std::string_view name) {
+  for (Event::Type t : kJobEventTypes)
+    if (name == EventTypeName(t)) return t;
+  return NotAJobEvent("'" + std::string(name) + "'");
+}
+
+Status CheckJobEvent(Event::Type t) {
+  if (IsJobEvent(t)) return Status::Ok();
+  return NotAJobEventType(static_cast<int64_t>(t));
+}
+
+Status BatchStatus(const Status& batch, std::span<const Status> outcomes) {
+  size_t applied = 0;
+  size_t first_bad = outcomes.size();
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].ok()) {
+      ++applied;
+    } else if (first_bad == outcomes.size()) {
+      first_bad = i;
+    }
+  }
+  if (!batch.ok() && applied > 0) return batch;  // applied, but not made durable
+  if (first_bad < outcomes.size())
+    return outcomes[first_bad].WithContext("op " + std::to_string(first_bad) + " of " +
+                                           std::to_string(outcomes.size()) + " (" +
+                                           std::to_string(outcomes.size() - applied) + " refused)");
+  return batch;
+}
+
+Status ApplyJobEvent(engine::Tree& tree, const Op& op) {
+  switch (op.type) {
+    case Event::Type::kAllocate: return tree.Allocate(op.job.id, op.n);
+    case Event::Type::kRelease: return tree.Release(op.job.id, op.n);
+    case Event::Type::kFinish: return tree.Finish(op.job.id, op.n);
+    case Event::Type::kRemove: return tree.Remove(op.job.id);
+    default: return CheckJobEvent(op.type);
   }
 }
 
@@ -39,7 +94,7 @@ Status ApplyEvent(engine::Tree& tree, const Event& e) {
     case T::kFinish:
     case T::kRemove: {
       HDRF_ASSIGN_OR_RETURN(JobId id, tree.FindJobBySeq(e.job_seq));
-      return ApplyJobEvent(tree, e.type, id, e.n);
+      return ApplyJobEvent(tree, Op{e.type, JobRef{id, e.job_seq}, e.n});
     }
     case T::kSubmit: return tree.Submit(e.job).status();
     case T::kCreateQueue: return tree.CreateQueue(e.queue);

@@ -1,8 +1,10 @@
-// ApplyEvent: applies one public Event (hdrf/event.h) to the engine's Tree.
+// ApplyEvent: applies one public Event (hdrf/event.h) to the engine's Tree;
+// ApplyJobEvent: one job event (hdrf/op.h).
 #ifndef HDRF_ENGINE_EVENT_H_
 #define HDRF_ENGINE_EVENT_H_
 
 #include "hdrf/event.h"
+#include "hdrf/op.h"
 #include "hdrf/status.h"
 #include "hdrf/views.h"
 
@@ -16,19 +18,13 @@ class Tree;
 // nothing.
 Status ApplyEvent(engine::Tree& tree, const Event& e);
 
-// Allocate, Release, Finish and Remove: the job events, which name one job
-// by its submission number (job_seq) and carry a count (n). The log stores
-// them compactly (storage/codec.h LogOp).
-inline bool IsJobEvent(Event::Type t) {
-  return t == Event::Type::kAllocate || t == Event::Type::kRelease || t == Event::Type::kFinish ||
-         t == Event::Type::kRemove;
-}
-
-// Applies job event `t` (IsJobEvent) with count `n` to job `id` of `tree`:
+// Applies job event `op` (hdrf/op.h; IsJobEvent) to job op.job.id of `tree`:
 // the one dispatch of job events, for ApplyEvent, ConcurrentTree's
-// escalated and batched paths and storage's replayer. Anything else is
-// InvalidArgument, and changes nothing.
-Status ApplyJobEvent(engine::Tree& tree, Event::Type t, JobId id, int64_t n);
+// escalated and batched paths and storage's replayer. The caller has
+// checked that the id names the job (engine::CheckRef, the replayer's
+// lookup by submission number). A type that is not a job event is InvalidArgument
+// naming it (CheckJobEvent), and changes nothing.
+Status ApplyJobEvent(engine::Tree& tree, const Op& op);
 
 }  // namespace hdrf
 

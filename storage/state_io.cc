@@ -130,7 +130,7 @@ Status Replayer::ApplyOne(const EventBatch& batch, size_t i) {
   if (id == engine::kNone || !tree_.job_alive(id) || tree_.job_seq(id) != op.job_seq) {
     HDRF_ASSIGN_OR_RETURN(id, tree_.FindJobBySeq(op.job_seq));
   }
-  HDRF_RETURN_IF_ERROR(ApplyJobEvent(tree_, op.type, id, op.n));
+  HDRF_RETURN_IF_ERROR(ApplyJobEvent(tree_, Op{op.type, JobRef{id, op.job_seq}, op.n}));
   if (op.type == Event::Type::kRemove && op.job_seq < by_seq_.size()) by_seq_[op.job_seq] = engine::kNone;
   return Status::Ok();
 }

@@ -3,7 +3,7 @@
 //   handles.cc  the engine handle table (EngineUse, MakeHandle, Close/Destroy)
 //   convert.cc  strings, errors and C structs to and from the C++ API
 //   hdrf_c.cc   utilities, options, engines, events and scheduling by name
-//   job_ref.cc  the fast path: job refs and hdrf_apply
+//   job_ref.cc  the fast path: job refs, hdrf_apply_op and hdrf_apply
 //   follower.cc followers and takeover (open, catch-up, lag, promote)
 //   placement.cc host placement: hdrf_step_where, hdrf_fill_where, skip sets
 //   plan.cc     plans: hdrf_plan, its accessors, hdrf_apply_plan

@@ -1,8 +1,10 @@
-// The C interface's fast path (hdrf/c.h "job refs"): events on a job ref
-// go straight to Engine::Allocate(JobRef) and friends, with no name lookup
-// and no lock beyond the engine's own sharding; hdrf_apply carries a batch
-// of them through Engine::ApplyTasks (one exclusive section, one
-// durability wait).
+// The C interface's fast path (hdrf/c.h "job refs"): an event on a job ref
+// (hdrf_apply_op, and hdrf_job_allocate_ref and friends, which are it with
+// a fixed type) becomes an hdrf::Op (ToOp, the one conversion) and goes
+// straight to Engine::Apply(Op), with no name lookup and no lock beyond
+// the engine's own sharding; hdrf_apply converts each op of a batch the
+// same way and carries them through Engine::ApplyTasks (one durability
+// wait).
 //
 // A job ref is {id, seq}: id = engine tag << 32 | JobId, seq = the job's
 // submission sequence number. The tag (EngineUse::tag) ties the ref to the
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "api/capi/capi_internal.h"
+#include "hdrf/op.h"
 
 using hdrf::Status;
 using hdrf::StatusOr;
@@ -40,25 +43,32 @@ StatusOr<JobRef> DecodeJobRef(const EngineUse& u, hdrf_job_ref_t r) {
 
 namespace {
 
-// An event on a job ref.
-template <typename F>
-Status OnRef(hdrf_engine_t* engine, hdrf_job_ref_t job, F&& event) {
-  EngineUse u(engine, true);
-  HDRF_RETURN_IF_ERROR(u.status());
-  HDRF_ASSIGN_OR_RETURN(hdrf::JobRef ref, DecodeJobRef(u, job));
-  return event(u.engine(), ref);
+// HDRF_OP_* are the values of Event::Type, so that JobEventType, the one
+// check of an op's type (hdrf/op.h), converts them.
+static_assert(HDRF_OP_ALLOCATE == static_cast<int>(hdrf::Event::Type::kAllocate));
+static_assert(HDRF_OP_RELEASE == static_cast<int>(hdrf::Event::Type::kRelease));
+static_assert(HDRF_OP_FINISH == static_cast<int>(hdrf::Event::Type::kFinish));
+static_assert(HDRF_OP_REMOVE == static_cast<int>(hdrf::Event::Type::kRemove));
+
+// The one conversion of a C op (single calls and hdrf_apply alike) into
+// *op: the type, then the ref. Inlined (as is ApplyOp) so that a call of a
+// fixed type (hdrf_job_allocate_ref, ...) checks its constant type at
+// compile time.
+[[gnu::always_inline]] inline Status ToOp(const EngineUse& u, int type, hdrf_job_ref_t job, int64_t n, hdrf::Op* op) {
+  HDRF_ASSIGN_OR_RETURN(op->type, hdrf::JobEventType(type));
+  HDRF_ASSIGN_OR_RETURN(op->job, DecodeJobRef(u, job));
+  op->n = n;
+  return Status::Ok();
 }
 
-StatusOr<hdrf::Event::Type> OpType(int type) {
-  switch (type) {
-    case HDRF_OP_ALLOCATE: return hdrf::Event::Type::kAllocate;
-    case HDRF_OP_RELEASE: return hdrf::Event::Type::kRelease;
-    case HDRF_OP_FINISH: return hdrf::Event::Type::kFinish;
-    case HDRF_OP_REMOVE: return hdrf::Event::Type::kRemove;
-    default:
-      return Status::InvalidArgument("op type " + std::to_string(type) +
-                                     " is not an HDRF_OP_* value");
-  }
+// One job event on a job ref (hdrf_apply_op, hdrf_job_allocate_ref, ...).
+[[gnu::always_inline]] inline Status ApplyOp(hdrf_engine_t* engine, int type, hdrf_job_ref_t job,
+                                             int64_t n) {
+  EngineUse u(engine, true);
+  HDRF_RETURN_IF_ERROR(u.status());
+  hdrf::Op op;
+  HDRF_RETURN_IF_ERROR(ToOp(u, type, job, n, &op));
+  return u.engine().Apply(op);
 }
 
 // hdrf_apply. Ops refused before the engine sees them (bad type, foreign
@@ -85,46 +95,23 @@ Status Apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops, size_t op
                                               " is below sizeof(hdrf_op_t) = " +
                                               std::to_string(sizeof(hdrf_op_t))));
   std::vector<hdrf::Engine::TaskOp> task_ops;
-  std::vector<size_t> index;  // task_ops[k] is ops[index[k]]
   std::vector<Status> status(nops);
   task_ops.reserve(nops);
-  index.reserve(nops);
   const char* base = reinterpret_cast<const char*>(ops);
   for (size_t i = 0; i < nops; ++i) {
     const hdrf_op_t& op = *reinterpret_cast<const hdrf_op_t*>(base + i * op_size);
-    auto type = OpType(op.type);
-    auto ref = DecodeJobRef(u, op.job);
-    if (!type.ok() || !ref.ok()) {
-      status[i] = type.ok() ? ref.status() : type.status();
-      continue;
-    }
-    hdrf::Engine::TaskOp t;
-    t.job = *ref;
-    t.n = op.n;
-    t.type = *type;
-    t.status = &status[i];
-    task_ops.push_back(t);
-    index.push_back(i);
+    hdrf::Op o;
+    status[i] = ToOp(u, op.type, op.job, op.n, &o);
+    if (status[i].ok()) task_ops.push_back(hdrf::Engine::TaskOp::Of(o, &status[i]));
   }
-  size_t refused = 0;
-  Status batch = u.engine().ApplyTasks(task_ops.data(), task_ops.size(), nullptr, &refused);
+  const Status batch = u.engine().ApplyTasks(task_ops.data(), task_ops.size(), nullptr, nullptr);
   size_t ok = 0;
-  size_t first_bad = nops;
   for (size_t i = 0; i < nops; ++i) {
     if (results) results[i] = static_cast<hdrf_code>(status[i].code());
-    if (status[i].ok()) {
-      ++ok;
-    } else if (first_bad == nops) {
-      first_bad = i;
-    }
+    if (status[i].ok()) ++ok;
   }
   if (applied) *applied = ok;
-  if (!batch.ok() && ok > 0) return batch;  // applied, but not made durable
-  if (first_bad < nops)
-    return status[first_bad].WithContext("op " + std::to_string(first_bad) + " of " +
-                                         std::to_string(nops) + " (" +
-                                         std::to_string(nops - ok) + " refused)");
-  return batch;
+  return hdrf::BatchStatus(batch, status);
 }
 
 }  // namespace
@@ -146,29 +133,26 @@ hdrf_code hdrf_job_find(hdrf_engine_t* engine, const char* name, hdrf_job_ref_t*
 
 hdrf_code hdrf_job_allocate_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
                                 char** errptr) {
-  return Guard(errptr, [&] {
-    return OnRef(engine, job, [&](hdrf::Engine& e, hdrf::JobRef r) { return e.Allocate(r, n); });
-  });
+  return Guard(errptr, [&] { return ApplyOp(engine, HDRF_OP_ALLOCATE, job, n); });
 }
 
 hdrf_code hdrf_job_release_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
                                char** errptr) {
-  return Guard(errptr, [&] {
-    return OnRef(engine, job, [&](hdrf::Engine& e, hdrf::JobRef r) { return e.Release(r, n); });
-  });
+  return Guard(errptr, [&] { return ApplyOp(engine, HDRF_OP_RELEASE, job, n); });
 }
 
 hdrf_code hdrf_job_finish_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, int64_t n,
                               char** errptr) {
-  return Guard(errptr, [&] {
-    return OnRef(engine, job, [&](hdrf::Engine& e, hdrf::JobRef r) { return e.Finish(r, n); });
-  });
+  return Guard(errptr, [&] { return ApplyOp(engine, HDRF_OP_FINISH, job, n); });
 }
 
 hdrf_code hdrf_job_remove_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, char** errptr) {
-  return Guard(errptr, [&] {
-    return OnRef(engine, job, [&](hdrf::Engine& e, hdrf::JobRef r) { return e.Remove(r); });
-  });
+  return Guard(errptr, [&] { return ApplyOp(engine, HDRF_OP_REMOVE, job, 0); });
+}
+
+hdrf_code hdrf_apply_op(hdrf_engine_t* engine, int type, hdrf_job_ref_t job, int64_t n,
+                        char** errptr) {
+  return Guard(errptr, [&] { return ApplyOp(engine, type, job, n); });
 }
 
 hdrf_code hdrf_job_get_ref(hdrf_engine_t* engine, hdrf_job_ref_t job, hdrf_job_info_t* info,

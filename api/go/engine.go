@@ -8,14 +8,9 @@ package hdrf
 // crosses (and nothing escapes to the Go heap) on the fast path.
 typedef struct { hdrf_code code; char* msg; } go_result;
 
-static go_result go_task(hdrf_engine_t* e, int type, hdrf_job_ref_t j, int64_t n) {
+static go_result go_op(hdrf_engine_t* e, int type, hdrf_job_ref_t j, int64_t n) {
   go_result r = {HDRF_OK, NULL};
-  switch (type) {
-    case HDRF_OP_ALLOCATE: r.code = hdrf_job_allocate_ref(e, j, n, &r.msg); break;
-    case HDRF_OP_RELEASE: r.code = hdrf_job_release_ref(e, j, n, &r.msg); break;
-    case HDRF_OP_FINISH: r.code = hdrf_job_finish_ref(e, j, n, &r.msg); break;
-    default: r.code = hdrf_job_remove_ref(e, j, &r.msg);
-  }
+  r.code = hdrf_apply_op(e, type, j, n, &r.msg);
   return r;
 }
 
@@ -199,22 +194,26 @@ func (e *Engine) Close() error {
 	return check(C.hdrf_engine_destroy(e.h, &msg), msg)
 }
 
-func (e *Engine) task(op OpType, j Job, n int64) error {
-	r := C.go_task(e.h, C.int(op), j.c(), C.int64_t(n))
+// ApplyOp applies one op of any type (hdrf_apply_op): what Allocate,
+// Release, Finish or Remove does, as op.Type says; those four are ApplyOp
+// with a fixed type. A Type that is none of the OpXxx values is
+// InvalidArgument naming it, and changes nothing.
+func (e *Engine) ApplyOp(op Op) error {
+	r := C.go_op(e.h, C.int(op.Type), op.Job.c(), C.int64_t(op.N))
 	return check(r.code, r.msg)
 }
 
 // Allocate records that n tasks of j started (the host's own placement).
-func (e *Engine) Allocate(j Job, n int64) error { return e.task(OpAllocate, j, n) }
+func (e *Engine) Allocate(j Job, n int64) error { return e.ApplyOp(Op{Job: j, N: n, Type: OpAllocate}) }
 
 // Release records that n running tasks of j stopped and wait again.
-func (e *Engine) Release(j Job, n int64) error { return e.task(OpRelease, j, n) }
+func (e *Engine) Release(j Job, n int64) error { return e.ApplyOp(Op{Job: j, N: n, Type: OpRelease}) }
 
 // Finish records that n running tasks of j completed.
-func (e *Engine) Finish(j Job, n int64) error { return e.task(OpFinish, j, n) }
+func (e *Engine) Finish(j Job, n int64) error { return e.ApplyOp(Op{Job: j, N: n, Type: OpFinish}) }
 
 // Remove takes j out with all its tasks.
-func (e *Engine) Remove(j Job) error { return e.task(OpRemove, j, 0) }
+func (e *Engine) Remove(j Job) error { return e.ApplyOp(Op{Job: j, Type: OpRemove}) }
 
 // OpType is the kind of one Op of Apply.
 type OpType int32
@@ -246,8 +245,8 @@ func opLayoutOK() bool {
 
 var opLayout = opLayoutOK()
 
-// Apply applies ops in order in one call and one exclusive section of the
-// engine, waiting once for durability (group commit). Each op is accepted
+// Apply applies ops in order in one call (hdrf_apply: each op converted
+// as ApplyOp's), waiting once for durability (group commit). Each op is accepted
 // or refused on its own: results (optional, len(ops) entries) receives
 // each op's Code. It returns the number applied and, when any op was
 // refused, the first refusal (its message names the op).

@@ -436,7 +436,8 @@ HDRF_EXPORT hdrf_code hdrf_job_finish_ref(hdrf_engine_t* engine, hdrf_job_ref_t 
 HDRF_EXPORT hdrf_code hdrf_job_remove_ref(hdrf_engine_t* engine, hdrf_job_ref_t job,
                                           char** errptr);
 
-/* Operations of hdrf_apply (the values of the C++ Event::Type). */
+/* The job events of hdrf_apply_op and hdrf_apply (the values of the C++
+   Event::Type; hdrf/op.h). */
 enum {
   HDRF_OP_ALLOCATE = 0, /* n tasks started */
   HDRF_OP_RELEASE = 1,  /* n running tasks back to waiting */
@@ -444,13 +445,22 @@ enum {
   HDRF_OP_REMOVE = 4    /* the job leaves (n ignored) */
 };
 
+/* One job event of any type: hdrf_apply_op(e, HDRF_OP_RELEASE, job, n, &err)
+   is hdrf_job_release_ref(e, job, n, &err), and so on for each HDRF_OP_*
+   (the four calls above are this call with a fixed type). Any other type
+   is HDRF_INVALID_ARGUMENT naming the value ("op type 9 (set-capacity) is
+   not a job event: expected allocate (0), ..."), and changes nothing. */
+HDRF_EXPORT hdrf_code hdrf_apply_op(hdrf_engine_t* engine, int type, hdrf_job_ref_t job, int64_t n,
+                                    char** errptr);
+
 typedef struct hdrf_op {
   hdrf_job_ref_t job;
   int64_t n;
   int type; /* HDRF_OP_* */
 } hdrf_op_t;
 
-/* Applies `nops` ops in order in one exclusive section of the engine and,
+/* Applies `nops` ops in order (each converted as hdrf_apply_op converts
+   one; task events take the engine's shard path, as single calls do) and,
    with a store, waits once for their durability (group commit: with sync
    durability every applied op is on disk when this returns). `op_size` is
    sizeof(hdrf_op_t) as the caller knows it (the stride of the array; a
@@ -459,7 +469,9 @@ typedef struct hdrf_op {
    (optional, nops entries) receives each op's code; *applied (optional)
    the number applied. Returns HDRF_OK when every op was applied, else the
    code of the first refused op, with a message naming it ("op 3 of 1000
-   (2 refused): job ref #7/3: no such job in this engine ..."); when the call itself is
+   (2 refused): job ref #7/3: no such job in this engine ..."), or, when
+   ops were applied but could not be made durable, that error (C++
+   hdrf::BatchStatus, hdrf/op.h); when the call itself is
    refused (bad handle, closed engine, NULL ops) every results entry gets
    that code and nothing is applied. */
 HDRF_EXPORT hdrf_code hdrf_apply(hdrf_engine_t* engine, const hdrf_op_t* ops, size_t nops,

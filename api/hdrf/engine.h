@@ -32,6 +32,7 @@
 
 #include "hdrf/latency_histogram.h"
 #include "hdrf/event.h"
+#include "hdrf/op.h"
 #include "hdrf/plan.h"
 #include "hdrf/reconcile.h"
 #include "hdrf/spec.h"
@@ -161,12 +162,6 @@ struct PromoteOptions {
   std::function<int64_t()> event_clock;
 };
 
-// A handle for fast event calls; valid until the job is removed.
-struct JobRef {
-  JobId id = engine::kNone;
-  uint64_t seq = 0;  // the job's submission sequence number
-};
-
 // ---- host placement (Engine::StepWhere) ----
 // What a host's placement test is asked: may one more task of `job` be
 // placed now? The views point into the engine and are valid only during
@@ -245,6 +240,11 @@ class Engine {
 
   // ---- events ----
   StatusOr<JobRef> Submit(const JobSpec& job);
+  // A job event of any type (hdrf/op.h): what Allocate, Release, Finish or
+  // Remove does, as op.type says; these four are Apply(Op::Allocate(job,
+  // n)) and so on. A type that is not a job event is InvalidArgument
+  // naming it (JobEventType), and changes nothing.
+  Status Apply(const Op& op);
   Status Remove(JobRef job);
   Status Allocate(JobRef job, int64_t n = 1);
   Status Release(JobRef job, int64_t n = 1);
@@ -257,8 +257,9 @@ class Engine {
   // Any event (the replay tool and recovery use this).
   Status Apply(const Event& e);
 
-  // One event for ApplyTasks: a task event on `job`, a removal of `job`, or
-  // a submission of `*spec` (its JobRef is written to `*submitted`).
+  // One event for ApplyTasks: a job event (an Op's three fields: a task
+  // event on `job` or a removal of `job`), or a submission of `*spec` (its
+  // JobRef is written to `*submitted`).
   struct TaskOp {
     JobRef job;
     int64_t n = 1;
@@ -266,6 +267,18 @@ class Engine {
     const JobSpec* spec = nullptr;               // kSubmit
     JobRef* submitted = nullptr;                 // kSubmit, may be null
     Status* status = nullptr;                    // when set: the op's outcome
+
+    // The batch entry of job event `op`; its outcome to `*status` when set.
+    static TaskOp Of(const Op& op, Status* status = nullptr) {
+      TaskOp t;
+      t.job = op.job;
+      t.n = op.n;
+      t.type = op.type;
+      t.status = status;
+      return t;
+    }
+    // The job event (not for kSubmit).
+    Op op() const { return {type, job, n}; }
   };
   // Applies `ops` in order and, with a store, waits once for the durability
   // of the last one (group commit: with kSync every op is on disk when this

@@ -12,6 +12,10 @@
 // by any other engine, on every path that takes one (a Job, a (job, op, n)
 // tuple, a row of an int64 array: PyEngine::Resolve and Decode); that it
 // names a live job the engine checks (a removed job is NotFoundError).
+// Job events: allocate, release, finish and remove are one hdrf::Op each
+// through Engine::Apply(Op); apply() turns each tuple or int64 row into
+// the same Op (the type by JobEventType, hdrf/op.h) for ApplyTasks, and
+// reports the batch as hdrf_apply does (BatchStatus; see Apply below).
 // Plans: engine.plan(job, mode, max_victims) returns an hdrf.Plan;
 // engine.apply_plan(plan) raises hdrf.StalePlanError (code Aborted) when
 // the state changed under it (docs/spec.md §15).
@@ -24,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -36,6 +41,7 @@
 #include "hdrf/config.h"
 #include "hdrf/engine.h"
 #include "hdrf/metrics.h"
+#include "hdrf/op.h"
 #include "hdrf/quantity.h"
 #include "hdrf/sim.h"
 #include "hdrf/version.h"
@@ -276,23 +282,31 @@ class PyEngine {
   uint64_t serial_;
 };
 
+// An op's type, as a name ("allocate", ...) or an hdrf.OP_* value: the one
+// check of hdrf/op.h (JobEventType), for tuples and buffer rows alike.
 Event::Type OpType(const py::handle& op) {
-  if (py::isinstance<py::str>(op)) {
-    const std::string s = py::str(op);
-    if (s == "allocate") return Event::Type::kAllocate;
-    if (s == "release") return Event::Type::kRelease;
-    if (s == "finish") return Event::Type::kFinish;
-    if (s == "remove") return Event::Type::kRemove;
-    Raise(Status::InvalidArgument("op '" + s + "': expected allocate, release, finish or remove"));
-  }
-  const int t = op.cast<int>();
-  if (t == 0 || t == 1 || t == 2 || t == 4) return static_cast<Event::Type>(t);
-  Raise(Status::InvalidArgument("op " + std::to_string(t) + " is not an hdrf.OP_* value"));
+  if (py::isinstance<py::str>(op)) return Value(JobEventType(std::string(py::str(op))));
+  return Value(JobEventType(op.cast<int64_t>()));
+}
+
+// engine.allocate, release, finish, remove: one Op through Engine::Apply(Op),
+// the ref checked as a batch's (Resolve).
+void ApplyOne(PyEngine& self, Event::Type type, const py::object& job, int64_t n) {
+  const Op op{type, self.Resolve(job), n};
+  Check(self.Run([&](Engine& e) { return e.Apply(op); }));
+}
+template <Event::Type kType>
+void ApplyOneOf(PyEngine& self, const py::object& job, int64_t n) {
+  ApplyOne(self, kType, job, n);
 }
 
 // ops: a list of (job, op, n) tuples, or a buffer (numpy array,
 // array.array, memoryview) of int64 with 4 per op: Job.id, Job.seq, op, n.
-// Either way every ref is checked to be this engine's before any op runs.
+// Either way every op's type and ref are checked (OpType, then the ref as
+// the single calls check it) before any op runs. Without `results`, a
+// batch that applied no op raises what hdrf_apply returns (BatchStatus:
+// the first refusal, "op I of N (K refused): ..."); otherwise it returns
+// the number applied (and with `results`, each op's code).
 py::object Apply(PyEngine& self, const py::object& ops, bool results) {
   std::vector<Engine::TaskOp> task_ops;
   if (py::isinstance<py::buffer>(ops) && !py::isinstance<py::list>(ops)) {
@@ -304,32 +318,32 @@ py::object Apply(PyEngine& self, const py::object& ops, bool results) {
                                             b.strides[1] == 8 && b.strides[0] == 32);
     if (!contiguous) Raise(Status::InvalidArgument("apply: a contiguous (n, 4) int64 array"));
     const auto* v = static_cast<const int64_t*>(b.ptr);
-    task_ops.resize(static_cast<size_t>(b.size / 4));
-    for (size_t i = 0; i < task_ops.size(); ++i) {
-      task_ops[i].job = self.Decode(v[4 * i], v[4 * i + 1]);
-      task_ops[i].type = OpType(py::int_(v[4 * i + 2]));
-      task_ops[i].n = v[4 * i + 3];
+    task_ops.reserve(static_cast<size_t>(b.size / 4));
+    for (size_t i = 0; i < static_cast<size_t>(b.size / 4); ++i) {
+      const Event::Type type = Value(JobEventType(v[4 * i + 2]));
+      task_ops.push_back(Engine::TaskOp::Of(Op{type, self.Decode(v[4 * i], v[4 * i + 1]), v[4 * i + 3]}));
     }
   } else {
     for (const py::handle& item : ops) {
       auto t = item.cast<py::tuple>();
       if (t.size() < 2 || t.size() > 3) Raise(Status::InvalidArgument("apply: ops are (job, op, n)"));
-      Engine::TaskOp op;
-      op.job = self.Resolve(py::reinterpret_borrow<py::object>(t[0]));
-      op.type = OpType(t[1]);
-      op.n = t.size() == 3 ? t[2].cast<int64_t>() : 1;
-      task_ops.push_back(op);
+      const Event::Type type = OpType(t[1]);
+      const int64_t n = t.size() == 3 ? t[2].cast<int64_t>() : 1;
+      task_ops.push_back(Engine::TaskOp::Of(Op{type, self.Resolve(py::reinterpret_borrow<py::object>(t[0])), n}));
     }
   }
-  std::vector<Status> status(results ? task_ops.size() : 0);
+  std::vector<Status> status(task_ops.size());
   for (size_t i = 0; i < status.size(); ++i) task_ops[i].status = &status[i];
   size_t refused = 0;
   Status s = self.Run([&](Engine& e) {
     return e.ApplyTasks(task_ops.data(), task_ops.size(), nullptr, &refused);
   });
   const size_t applied = task_ops.size() - refused;
+  if (!results) {
+    if (applied == 0) Check(BatchStatus(s, status));
+    return py::int_(applied);
+  }
   if (!s.ok() && applied == 0) Raise(s);
-  if (!results) return py::int_(applied);
   std::vector<int> codes(status.size());
   for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<int>(status[i].code());
   return py::make_tuple(applied, codes);
@@ -456,10 +470,11 @@ PYBIND11_MODULE(hdrf, m) {
   using namespace hdrf::python;
   m.doc() = "hdrf: embeddable hierarchical multi-resource fairness engine (docs/embedding.md)";
   m.attr("__version__") = HDRF_VERSION_STRING;
-  m.attr("OP_ALLOCATE") = 0;
-  m.attr("OP_RELEASE") = 1;
-  m.attr("OP_FINISH") = 2;
-  m.attr("OP_REMOVE") = 4;
+  for (Event::Type t : kJobEventTypes) {  // OP_ALLOCATE = 0, ... (hdrf/op.h)
+    std::string name = std::string("OP_") + EventTypeName(t);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+    m.attr(name.c_str()) = static_cast<int>(t);
+  }
   DefineErrors(m);
   m.def("_skip_engine_serials", &SkipSerials, py::arg("to"),
         "For tests: the next Engine's serial (the tag in Job.id) is at least `to`; serials "
@@ -501,33 +516,20 @@ T Unwrap(T v) {
   return v;
 }
 
-// engine.NAME(args...): `method` on the C++ engine, the GIL released; with
-// `on_job`, its first argument is a Job or a job name (resolved to a
-// JobRef).
-template <bool on_job, typename M, typename R, typename... A>
+// engine.NAME(args...): `method` on the C++ engine, the GIL released.
+template <typename M, typename R, typename... A>
 auto Bind(M method) {
-  if constexpr (on_job) {
-    return [method](PyEngine& self, const py::object& job, A... args) {
-      const JobRef r = self.Resolve(job);
-      return Unwrap(self.Run([&](Engine& e) -> R { return (e.*method)(r, args...); }));
-    };
-  } else {
-    return [method](PyEngine& self, A... args) {
-      return Unwrap(self.Run([&](Engine& e) -> R { return (e.*method)(args...); }));
-    };
-  }
+  return [method](PyEngine& self, A... args) {
+    return Unwrap(self.Run([&](Engine& e) -> R { return (e.*method)(args...); }));
+  };
 }
 template <typename R, typename... A>
 auto Method(R (Engine::*m)(A...)) {
-  return Bind<false, decltype(m), R, A...>(m);
+  return Bind<decltype(m), R, A...>(m);
 }
 template <typename R, typename... A>
 auto Method(R (Engine::*m)(A...) const) {
-  return Bind<false, decltype(m), R, A...>(m);
-}
-template <typename R, typename... A>
-auto JobMethod(R (Engine::*m)(JobRef, A...)) {
-  return Bind<true, decltype(m), R, A...>(m);
+  return Bind<decltype(m), R, A...>(m);
 }
 
 py::dict LagDict(const Engine::FollowerLag& l, bool follower) {
@@ -647,10 +649,11 @@ void DefineEvents(PyEngineClass& c) {
       .def("find", [](PyEngine& self, const std::string& name) {
              return self.MakeJob(Value(self.Run([&](Engine& e) { return e.FindJob(name); })));
            })
-      .def("allocate", JobMethod(&Engine::Allocate), py::arg("job"), py::arg("n") = 1)
-      .def("release", JobMethod(&Engine::Release), py::arg("job"), py::arg("n") = 1)
-      .def("finish", JobMethod(&Engine::Finish), py::arg("job"), py::arg("n") = 1)
-      .def("remove", JobMethod(&Engine::Remove), py::arg("job"))
+      .def("allocate", &ApplyOneOf<Event::Type::kAllocate>, py::arg("job"), py::arg("n") = 1)
+      .def("release", &ApplyOneOf<Event::Type::kRelease>, py::arg("job"), py::arg("n") = 1)
+      .def("finish", &ApplyOneOf<Event::Type::kFinish>, py::arg("job"), py::arg("n") = 1)
+      .def("remove", [](PyEngine& self, const py::object& job) { ApplyOne(self, Event::Type::kRemove, job, 0); },
+           py::arg("job"))
       .def("apply", &Apply, py::arg("ops"), py::arg("results") = false)
       .def("reconcile", [](PyEngine& self, const std::vector<py::dict>& jobs,
                            const std::optional<std::vector<py::dict>>& queues) {

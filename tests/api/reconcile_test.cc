@@ -13,6 +13,7 @@
 #include "hdrf/engine.h"
 #include "hdrf/quantity.h"
 #include "tests/rng.h"
+#include "tests/temp_dir.h"
 
 namespace hdrf {
 namespace {
@@ -87,13 +88,8 @@ std::string FreshDigest(const ResourceAmounts& cluster, const ClusterTruth& t,
   return (*f)->DigestHex();
 }
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/hdrf_reconcile_test_XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { (void)std::system(("rm -rf " + path).c_str()); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("hdrf_reconcile_test") {}
 };
 
 TEST(Reconcile, LaggingStoreMatchesAFreshEngineFedTheTruth) {

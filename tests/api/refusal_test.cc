@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "tests/temp_dir.h"
 
 namespace hdrf {
 namespace {
@@ -28,13 +29,8 @@ constexpr int64_t kSix = 6000000000000000000;   // two of them wrap an int64
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/hdrf_refusal_test_XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { (void)std::system(("rm -rf " + path).c_str()); }
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("hdrf_refusal_test") {}
 };
 
 // One refusal: the call, the code it must give and a part of its message.

@@ -1,7 +1,9 @@
-// The C interface's fast path (hdrf/c.h "job refs", hdrf_apply) and its
-// handle table: refs give the same state as the name-based calls, stale,
-// foreign and empty refs are refused, hdrf_apply's per-op results match
-// the same ops made one call at a time, and engine slots are reused
+// The C interface's fast path (hdrf/c.h "job refs", hdrf_apply_op,
+// hdrf_apply) and its handle table: refs give the same state as the
+// name-based calls, stale, foreign and empty refs are refused,
+// hdrf_apply_op matches the dedicated call of each type and refuses any
+// other type, hdrf_apply's per-op results match the same ops made one
+// call at a time, and engine slots are reused
 // without a destroyed handle ever reaching the new engine.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -272,6 +274,83 @@ TEST(Apply, PerOpResultsMatchOneCallPerOp) {
   EXPECT_EQ(Digest(a), Digest(b));
   EXPECT_EQ(LastSeq(a), LastSeq(b));
   for (hdrf_engine_t* e : {a, b, other}) EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+}
+
+// hdrf_apply_op: an op of each type gets the code, the message and the
+// state of the dedicated call (hdrf_job_allocate_ref, ...) on a twin.
+TEST(ApplyOp, EveryTypeMatchesTheDedicatedCall) {
+  std::vector<hdrf_job_ref_t> ra, rb;
+  hdrf_engine_t* a = Engine(3, &ra);
+  hdrf_engine_t* b = Engine(3, &rb);
+  std::mt19937 rng(5);
+  Err ea, eb;
+  const int types[] = {HDRF_OP_ALLOCATE, HDRF_OP_RELEASE, HDRF_OP_FINISH, HDRF_OP_REMOVE};
+  int ok[5] = {};
+  for (int i = 0; i < 3000; ++i) {
+    const size_t j = rng() % ra.size();
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 3);
+    const int type = i % 101 == 0 ? HDRF_OP_REMOVE : types[rng() % 3];
+    const hdrf_code ca = hdrf_apply_op(a, type, ra[j], n, &ea);
+    hdrf_code cb;
+    switch (type) {
+      case HDRF_OP_ALLOCATE: cb = hdrf_job_allocate_ref(b, rb[j], n, &eb); break;
+      case HDRF_OP_RELEASE: cb = hdrf_job_release_ref(b, rb[j], n, &eb); break;
+      case HDRF_OP_FINISH: cb = hdrf_job_finish_ref(b, rb[j], n, &eb); break;
+      default: cb = hdrf_job_remove_ref(b, rb[j], &eb);
+    }
+    ASSERT_EQ(ca, cb) << "op " << i << " type " << type << ": " << ea.str() << " / " << eb.str();
+    if (ca != HDRF_OK) {
+      ASSERT_EQ(ea.str(), eb.str()) << "op " << i;
+    }
+    if (ca == HDRF_OK) ++ok[type];
+  }
+  for (int t : types) EXPECT_GT(ok[t], 0) << "type " << t;
+  EXPECT_EQ(Digest(a), Digest(b));
+  EXPECT_EQ(LastSeq(a), LastSeq(b));
+  for (hdrf_engine_t* e : {a, b}) EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
+}
+
+// A type that is no HDRF_OP_* value, alone (hdrf_apply_op) or in a batch
+// (hdrf_apply), is HDRF_INVALID_ARGUMENT naming the value, and changes
+// nothing: 256 does not wrap to HDRF_OP_ALLOCATE.
+TEST(ApplyOp, AnUnknownTypeIsRefusedNamingIt) {
+  std::vector<hdrf_job_ref_t> refs;
+  hdrf_engine_t* e = Engine(1, &refs);
+  ASSERT_EQ(hdrf_job_allocate_ref(e, refs[0], 2, nullptr), HDRF_OK);
+  const std::string digest = Digest(e);
+  const uint64_t seq = LastSeq(e);
+  const struct {
+    int type;
+    std::string says;
+  } bad[] = {{3, "op type 3 (submit) is not a job event"},
+             {9, "op type 9 (set-capacity) is not a job event"},
+             {11, "op type 11 is not a job event"},
+             {-1, "op type -1 is not a job event"},
+             {256, "op type 256 is not a job event"},
+             {260, "op type 260 is not a job event"},
+             {INT32_MAX, "op type 2147483647 is not a job event"}};
+  const std::string expected = "expected allocate (0), release (1), finish (2) or remove (4)";
+  Err err;
+  for (const auto& b : bad) {
+    SCOPED_TRACE(b.type);
+    EXPECT_EQ(hdrf_apply_op(e, b.type, refs[0], 1, &err), HDRF_INVALID_ARGUMENT);
+    EXPECT_THAT(err.str(), HasSubstr(b.says));
+    EXPECT_THAT(err.str(), HasSubstr(expected));
+    hdrf_op_t op{refs[0], 1, b.type};
+    hdrf_code res = -1;
+    size_t applied = 9;
+    EXPECT_EQ(hdrf_apply(e, &op, 1, sizeof op, &res, &applied, &err), HDRF_INVALID_ARGUMENT);
+    EXPECT_THAT(err.str(), HasSubstr("op 0 of 1 (1 refused): " + b.says));
+    EXPECT_EQ(res, HDRF_INVALID_ARGUMENT);
+    EXPECT_EQ(applied, 0u);
+  }
+  EXPECT_EQ(Digest(e), digest);
+  EXPECT_EQ(LastSeq(e), seq);
+  // The type is checked before the ref: an empty ref with a bad type says the type.
+  EXPECT_EQ(hdrf_apply_op(e, 7, hdrf_job_ref_t{}, 1, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_THAT(err.str(), HasSubstr("op type 7 (set-queue-state)"));
+  EXPECT_EQ(hdrf_apply_op(nullptr, HDRF_OP_ALLOCATE, refs[0], 1, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_engine_destroy(e, nullptr), HDRF_OK);
 }
 
 TEST(Apply, StrideEmptyAndRefusedCalls) {

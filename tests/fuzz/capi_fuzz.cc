@@ -464,11 +464,12 @@ void Program::Step() {
       hdrf_engine_t* eng = Engine();
       const hdrf_job_ref_t r = Ref();
       const int64_t n = Int();
-      switch (in.Byte() % 4) {
+      switch (in.Byte() % 5) {
         case 0: c = hdrf_job_allocate_ref(eng, r, n, e); break;
         case 1: c = hdrf_job_release_ref(eng, r, n, e); break;
         case 2: c = hdrf_job_finish_ref(eng, r, n, e); break;
-        default: c = hdrf_job_remove_ref(eng, r, e);
+        case 3: c = hdrf_job_remove_ref(eng, r, e); break;
+        default: c = hdrf_apply_op(eng, static_cast<int8_t>(in.Byte()), r, n, e);  // any type, -128..127
       }
       break;
     }

@@ -105,11 +105,14 @@ def test_a_ref_of_a_removed_job_is_refused():
     expect_refused(e, single, hdrf.NotFoundError, "no such job in this engine")
     # In a batch each op is accepted or refused on its own (docs/embedding.md
     # "Errors"): the removed job's op is refused with NotFound (code 2) and
-    # changes nothing; a good op beside it applies.
+    # changes nothing; a good op beside it applies. A batch that applies
+    # nothing raises its first refusal without results=True, as hdrf_apply
+    # returns it.
     digest, seq = e.digest(), e.last_seq
     assert e.apply([(wait, "release", 1)], results=True) == (0, [2])
     for buf in buffers(wait):
-        assert e.apply(buf) == 0
+        with pytest.raises(hdrf.NotFoundError, match=r"op 0 of 1 \(1 refused\): .*no such job"):
+            e.apply(buf)
         assert e.apply(buf, results=True) == (0, [2])
     assert (e.digest(), e.last_seq) == (digest, seq)
     for buf in buffers(run, wait):

@@ -34,7 +34,7 @@ func main() {
 	if err := eng.Allocate(train, 2); err != nil {
 		log.Fatal(err)
 	}
-	// ...or many in one call (one cgo crossing, one exclusive section).
+	// ...or many in one call (one cgo crossing, one durability wait).
 	applied, err := eng.Apply([]hdrf.Op{
 		{Job: web, N: 4, Type: hdrf.OpAllocate},
 		{Job: train, N: 1, Type: hdrf.OpRelease},
