@@ -126,7 +126,7 @@ TEST(ConcurrentTreeTest, TheSinksOrderIsASerialOrder) {
         const JobRef job = refs[leaf * 8 + rng() % 8];
         const auto type = rng() % 2 ? Event::Type::kAllocate : (rng() % 4 ? Event::Type::kRelease : Event::Type::kFinish);
         uint64_t seq = 0;
-        if (ct.TaskEvent(type, job, 1 + static_cast<int64_t>(rng() % 3), &seq).ok()) {
+        if (ct.TaskEvent(Op{type, job, 1 + static_cast<int64_t>(rng() % 3)}, &seq).ok()) {
           EXPECT_GT(seq, 0u);
           local_ok.fetch_add(1, std::memory_order_relaxed);
         }
@@ -190,7 +190,7 @@ TEST(ConcurrentTreeTest, RefusalsChangeNothing) {
   ct.Init(NewTree(100), 0, &sink);
   const std::vector<JobRef> refs = SubmitJobs(ct, 2);
   uint64_t seq = 0;
-  ASSERT_TRUE(ct.TaskEvent(Event::Type::kAllocate, refs[0], 2, &seq).ok());
+  ASSERT_TRUE(ct.TaskEvent(Op{Event::Type::kAllocate, refs[0], 2}, &seq).ok());
   const uint64_t digest = DigestOf(ct);
   const size_t logged = sink.log().size();
   std::vector<Engine::TaskOp> ops = {{refs[1], 1, Event::Type::kAllocate}, {refs[0], 1, Event::Type::kRelease}};
@@ -206,7 +206,7 @@ TEST(ConcurrentTreeTest, RefusalsChangeNothing) {
       }
       sink.Fail(Status::IoError("disk gone"));
     }
-    EXPECT_EQ(ct.TaskEvent(Event::Type::kAllocate, refs[1], 1, &seq).code(), want);
+    EXPECT_EQ(ct.TaskEvent(Op{Event::Type::kAllocate, refs[1], 1}, &seq).code(), want);
     size_t refused = 0;
     uint64_t last = 0, numbered = 0;
     EXPECT_EQ(ct.ApplyTasks(ops.data(), ops.size(), EngineOptions::BatchGrouping::kNever, &last, &refused, &numbered).code(),
@@ -229,7 +229,7 @@ TEST(ConcurrentTreeTest, WithoutASinkEventsAreCounted) {
   const std::vector<JobRef> refs = SubmitJobs(ct, 1);
   uint64_t seq = 1;
   for (int i = 0; i < 40; ++i)
-    ASSERT_TRUE(ct.TaskEvent(Event::Type::kAllocate, refs[i % refs.size()], 1, &seq).ok());
+    ASSERT_TRUE(ct.TaskEvent(Op{Event::Type::kAllocate, refs[i % refs.size()], 1}, &seq).ok());
   {
     ConcurrentTree::Exclusive lock(ct);
     EXPECT_EQ(ct.last_seq(), 5 + refs.size() + 40);
