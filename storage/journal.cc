@@ -420,13 +420,18 @@ Status JournalImpl::Close() {
   }
   ck_cv_.notify_all();
   if (checkpointer_.joinable()) checkpointer_.join();
-  if (s.ok() && !failed_.load() && store_->mode() == Store::Mode::kReadWrite) {
+  const bool writable = store_->mode() == Store::Mode::kReadWrite;
+  if (s.ok() && !failed_.load() && writable) {
     // The next open then reads SST files instead of replaying the WAL.
     Status f = store_->FlushMemtable();
     if (!f.ok()) s = f;
   }
   Status c = store_->Close();
   if (s.ok()) s = c;
+  // Every event is durable now: the close mark says up to which
+  // (storage/store.h; a later load that reaches less has lost some).
+  if (s.ok() && !failed_.load() && writable)
+    s = Store::WriteCloseMark(store_->path(), std::max(written_seq_.load(), checkpoint_seq_.load()));
   close_status_ = s;
   return s;
 }

@@ -495,18 +495,45 @@ namespace {
 StatusOr<LoadedState> LoadStateImpl(const Store& store, const LoadOptions& options);
 }  // namespace
 
-StatusOr<LoadedState> LoadState(const Store& store, const LoadOptions& options) {
-  auto r = LoadStateImpl(store, options);
-  if (r.ok() || r.status().code() != StatusCode::kCorruption) return r;
-  // Missing records next to table files nobody references: say so.
+namespace {
+// " (note: N table file(s) are not referenced by the MANIFEST: ...)", or
+// "" when every table file is referenced.
+std::string OrphanNote(const Store& store) {
   std::vector<std::string> orphans = store.UnreferencedTables();
-  if (orphans.empty()) return r;
+  if (orphans.empty()) return "";
   std::string list;
   for (size_t i = 0; i < orphans.size() && i < 5; ++i) list += (i ? ", " : "") + orphans[i];
   if (orphans.size() > 5) list += ", ...";
-  return Status::Corruption(r.status().message() + " (note: " + std::to_string(orphans.size()) +
-                            " table file(s) are not referenced by the MANIFEST: " + list +
-                            "; the MANIFEST may be truncated or damaged)");
+  return " (note: " + std::to_string(orphans.size()) + " table file(s) are not referenced by the MANIFEST: " +
+         list + "; the MANIFEST may be truncated or damaged)";
+}
+
+// A load that reaches less than the store's close mark (store.h) lost
+// events that were durable at that close. Not for a secondary (a follower
+// reads the writer's files as they grow) or a load told where to stop.
+Status CheckCloseMark(const Store& store, const LoadOptions& options, uint64_t last_seq) {
+  if (store.mode() == Store::Mode::kSecondary || options.stop_at) return Status::Ok();
+  HDRF_ASSIGN_OR_RETURN(std::optional<uint64_t> mark, Store::ReadCloseMark(store.path()));
+  if (!mark || last_seq >= *mark) return Status::Ok();
+  std::string note = OrphanNote(store);
+  if (note.empty()) note = " (the MANIFEST may be truncated or damaged: RocksDB read an older version of the store)";
+  return Status::Corruption("store " + store.path() + ": it was closed after event " + std::to_string(*mark) +
+                            " (" + Store::kCloseMarkFile + ") but its files hold the state after event " +
+                            std::to_string(last_seq) + note);
+}
+}  // namespace
+
+StatusOr<LoadedState> LoadState(const Store& store, const LoadOptions& options) {
+  auto r = LoadStateImpl(store, options);
+  if (r.ok()) {
+    HDRF_RETURN_IF_ERROR(CheckCloseMark(store, options, r->last_seq));
+    return r;
+  }
+  if (r.status().code() != StatusCode::kCorruption) return r;
+  // Missing records next to table files nobody references: say so.
+  const std::string note = OrphanNote(store);
+  if (note.empty()) return r;
+  return Status::Corruption(r.status().message() + note);
 }
 
 namespace {

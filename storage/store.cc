@@ -407,6 +407,54 @@ Status Store::FlushMemtable() {
   return FromRocks(db_->Flush(fo), "flushing the memtable");
 }
 
+namespace {
+constexpr std::string_view kCloseMarkHead = "hdrf close mark 1\nseq ";
+rocksdb::Env* MarkEnv() {
+  rocksdb::Env* env = g_test_env.load(std::memory_order_acquire);
+  return env ? env : rocksdb::Env::Default();
+}
+}  // namespace
+
+Status Store::WriteCloseMark(const std::string& dir, uint64_t seq) {
+  rocksdb::Env* env = MarkEnv();
+  const std::string final_name = dir + "/" + kCloseMarkFile;
+  const std::string temp_name = final_name + ".tmp";
+  const std::string data = std::string(kCloseMarkHead) + std::to_string(seq) + "\n";
+  rocksdb::Status s = rocksdb::WriteStringToFile(env, data, temp_name, /*should_sync=*/true);
+  if (s.ok()) s = env->RenameFile(temp_name, final_name);
+  if (s.ok()) {
+    std::unique_ptr<rocksdb::Directory> d;
+    s = env->NewDirectory(dir, &d);
+    if (s.ok()) s = d->Fsync();
+  }
+  if (!s.ok()) return Status::IoError("store " + dir + ": writing " + kCloseMarkFile + ": " + s.ToString());
+  return Status::Ok();
+}
+
+StatusOr<std::optional<uint64_t>> Store::ReadCloseMark(const std::string& dir) {
+  rocksdb::Env* env = MarkEnv();
+  const std::string name = dir + "/" + kCloseMarkFile;
+  if (env->FileExists(name).IsNotFound()) return std::optional<uint64_t>();
+  std::string data;
+  rocksdb::Status s = rocksdb::ReadFileToString(env, name, &data);
+  if (!s.ok()) return Status::Corruption("store " + dir + ": reading " + kCloseMarkFile + ": " + s.ToString());
+  const std::string_view v(data);
+  uint64_t seq = 0;
+  bool ok = v.size() > kCloseMarkHead.size() + 1 && v.substr(0, kCloseMarkHead.size()) == kCloseMarkHead &&
+            v.back() == '\n';
+  if (ok) {
+    const std::string_view digits = v.substr(kCloseMarkHead.size(), v.size() - kCloseMarkHead.size() - 1);
+    ok = digits.size() <= 19;
+    for (char c : digits) {
+      ok = ok && std::isdigit(static_cast<unsigned char>(c));
+      if (ok) seq = seq * 10 + static_cast<uint64_t>(c - '0');
+    }
+  }
+  if (!ok) return Status::Corruption("store " + dir + ": " + kCloseMarkFile + " is not a close mark (" +
+                                     std::to_string(data.size()) + " bytes)");
+  return std::optional<uint64_t>(seq);
+}
+
 StatusOr<StoreInfo> InspectStore(const std::string& path) {
   HDRF_ASSIGN_OR_RETURN(auto st, Store::Open(path, Store::Mode::kReadOnly));
   StoreInfo info;

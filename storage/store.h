@@ -78,6 +78,20 @@ class Store {
   // Reads every SST file of the store and checks its block checksums.
   Status VerifyChecksums() const;
 
+  // ---- the close mark (docs/storage.md "The close mark") ----
+  // A file beside RocksDB's, kCloseMarkFile, holding the last event of the
+  // store's last clean close: every event up to it was durable then, so a
+  // later load that reaches less has lost acknowledged events (a truncated
+  // MANIFEST that RocksDB reads as an older, consistent version). Written
+  // (synced, then renamed into place) after the store is closed; through
+  // the test Env when one is set.
+  static constexpr char kCloseMarkFile[] = "HDRF-CLOSED";
+  static Status WriteCloseMark(const std::string& dir, uint64_t seq);
+  // The mark's event, nullopt when the store has none (never closed
+  // cleanly, or written by a build without marks); Corruption when the
+  // file cannot be read or parsed.
+  static StatusOr<std::optional<uint64_t>> ReadCloseMark(const std::string& dir);
+
   // ---- writes (read-write mode only) ----
   Status Write(rocksdb::WriteBatch* batch, bool sync);
   // Writes `batch` to the memtable only, bypassing the WAL: lost in a crash

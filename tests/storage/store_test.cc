@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <thread>
@@ -721,6 +722,43 @@ TEST_F(Damaged, TruncatedManifest) {
   ASSERT_FALSE(manifest.empty());
   fs::resize_file(manifest, storage_test::FileSize(manifest) / 2);
   ExpectRefused(db, std::nullopt, {"MANIFEST"});  // names it in a note
+}
+
+// The close mark (storage/store.h): a store whose files hold an older
+// state than its last clean close (what a MANIFEST cut at a record boundary
+// gives: RocksDB reads an older, consistent version) is refused, not
+// opened with the later events silently gone.
+TEST_F(Damaged, FilesOlderThanTheCloseMark) {
+  const std::string older = Copy(Closed(), "mark-older");
+  const std::string newer = Copy(Closed(), "mark-newer");
+  ASSERT_TRUE(fs::exists(newer + "/" + storage::Store::kCloseMarkFile));
+  uint64_t closed_at = 0;
+  {
+    auto e = MustOpen(Opts(newer));
+    ASSERT_TRUE(e);
+    ASSERT_TRUE(e->SetCapacity(TestCluster()).ok());
+    closed_at = e->last_seq();
+    ASSERT_TRUE(e->Close().ok());
+  }
+  // The newer close's mark over the older files.
+  fs::copy_file(newer + "/" + storage::Store::kCloseMarkFile, older + "/" + storage::Store::kCloseMarkFile,
+                fs::copy_options::overwrite_existing);
+  ExpectRefused(older, StatusCode::kCorruption,
+                {"closed after event " + std::to_string(closed_at), storage::Store::kCloseMarkFile,
+                 "hold the state after event " + std::to_string(closed_at - 1), "MANIFEST"});
+  // The store the mark belongs to opens.
+  auto e = MustOpen(Opts(newer));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->last_seq(), closed_at);
+}
+
+TEST_F(Damaged, GarbledCloseMark) {
+  const std::string db = Copy(Closed(), "mark-garbled");
+  {
+    std::ofstream f(db + "/" + storage::Store::kCloseMarkFile, std::ios::trunc);
+    f << "hdrf close mark 1\nseq 12x\n";
+  }
+  ExpectRefused(db, StatusCode::kCorruption, {std::string(storage::Store::kCloseMarkFile) + " is not a close mark"});
 }
 
 TEST_F(Damaged, MissingCurrent) {
