@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -438,17 +439,14 @@ StatusOr<std::optional<uint64_t>> Store::ReadCloseMark(const std::string& dir) {
   std::string data;
   rocksdb::Status s = rocksdb::ReadFileToString(env, name, &data);
   if (!s.ok()) return Status::Corruption("store " + dir + ": reading " + kCloseMarkFile + ": " + s.ToString());
+  // "hdrf close mark 1\nseq N\n", N decimal: nothing else is a mark.
   const std::string_view v(data);
   uint64_t seq = 0;
-  bool ok = v.size() > kCloseMarkHead.size() + 1 && v.substr(0, kCloseMarkHead.size()) == kCloseMarkHead &&
-            v.back() == '\n';
+  bool ok = v.starts_with(kCloseMarkHead) && v.ends_with('\n');
   if (ok) {
-    const std::string_view digits = v.substr(kCloseMarkHead.size(), v.size() - kCloseMarkHead.size() - 1);
-    ok = digits.size() <= 19;
-    for (char c : digits) {
-      ok = ok && std::isdigit(static_cast<unsigned char>(c));
-      if (ok) seq = seq * 10 + static_cast<uint64_t>(c - '0');
-    }
+    const char* end = v.data() + v.size() - 1;
+    const auto [at, ec] = std::from_chars(v.data() + kCloseMarkHead.size(), end, seq);
+    ok = ec == std::errc() && at == end && at != v.data() + kCloseMarkHead.size();
   }
   if (!ok) return Status::Corruption("store " + dir + ": " + kCloseMarkFile + " is not a close mark (" +
                                      std::to_string(data.size()) + " bytes)");
