@@ -215,7 +215,6 @@ struct Checkpoint {
 StatusOr<Checkpoint> LoadCheckpoint(const Store& store, const MetaRecord& meta) {
   const std::string& dir = store.path();
   const std::vector<std::string>& names = meta.resource_names;
-  // ---- the latest checkpoint ----
   HDRF_ASSIGN_OR_RETURN(std::vector<uint64_t> ckpts, store.CheckpointSeqs());
   if (ckpts.empty())
     return Status::Corruption("store " + dir + ": no checkpoint (no h/ key); the store is incomplete");
