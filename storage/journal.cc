@@ -236,7 +236,7 @@ class JournalImpl final : public Journal {
   void WriteGroup(EventBatch&& b);
   Status LoadCheckpointCopy();
   // The live jobs of the checkpoint copy (checkpoint thread only).
-  uint64_t CopyJobs() const { return image_ ? image_->job_count() : copy_ ? copy_->job_count() : 0; }
+  uint64_t CopyJobs() const { return image_ ? image_->job_count() : copy_ ? copy_->tree().job_count() : 0; }
   void DoCheckpoint();
   void CheckpointLoop();
 
@@ -286,10 +286,9 @@ class JournalImpl final : public Journal {
   uint64_t ckpt_request_ GUARDED_BY(ck_mu_) = 0;
   bool ck_stop_ GUARDED_BY(ck_mu_) = false;
   // The checkpoint copy (checkpoint thread only): an image, or with the
-  // enqueue gate on a tree and its replayer.
+  // enqueue gate on a replica (a tree, its replayer and position).
   std::unique_ptr<CheckpointImage> image_;
-  std::unique_ptr<engine::Tree> copy_;
-  std::unique_ptr<Replayer> replayer_;     // over copy_
+  std::optional<Replica> copy_;
   uint64_t since_checkpoint_ = 0;          // checkpoint thread only
 
   base::Mutex pool_mu_;
@@ -451,10 +450,9 @@ Status JournalImpl::LoadCheckpointCopy() {
   LoadOptions lo;
   lo.verify_files = false;
   lo.stop_at = base_seq_;
-  auto st = LoadState(*store_, lo);
+  auto st = Replica::Load(*store_, lo);
   if (!st.ok()) return st.status().WithContext("event log: loading the checkpoint state");
-  copy_ = std::move(st->tree);
-  replayer_ = std::make_unique<Replayer>(*copy_);
+  copy_.emplace(std::move(st).value());
   return Status::Ok();
 }
 
@@ -465,7 +463,7 @@ void JournalImpl::DoCheckpoint() {
     if (!r.ok()) return Fail(r.WithContext("checkpoint at event " + std::to_string(seq)));
   }
   Status s = image_ ? image_->Write(*store_, seq, retention_)
-                    : WriteCheckpoint(*store_, *copy_, seq, names_, /*stats=*/nullptr, kJobsPerChunk, retention_);
+                    : WriteCheckpoint(*store_, copy_->tree(), seq, names_, /*stats=*/nullptr, kJobsPerChunk, retention_);
   if (!s.ok()) return Fail(s);
   since_checkpoint_ = 0;
   {
@@ -501,8 +499,7 @@ void JournalImpl::CheckpointLoop() {
       if (image_) {
         s = image_->ApplyRange(b, 0, b.size(), &at);
       } else {
-        for (; at < b.size() && s.ok(); ++at) s = replayer_->Apply(b, at);
-        if (!s.ok()) --at;
+        s = copy_->Apply(b, 0, b.size(), &at);
       }
       if (!s.ok())
         Fail(Status::Internal("event log: event " + std::to_string(b.first_seq + at) +
@@ -569,7 +566,7 @@ StatusOr<RecoveredJournal> RecoverJournal(const std::string& path, const LoadOpt
   auto store = Store::Open(path, Store::Mode::kReadOnly);
   if (!store.ok()) return store.status();
   const auto t0 = std::chrono::steady_clock::now();
-  auto state = LoadState(**store, load);
+  auto state = Replica::Load(**store, load);
   if (!state.ok()) return state.status();
   RecoveredJournal r;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -577,9 +574,9 @@ StatusOr<RecoveredJournal> RecoverJournal(const std::string& path, const LoadOpt
   // from now on.
   if (options.durability != Durability::kNone)
     HDRF_RETURN_IF_ERROR((*store)->Reopen(Store::Mode::kReadWrite));
-  HDRF_ASSIGN_OR_RETURN(r.journal, AdoptJournal(std::move(store).value(), state->meta.resource_names,
-                                                state->last_seq, state->checkpoint_seq, options));
-  r.state = std::move(state).value();
+  HDRF_ASSIGN_OR_RETURN(r.journal, AdoptJournal(std::move(store).value(), state->meta().resource_names,
+                                                state->last_seq(), state->checkpoint_seq(), options));
+  r.state.emplace(std::move(state).value());
   return r;
 }
 

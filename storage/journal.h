@@ -41,6 +41,7 @@
 #include "engine/tree.h"
 #include "hdrf/engine.h"
 #include "hdrf/status.h"
+#include "storage/replica.h"
 #include "storage/state_io.h"
 #include "storage/store.h"
 
@@ -94,7 +95,7 @@ StatusOr<std::unique_ptr<Journal>> CreateJournal(const std::string& path, const 
                                                  const JournalOptions& options);
 
 struct RecoveredJournal {
-  LoadedState state;                 // the newest checkpoint + the log after it
+  std::optional<Replica> state;      // the newest checkpoint + the log after it
   double seconds = 0;                // reading and rebuilding it, wall clock
   std::unique_ptr<Journal> journal;  // appending after state.last_seq
 };

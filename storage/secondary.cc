@@ -77,22 +77,23 @@ std::string WriterFilesFingerprint(const std::string& db) {
   return out;
 }
 
-StatusOr<LoadedState> StoreFollower::LoadConsistent() {
-  return RetryOnTornView(*store_, [&] { return LoadState(*store_, FollowerLoadOptions()); });
+StatusOr<Replica> StoreFollower::LoadConsistent() {
+  return RetryOnTornView(*store_, [&] { return Replica::Load(*store_, FollowerLoadOptions()); });
 }
 
 StatusOr<std::unique_ptr<StoreFollower>> StoreFollower::Open(const std::string& db,
                                                              const std::string& secondary_dir,
-                                                             LoadedState* initial) {
+                                                             std::optional<Replica>* initial) {
   HDRF_ASSIGN_OR_RETURN(auto store, Store::OpenSecondary(db, secondary_dir));
   std::unique_ptr<StoreFollower> f(
       new StoreFollower(db, secondary_dir, std::move(store), MetaRecord{}));
-  HDRF_ASSIGN_OR_RETURN(*initial, f->LoadConsistent());
-  f->meta_ = initial->meta;
+  HDRF_ASSIGN_OR_RETURN(Replica loaded, f->LoadConsistent());
+  f->meta_ = loaded.meta();
+  initial->emplace(std::move(loaded));
   return f;
 }
 
-StatusOr<LoadedState> StoreFollower::Reload(bool reopen) {
+StatusOr<Replica> StoreFollower::Reload(bool reopen) {
   quiet_.reset();
   if (reopen) {
     (void)store_->Close();
@@ -167,9 +168,9 @@ StatusOr<StoreFollower::Update> StoreFollower::Read(uint64_t applied, uint64_t m
   if (u.parts.empty() && newest > applied) {
     // The writer took a checkpoint past `applied` and deleted the log up to
     // it (or is about to): continue from that checkpoint.
-    HDRF_ASSIGN_OR_RETURN(LoadedState st, LoadState(*store_, FollowerLoadOptions()));
-    u.last = st.last_seq;
-    u.writer_seq = st.last_seq;
+    HDRF_ASSIGN_OR_RETURN(Replica st, Replica::Load(*store_, FollowerLoadOptions()));
+    u.last = st.last_seq();
+    u.writer_seq = st.last_seq();
     u.reload = std::move(st);
     return u;
   }

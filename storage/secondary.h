@@ -1,15 +1,16 @@
 // StoreFollower: reads a store that another process is writing, through a
 // RocksDB secondary instance (docs/storage.md "Followers").
 //
-//   auto f = StoreFollower::Open(db, secondary_dir, &initial);  // LoadState
-//   auto u = f->Poll(applied, max_events);  // new events, or a reload
+//   auto f = StoreFollower::Open(db, secondary_dir, &initial);  // a Replica
+//   auto u = f->Poll(initial->last_seq(), max_events);  // new events, or a reload
+//   initial->Apply(u->parts);
 //
 // Poll() catches the secondary up with the writer (TryCatchUpWithPrimary,
 // which reads the writer's MANIFEST and WAL tails) and reads the log after
 // the event the caller has applied, with the recovery code's reader
 // (ReadLogAfter). When the writer has taken a checkpoint past that event and
 // deleted the log up to it, Poll() reloads the newest checkpoint plus its log
-// instead (LoadState), never skipping events. A view torn between the
+// instead (Replica::Load), never skipping events. A view torn between the
 // writer's MANIFEST and WAL (a checkpoint header whose flushed chunks the
 // catch-up has not seen yet) is read again after another catch-up. When
 // the writer's WAL and MANIFEST files have not changed since a catch-up
@@ -28,7 +29,7 @@
 
 #include "hdrf/status.h"
 #include "storage/codec.h"
-#include "storage/state_io.h"
+#include "storage/replica.h"
 #include "storage/store.h"
 
 namespace hdrf::storage {
@@ -40,20 +41,17 @@ class StoreFollower {
   // checkpoint + log) into *initial.
   static StatusOr<std::unique_ptr<StoreFollower>> Open(const std::string& db,
                                                        const std::string& secondary_dir,
-                                                       LoadedState* initial);
+                                                       std::optional<Replica>* initial);
 
   struct Update {
     // Events applied+1 .. applied+n in order, as whole or partial records
     // (events [begin, end) of each batch).
-    struct Part {
-      EventBatch batch;
-      size_t begin = 0, end = 0;
-    };
-    std::vector<Part> parts;
+    using Part = LogPart;
+    std::vector<Part> parts;  // Replica::Apply(parts) applies them
     uint64_t last = 0;  // the last event in `parts` (or in `reload`)
     // Set when the log after `applied` was deleted by a checkpoint: the
     // state to continue from (then `parts` is empty).
-    std::optional<LoadedState> reload;
+    std::optional<Replica> reload;
     // The newest event in the store as of this catch-up.
     uint64_t writer_seq = 0;
   };
@@ -64,7 +62,7 @@ class StoreFollower {
   // Loads the state afresh (newest checkpoint + log), after reopening the
   // secondary instance when `reopen` (a catch-up that failed, e.g. on a
   // file the writer deleted meanwhile).
-  StatusOr<LoadedState> Reload(bool reopen);
+  StatusOr<Replica> Reload(bool reopen);
   // Whether event `seq` is in the store's history as this instance sees it:
   // it is the newest checkpoint, or a log record still in the store holds
   // it (the log from there on is then whole).
@@ -95,9 +93,9 @@ class StoreFollower {
   StatusOr<uint64_t> NewestEvent(uint64_t newest_checkpoint) const;
   // Poll() after the catch-up: one read of the store as this instance sees it.
   StatusOr<Update> Read(uint64_t applied, uint64_t max_events);
-  // LoadState, again after a further catch-up when the view was torn (see
-  // secondary.cc, RetryOnTornView).
-  StatusOr<LoadedState> LoadConsistent();
+  // Replica::Load, again after a further catch-up when the view was torn
+  // (see secondary.cc, RetryOnTornView).
+  StatusOr<Replica> LoadConsistent();
 
   std::string db_;
   std::string secondary_dir_;

@@ -86,9 +86,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(const EngineOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->journal = std::move(rec->journal);
-  impl->ct.Init(std::move(rec->state.tree), rec->state.last_seq, impl->journal.get());
-  impl->recovery.checkpoint_seq = rec->state.checkpoint_seq;
-  impl->recovery.events_replayed = rec->state.events_replayed;
+  // The recovered replica's tree becomes the engine's; its events change
+  // it from now on, so the replica is dropped.
+  storage::Replica& state = *rec->state;
+  impl->ct.Init(state.TakeTree(), state.last_seq(), impl->journal.get());
+  impl->recovery.checkpoint_seq = state.checkpoint_seq();
+  impl->recovery.events_replayed = state.events_replayed();
   impl->recovery.seconds = rec->seconds;
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

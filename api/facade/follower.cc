@@ -38,15 +38,14 @@ void RemoveDir(const std::string& dir) {
 Engine::Impl::~Impl() = default;
 
 Follower::Follower(EngineImpl& impl, const FollowerOptions& options,
-                   std::unique_ptr<storage::StoreFollower> store, uint64_t applied,
+                   std::unique_ptr<storage::StoreFollower> store, storage::Replica replica,
                    std::string temp_dir)
     : impl_(impl),
       options_(options),
       temp_dir_(std::move(temp_dir)),
       store_(std::move(store)),
-      replayer_(std::make_unique<storage::Replayer>(impl.ct.tree(), /*fold=*/true)),
-      applied_(applied) {
-  lag_.applied_seq = lag_.writer_seq = applied;
+      replica_(std::move(replica)) {
+  lag_.applied_seq = lag_.writer_seq = replica_->last_seq();
   caught_up_at_ = Clock::now();
 }
 
@@ -109,15 +108,13 @@ Engine::FollowerLag Follower::Lag() const {
 
 // The new tree comes with its name index (FindJob reads the tree's own),
 // so readers see the old tree or the new one, each complete.
-void Follower::SwapIn(storage::LoadedState st) {
-  auto rep = std::make_unique<storage::Replayer>(*st.tree, /*fold=*/true);
+void Follower::SwapIn(storage::Replica r) {
   std::unique_ptr<engine::Tree> old;
   {
     Exclusive lock(impl_.ct);
-    old = impl_.ct.Swap(std::move(st.tree), st.last_seq);
+    old = impl_.ct.Swap(r.TakeTree(), r.last_seq());
   }
-  replayer_ = std::move(rep);
-  applied_ = st.last_seq;
+  replica_ = std::move(r);  // the old replica applied to `old`
   base::MutexLock l(lag_mu_);
   ++lag_.reloads;
   // `old` (maybe a million jobs) is freed here, outside the engine lock.
@@ -125,14 +122,11 @@ void Follower::SwapIn(storage::LoadedState st) {
 
 Status Follower::ApplyParts(storage::StoreFollower::Update& u) {
   Exclusive lock(impl_.ct);
-  Status s;
-  for (auto& p : u.parts) {
-    s = storage::ReplayBatch(*replayer_, p.batch, p.begin, p.end, store_->path());
-    if (!s.ok()) break;
-  }
-  replayer_->Flush();
-  if (!s.ok()) return s;
-  impl_.ct.set_last_seq(applied_ = u.last);
+  HDRF_RETURN_IF_ERROR(replica_->Apply(u.parts));
+  if (replica_->last_seq() != u.last)
+    return Status::Internal("store " + store_->path() + ": a catch-up read up to event " + std::to_string(u.last) +
+                            " but applied up to event " + std::to_string(replica_->last_seq()));
+  impl_.ct.set_last_seq(u.last);
   return Status::Ok();
 }
 
@@ -150,10 +144,10 @@ Status Follower::CatchUpLocked() {
         return st.status();
       }
       need_reload_ = reopen_ = false;
-      writer_seq = st->last_seq;
+      writer_seq = st->last_seq();
       SwapIn(std::move(st).value());
     } else {
-      auto u = store_->Poll(applied_, kEventsPerRound);
+      auto u = store_->Poll(replica_->last_seq(), kEventsPerRound);
       if (!u.ok()) {
         // The writer may have deleted a file this instance was about to
         // read: look afresh next time.
@@ -172,13 +166,14 @@ Status Follower::CatchUpLocked() {
       }
     }
     if (round == 0) target = writer_seq;
+    const uint64_t applied = replica_->last_seq();
     {
       base::MutexLock l(lag_mu_);
-      lag_.applied_seq = applied_;
-      lag_.writer_seq = std::max(writer_seq, applied_);
-      if (applied_ >= writer_seq) caught_up_at_ = start;
+      lag_.applied_seq = applied;
+      lag_.writer_seq = std::max(writer_seq, applied);
+      if (applied >= writer_seq) caught_up_at_ = start;
     }
-    if (applied_ >= target || Stopping()) return Status::Ok();
+    if (applied >= target || Stopping()) return Status::Ok();
   }
 }
 
@@ -230,15 +225,18 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   };
   // The tail since the last catch-up. Every event the follower applied is
   // in the writer's log after a process crash; should it not be (a lost
-  // unsynced tail after a power failure), reload rather than diverge.
-  auto held = store_->Holds(applied_);
+  // unsynced tail after a power failure), reload rather than diverge; so
+  // too when the last catch-up failed (need_reload_: it may have left part
+  // of a round applied).
+  const uint64_t applied = replica_->last_seq();
+  auto held = store_->Holds(applied);
   if (!held.ok()) return fail(held.status());
-  if (!*held) {
+  if (!*held || need_reload_) {
     auto st = store_->Reload(false);
     if (!st.ok()) return fail(st.status());
     SwapIn(std::move(st).value());
   } else {
-    auto u = store_->Poll(applied_, UINT64_MAX);
+    auto u = store_->Poll(applied, UINT64_MAX);
     if (!u.ok()) return fail(u.status());
     if (u->reload) SwapIn(std::move(*u->reload));
     else if (!u->parts.empty())
@@ -256,7 +254,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
   eo.log_retention_seconds = po.log_retention_seconds;
   eo.latency_sample_every = po.latency_sample_every;
   eo.event_clock = po.event_clock;
-  auto journal = storage::AdoptJournal(store_->Release(), store_->meta().resource_names, applied_,
+  auto journal = storage::AdoptJournal(store_->Release(), store_->meta().resource_names, replica_->last_seq(),
                                       ckpts->empty() ? 0 : ckpts->back(), JournalOptionsFor(eo));
   if (!journal.ok()) return fail(journal.status());
   {
@@ -277,6 +275,7 @@ Status Follower::TakeOver(std::unique_ptr<storage::Store> rw, const PromoteOptio
     impl_.follows.clear();
     impl_.ct.Refuse(Status::Ok());
   }
+  replica_.reset();  // the tree is the engine's now (its events change it)
   promoted_ = true;
   RemoveDir(temp_dir_);
   base::MutexLock l(lag_mu_);
@@ -294,7 +293,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& op
     HDRF_ASSIGN_OR_RETURN(temp, MakeTempDir());
     dir = temp;
   }
-  storage::LoadedState initial;
+  std::optional<storage::Replica> initial;
   auto sf = storage::StoreFollower::Open(options.db_path, dir, &initial);
   if (!sf.ok()) {
     RemoveDir(temp);
@@ -303,15 +302,15 @@ StatusOr<std::unique_ptr<Engine>> Engine::OpenFollower(const FollowerOptions& op
   auto impl = std::make_unique<Impl>();
   impl->options.db_path = options.db_path;
   impl->options.durability = Durability::kNone;
-  impl->options.overcommit_factor = initial.meta.overcommit_factor;
-  impl->ct.Init(std::move(initial.tree), initial.last_seq, nullptr);
+  impl->options.overcommit_factor = initial->meta().overcommit_factor;
+  impl->ct.Init(initial->TakeTree(), initial->last_seq(), nullptr);
   {
     base::LockGuard<base::BigReaderLock> unshared(impl->ct.lock());  // no other thread yet: for the analysis
     impl->follows = options.db_path;
     impl->ct.Refuse(Status::FailedPrecondition("engine is a read-only follower of " + options.db_path));
   }
   impl->follower = std::make_unique<Follower>(*impl, options, std::move(sf).value(),
-                                              initial.last_seq, temp);
+                                              std::move(*initial), temp);
   impl->follower->Start();
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

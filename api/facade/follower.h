@@ -4,13 +4,17 @@
 //
 // Thread safety:
 //   * catch_mu_ serializes catch-ups (the background thread's and
-//     CatchUp()'s), Promote() and Stop(); it guards store_, replayer_,
-//     applied_, need_reload_ and promoted_. It is taken before the engine's
-//     lock, never inside it.
-//   * The engine's tree changes only inside an engine exclusive section
-//     (class Exclusive), where readers (views, Explain, metrics) cannot be:
-//     a catch-up decodes outside the lock and applies under it. A reload
-//     builds the new tree outside the lock and swaps it in under it.
+//     CatchUp()'s), Promote() and Stop(); it guards store_, replica_,
+//     need_reload_ and promoted_. It is taken before the engine's lock,
+//     never inside it.
+//   * replica_ (storage/replica.h: the replayer and the log position) applies
+//     to the engine's tree, which it handed over (Replica::TakeTree); until
+//     promotion the tree changes only through it, and only inside an engine
+//     exclusive section (class Exclusive), where readers (views, Explain,
+//     metrics) cannot be: a catch-up decodes outside the lock and applies
+//     under it. A reload loads a new replica outside the lock and swaps its
+//     tree in under it. Promotion drops the replica: the engine's events
+//     change the tree from then on.
 //   * lag_mu_ guards lag_ and caught_up_at_ (read by follower_lag() from any
 //     thread, without the engine lock).
 //   * stop_mu_ guards stop_; the background thread waits on stop_cv_.
@@ -20,12 +24,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "hdrf/engine.h"
 #include "api/facade/engine_access.h"
 #include "base/mutex.h"
+#include "storage/replica.h"
 #include "storage/secondary.h"
 
 namespace hdrf {
@@ -33,8 +39,9 @@ namespace hdrf {
 class Follower {
  public:
   // `temp_dir`: the secondary directory to remove at Stop() ("" = keep).
+  // `replica`: the state `impl`'s tree was taken from (Replica::TakeTree).
   Follower(EngineImpl& impl, const FollowerOptions& options,
-           std::unique_ptr<storage::StoreFollower> store, uint64_t applied, std::string temp_dir);
+           std::unique_ptr<storage::StoreFollower> store, storage::Replica replica, std::string temp_dir);
   ~Follower();
   Follower(const Follower&) = delete;
   Follower& operator=(const Follower&) = delete;
@@ -53,8 +60,9 @@ class Follower {
  private:
   using Clock = std::chrono::steady_clock;
   Status CatchUpLocked() REQUIRES(catch_mu_);
-  // Replaces the engine's tree by `st`'s (reload) under the engine lock.
-  void SwapIn(storage::LoadedState st) REQUIRES(catch_mu_);
+  // Replaces the engine's tree by `r`'s (a reload) under the engine lock;
+  // `r` becomes replica_.
+  void SwapIn(storage::Replica r) REQUIRES(catch_mu_);
   Status ApplyParts(storage::StoreFollower::Update& u) REQUIRES(catch_mu_);  // takes the engine lock
   void Loop();
   void StopThread();
@@ -69,8 +77,8 @@ class Follower {
 
   base::Mutex catch_mu_;
   std::unique_ptr<storage::StoreFollower> store_ GUARDED_BY(catch_mu_);
-  std::unique_ptr<storage::Replayer> replayer_ GUARDED_BY(catch_mu_);  // over impl_.tree
-  uint64_t applied_ GUARDED_BY(catch_mu_);
+  // Applies to impl_.ct's tree; empty once promoted.
+  std::optional<storage::Replica> replica_ GUARDED_BY(catch_mu_);
   bool need_reload_ GUARDED_BY(catch_mu_) = false;
   bool reopen_ GUARDED_BY(catch_mu_) = false;
   bool promoted_ GUARDED_BY(catch_mu_) = false;

@@ -9,7 +9,7 @@
 #include "engine/tree.h"
 #include "storage/codec.h"
 #include "storage/log_scan.h"
-#include "storage/state_io.h"
+#include "storage/replica.h"
 #include "storage/store.h"
 
 namespace hdrf {
@@ -69,25 +69,25 @@ StatusOr<StoreTrace> ReadStoreTrace(const std::string& dir) {
   // The checkpoint state, every file's checksums verified.
   storage::LoadOptions lo;
   lo.stop_at = S;
-  HDRF_ASSIGN_OR_RETURN(storage::LoadedState base, storage::LoadState(*store, lo));
-  if (base.meta.overcommit_factor)
+  HDRF_ASSIGN_OR_RETURN(storage::Replica base, storage::Replica::Load(*store, lo));
+  if (base.meta().overcommit_factor)
     return Status::Unimplemented("store " + dir +
                                  ": written with an overcommitFactor (the enqueue gate); a trace replay "
                                  "has no gate, so it would not rebuild the same job states");
   StoreTrace out;
   out.checkpoint_seq = S;
   std::unordered_map<uint64_t, uint32_t> by_seq;  // store job seq -> trace job index
-  HDRF_RETURN_IF_ERROR(AddCheckpoint(*base.tree, "store " + dir + " (checkpoint at event " + std::to_string(S) + ")",
+  HDRF_RETURN_IF_ERROR(AddCheckpoint(base.tree(), "store " + dir + " (checkpoint at event " + std::to_string(S) + ")",
                                      &out, &by_seq));
-  const uint64_t next_job_seq = base.tree->next_seq();  // the first Submit after S gets this number
-  base.tree.reset();
+  const uint64_t next_job_seq = base.tree().next_seq();  // the first Submit after S gets this number
+  base.TakeTree().reset();  // the jobs are in `out` now (base applies nothing more)
 
   // The log after the checkpoint, as trace events. Task events name their
   // job by its submission number (the checkpoint's jobs by info.seq, the
   // log's Submits numbered on from the checkpoint's next_seq), never by the
   // Submit's event number: the two part as soon as another event comes
   // before a Submit.
-  const std::vector<std::string>& names = base.meta.resource_names;
+  const std::vector<std::string>& names = base.meta().resource_names;
   Trace& t = out.trace;
   uint64_t next = S + 1;
   HDRF_RETURN_IF_ERROR(storage::ScanLogEvents(*store, names, S + 1, next_job_seq, [&](const storage::LogEventRef& r) {

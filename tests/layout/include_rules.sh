@@ -67,6 +67,12 @@ check engine/tree_decisions.h 'hdrf/|engine/tree_schedule\.h'
 check engine/concurrent_tree.h 'hdrf/|base/|engine/(tree|event_sink)\.h'
 check engine/event_sink.h 'hdrf/'
 check storage 'hdrf/|base/|engine/|storage/|hdrf_state_generated\.h|rocksdb/|flatbuffers/'
+# The replica (a tree, its replayer and a log position) is written in the
+# words of the tree, the records, the store and the checkpoint reader: the
+# follower's machinery (secondary.h) and the journal build on it, not it
+# on them.
+check storage/replica.h 'hdrf/|engine/|storage/(codec|store|state_io)\.h'
+check storage/replica.cc 'hdrf/|engine/|storage/(replica|codec|store|state_io)\.h'
 # The facade: anything but tools/, bench/, tests/ and the store's own
 # libraries (RocksDB, FlatBuffers and the generated record header belong to
 # storage/, which owns the journal and the format), and of base/ no lock

@@ -4,7 +4,7 @@
 // tasks, tasks and state, every queue's usage and job counts, free
 // capacity), on random logs with structural events and refused events, with
 // and without the docs/spec.md §12 gate, through the incremental and the bulk path;
-// and through a store (LoadState with and without folding).
+// and through a store (Replica::Load with and without folding).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +16,7 @@
 #include "engine/tree.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
+#include "storage/replica.h"
 #include "storage/state_io.h"
 #include "storage/store.h"
 #include "tests/storage/storage_util.h"
@@ -246,7 +247,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, FoldTest, ::testing::Values(0, 1, 2, 3));
 
 // Through a store: a checkpoint plus a log tail, loaded with and without
 // folding; a tail holding a refused event fails both ways with one message.
-TEST(FoldStore, LoadStateFoldsToTheSequentialState) {
+TEST(FoldStore, ReplicaLoadFoldsToTheSequentialState) {
   for (int refusal = 0; refusal < 2; ++refusal) {
     TempDir dir("fold");
     Rng rng(42 + refusal);
@@ -280,8 +281,8 @@ TEST(FoldStore, LoadStateFoldsToTheSequentialState) {
     ASSERT_TRUE(ro.ok());
     storage::LoadOptions seq_opts, fold_opts;
     seq_opts.fold_task_events = false;
-    auto a = storage::LoadState(**ro, seq_opts);
-    auto b = storage::LoadState(**ro, fold_opts);
+    auto a = storage::Replica::Load(**ro, seq_opts);
+    auto b = storage::Replica::Load(**ro, fold_opts);
     ASSERT_EQ(a.ok(), b.ok());
     if (refusal) {
       ASSERT_FALSE(a.ok());
@@ -290,11 +291,11 @@ TEST(FoldStore, LoadStateFoldsToTheSequentialState) {
       continue;
     }
     ASSERT_TRUE(a.ok()) << a.status().ToString();
-    EXPECT_EQ(a->last_seq, S + log.size());
-    EXPECT_EQ(b->last_seq, a->last_seq);
-    EXPECT_EQ(b->events_replayed, a->events_replayed);
-    ExpectSameState(*a->tree, *b->tree, "loaded");
-    EXPECT_EQ(a->tree->Digest(), tree->Digest());
+    EXPECT_EQ(a->last_seq(), S + log.size());
+    EXPECT_EQ(b->last_seq(), a->last_seq());
+    EXPECT_EQ(b->events_replayed(), a->events_replayed());
+    ExpectSameState(a->tree(), b->tree(), "loaded");
+    EXPECT_EQ(a->tree().Digest(), tree->Digest());
   }
 }
 

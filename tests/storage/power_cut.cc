@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/facade/engine_impl.h"  // CheckEngineInvariants
+#include "storage/replica.h"
 #include "storage/state_io.h"
 #include "storage/store.h"
 #include "tests/storage/fault_fs.h"
@@ -198,12 +199,12 @@ class Harness {
     if (!seqs.ok() || seqs->empty()) return Fail("no committed checkpoint");
     storage::LoadOptions lo;
     lo.stop_at = seqs->back();
-    auto loaded = storage::LoadState(**st, lo);
+    auto loaded = storage::Replica::Load(**st, lo);
     if (!loaded.ok()) return Fail("loading checkpoint " + std::to_string(seqs->back()) + ": " +
                                   loaded.status().ToString());
     uint64_t want = 0;
     if (!digest_at(seqs->back(), &want)) return Fail("checkpoint at an unknown seq");
-    if (loaded->tree->Digest() != want)
+    if (loaded->tree().Digest() != want)
       Fail("checkpoint " + std::to_string(seqs->back()) + " is not the state at its seq");
   }
 
