@@ -210,8 +210,10 @@ HDRF_EXPORT hdrf_code hdrf_options_set_event_clock(hdrf_options_t* options, hdrf
    the HDRF_*_INIT initialisers for the outputs). A later version adds
    fields at the end only; the library reads and writes the fields that fit
    in struct_size and defaults the rest. A struct_size of 0 (not
-   initialised) or larger than this library knows (a program built against
-   newer headers) is refused with HDRF_INVALID_ARGUMENT. */
+   initialised) or one that is the size of no version this library knows
+   (today each struct has one version: any other size, such as that of a
+   program built against newer headers) is refused with
+   HDRF_INVALID_ARGUMENT. */
 
 typedef struct hdrf_queue_spec {
   size_t struct_size;         /* sizeof(hdrf_queue_spec_t); set by hdrf_queue_spec_init */

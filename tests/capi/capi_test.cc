@@ -1,4 +1,4 @@
-// The C interface (api/hdrf_c.h), linked as embedders link it
+// The C interface (api/hdrf/c.h), linked as embedders link it
 // (libhdrf_c.so): results on worked cases, and every kind of bad input —
 // NULL and stale handles, unknown names, wrong units, small buffers — gives
 // a code and a message, never a crash, and changes nothing.

@@ -1,4 +1,4 @@
-// libFuzzer target: the C interface (api/hdrf_c.h). The input is a program:
+// libFuzzer target: the C interface (api/hdrf/c.h). The input is a program:
 // a sequence of C API calls, each an opcode byte followed by its arguments
 // (handles from a few slots, names and resource lists from a dictionary or
 // raw bytes, integers of any size). The C interface promises that bad
