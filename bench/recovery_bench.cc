@@ -2,7 +2,7 @@
 // <= 5 s). bench/README.md has the figures and the commands.
 //
 //   recovery_bench write DIR [--jobs N] [--events E] [--depth D] [--fanout F] [--seed S]
-//       Generates a trace (api/trace.h, the `hdrf trace gen` generator),
+//       Generates a trace (api/hdrf/trace.h, the `hdrf trace gen` generator),
 //       creates a store at DIR (async, no periodic checkpoints), submits the
 //       N jobs, takes a checkpoint, applies the E task events in batches,
 //       makes them durable and exits without closing the engine (_exit: no

@@ -5,8 +5,9 @@
 // of at least kHugeMin bytes are aligned to 2 MiB and marked
 // MADV_HUGEPAGE, so the kernel backs them with transparent huge pages where
 // it allows (THP "madvise" or "always"); elsewhere the advice is ignored and
-// nothing changes. Smaller blocks are plain operator new. The memory comes
-// from the ordinary allocator either way (counted by its statistics).
+// nothing changes. Smaller blocks come from operator new with T's alignment
+// (kSmallAlign). The memory comes from the ordinary allocator either way
+// (counted by its statistics).
 #ifndef HDRF_ENGINE_HUGE_ALLOC_H_
 #define HDRF_ENGINE_HUGE_ALLOC_H_
 

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -136,6 +137,19 @@ CLI::Validator FiniteNumber(double lo, double hi) {
         return OutOfRange(text, lo, hi, &v);
       },
       "NUMBER in " + Bound(lo) + ".." + Bound(hi));
+}
+
+CLI::Validator WholeNumber(uint64_t hi) {
+  return CLI::Validator(
+      [hi](std::string& text) {
+        uint64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [p, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || p != end || v > hi)
+          return "'" + text + "' is not a whole number in 0.." + std::to_string(hi);
+        return std::string();
+      },
+      "INTEGER in 0.." + std::to_string(hi));
 }
 
 StatusOr<ResourceAmounts> ParseClusterFlag(const std::string& text) {

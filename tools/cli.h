@@ -85,6 +85,11 @@ StatusOr<int64_t> ParseIntFlag(const std::string& flag, const std::string& text)
 StatusOr<double> ParseDoubleFlag(const std::string& flag, const std::string& text, double lo, double hi);
 // The same check as a CLI11 validator, for commands that use CLI11 directly.
 CLI::Validator FiniteNumber(double lo, double hi);
+// A whole number in 0..hi (decimal digits only: no sign, no exponent) as a
+// CLI11 validator, for the unsigned flags of commands that use CLI11
+// directly: CLI11's own conversion lets "-1" through as a huge number.
+// "'-1' is not a whole number in 0..4294967295".
+CLI::Validator WholeNumber(uint64_t hi);
 
 // A --cluster value: "cpu=10,memory=64Gi" -> amounts (docs/spec.md §2 quantities,
 // known resource names only; hdrf::ParseResourceList), errors prefixed

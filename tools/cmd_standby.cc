@@ -25,6 +25,7 @@ struct StandbyFlags {
   std::string db;
   std::string durability = "sync";
   uint64_t checkpoint_every = 1000000;
+  uint32_t checkpoint_events_per_job = 4;
   uint32_t catch_up_ms = 5;  // closer than FollowerOptions' 20 ms (docs/storage.md "Followers")
   double status_seconds = 5;
   double wait_seconds = -1;
@@ -54,6 +55,7 @@ Status WaitAndPromote(Engine& eng, const StandbyFlags& f, Durability d) {
   PromoteOptions po;
   po.durability = d;
   po.checkpoint_every = f.checkpoint_every;
+  po.checkpoint_events_per_job = f.checkpoint_events_per_job;
   po.wait_ms = 50;  // in slices, so that Ctrl-C and status lines get a turn
   for (;;) {
     Status s = eng.Promote(po);
@@ -86,8 +88,16 @@ int CmdStandby(int argc, char** argv) {
   app.add_option("--db", f.db, "the store to follow and take over")->required();
   app.add_option("--durability", f.durability, "the new writer's durability: sync|async|none")
       ->capture_default_str();
-  app.add_option("--checkpoint-every", f.checkpoint_every, "the new writer's checkpoint interval (events; at least 4 per job)")
-      ->capture_default_str();
+  app.add_option("--checkpoint-every", f.checkpoint_every,
+                 "the new writer's checkpoint interval (events; 0 = only on close), or "
+                 "--checkpoint-events-per-job times the live jobs when that is more")
+      ->capture_default_str()
+      ->check(WholeNumber(UINT64_MAX));
+  app.add_option("--checkpoint-events-per-job", f.checkpoint_events_per_job,
+                 "k: the new writer's background checkpoints wait for at least k events per live "
+                 "job (0 = --checkpoint-every alone; docs/storage.md \"Checkpoints\")")
+      ->capture_default_str()
+      ->check(WholeNumber(UINT32_MAX));
   app.add_option("--catch-up-ms", f.catch_up_ms, "how often to catch up with the writer (ms, >= 1)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 60000u));

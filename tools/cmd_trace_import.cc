@@ -1,5 +1,5 @@
 // hdrf trace import: a CSV or JSONL event file to a binary trace
-// (api/trace_import.h, docs/trace.md "Importing events").
+// (api/hdrf/trace_import.h, docs/trace.md "Importing events").
 #include <chrono>
 #include <cstdio>
 #include <string>

@@ -1,8 +1,8 @@
 // Engine::Explain as JSON (hdrf explain --json, hdrf serve
 // /api/jobs/NAME/explain):
 //   {"job", "queue", "key", "blocked", "schedulable", "next", "blocked_by": [...],
-//    "unfit_because": [...], "levels": [{"parent", "siblings": [{"name", "key",
-//    "blocked", "on_path"}]}]}
+//    "unfit_because": [...], "plan": [...], "levels": [{"parent", "siblings":
+//    [{"name", "key", "blocked", "on_path"}]}]}
 #ifndef HDRF_TOOLS_EXPLAIN_JSON_H_
 #define HDRF_TOOLS_EXPLAIN_JSON_H_
 

@@ -156,6 +156,15 @@ hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t ev
   });
 }
 
+hdrf_code hdrf_options_set_checkpoint_events_per_job(hdrf_options_t* options, uint32_t events,
+                                                     char** errptr) {
+  return Guard(errptr, [&]() -> Status {
+    if (!options) return NullArg("options");
+    options->options.checkpoint_events_per_job = events;
+    return Status::Ok();
+  });
+}
+
 hdrf_code hdrf_options_set_log_retention(hdrf_options_t* options, uint64_t events, int64_t seconds,
                                          char** errptr) {
   return Guard(errptr, [&]() -> Status {

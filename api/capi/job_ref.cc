@@ -1,10 +1,11 @@
-// The C interface's fast path (hdrf/c.h "job refs"): an event on a job ref
-// (hdrf_apply_op, and hdrf_job_allocate_ref and friends, which are it with
-// a fixed type) becomes an hdrf::Op (ToOp, the one conversion) and goes
-// straight to Engine::Apply(Op), with no name lookup and no lock beyond
-// the engine's own sharding; hdrf_apply converts each op of a batch the
-// same way and carries them through Engine::ApplyTasks (one durability
-// wait).
+// The C interface's fast path (hdrf/c.h "the fast path: events on job
+// refs"): an event on a job ref (hdrf_apply_op, and hdrf_job_allocate_ref
+// and friends, which are it with a fixed type) becomes an hdrf::Op (ToOp,
+// the one conversion) and goes straight to Engine::Apply(Op), with no name
+// lookup and no lock beyond the handle's gate (held shared, as by every
+// call) and the engine's own sharding; hdrf_apply converts each op of a
+// batch the same way and carries them through Engine::ApplyTasks (one
+// durability wait).
 //
 // A job ref is {id, seq}: id = engine tag << 32 | JobId, seq = the job's
 // submission sequence number. The tag (EngineUse::tag) ties the ref to the

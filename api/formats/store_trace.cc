@@ -1,4 +1,4 @@
-// A store's checkpoint and log tail as a trace (api/store_trace.h).
+// A store's checkpoint and log tail as a trace (api/hdrf/store_trace.h).
 #include "hdrf/store_trace.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Line-oriented text records, shared by the CSV/JSONL readers (trace import,
-// api/trace_import.h; workloads, api/hdrf/simulate.h).
+// api/hdrf/trace_import.h; workloads, api/hdrf/simulate.h).
 //
 // A record file holds one record a line; blank lines and lines whose first
 // non-blank character is '#' are skipped. Line numbers are 1-based and count

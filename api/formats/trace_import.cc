@@ -1,4 +1,4 @@
-// CSV / JSONL event files to traces (api/trace_import.h, docs/trace.md
+// CSV / JSONL event files to traces (api/hdrf/trace_import.h, docs/trace.md
 // "Importing events").
 //
 // Both syntaxes produce the same Record per line (a value per known field);

@@ -32,6 +32,8 @@ static size_t go_op_offset(int field) {
 import "C"
 
 import (
+	"fmt"
+	"math"
 	"sync/atomic"
 	"unsafe"
 )
@@ -47,13 +49,18 @@ const (
 
 // Options of a new or reopened engine. The zero value is the engine's
 // defaults: memory only, gate off, sync durability, a checkpoint every
-// 1,000,000 events (or 4 per live job when that is more: docs/storage.md
-// "Checkpoints"), one event call in 16 timed.
+// 1,000,000 events (or CheckpointEventsPerJob, 4, per live job when that is
+// more: docs/storage.md "Checkpoints"), one event call in 16 timed.
 type Options struct {
 	OvercommitFactor float64    // docs/spec.md §12 enqueue gate; 0 = off
 	DBPath           string     // store directory; "" = memory only (Open takes its own)
 	Durability       Durability // with a store
 	CheckpointEvery  int64      // 0 = default; < 0 = only on Checkpoint and Close
+	// CheckpointEventsPerJob: k, a background checkpoint waits for at least
+	// k logged events per live job when that is more than CheckpointEvery
+	// (docs/storage.md "Checkpoints"); 0 = default (4); < 0 = CheckpointEvery
+	// alone; at most 4294967295.
+	CheckpointEventsPerJob int64
 	// LatencySampleEvery: the event latency histogram times one in this
 	// many calls (a power of two); 0 = default (16); < 0 = none.
 	LatencySampleEvery int
@@ -62,6 +69,11 @@ type Options struct {
 func (o *Options) toC() (*C.hdrf_options_t, error) {
 	if o == nil {
 		return nil, nil
+	}
+	if o.CheckpointEventsPerJob > math.MaxUint32 {
+		return nil, &Error{Code: InvalidArgument, Message: fmt.Sprintf(
+			"CheckpointEventsPerJob %d is more than %d (< 0: CheckpointEvery alone)",
+			o.CheckpointEventsPerJob, uint32(math.MaxUint32))}
 	}
 	co := C.hdrf_options_create()
 	if co == nil {
@@ -79,6 +91,12 @@ func (o *Options) toC() (*C.hdrf_options_t, error) {
 	} else if o.CheckpointEvery < 0 {
 		every = 0
 	}
+	var perJob C.uint32_t = 4
+	if o.CheckpointEventsPerJob > 0 {
+		perJob = C.uint32_t(o.CheckpointEventsPerJob)
+	} else if o.CheckpointEventsPerJob < 0 {
+		perJob = 0
+	}
 	sample := C.uint32_t(16)
 	if o.LatencySampleEvery > 0 {
 		sample = C.uint32_t(o.LatencySampleEvery)
@@ -89,6 +107,7 @@ func (o *Options) toC() (*C.hdrf_options_t, error) {
 		ok(C.hdrf_options_set_db_path(co, path, &msg)) &&
 		ok(C.hdrf_options_set_durability(co, C.int(o.Durability), &msg)) &&
 		ok(C.hdrf_options_set_checkpoint_every(co, every, &msg)) &&
+		ok(C.hdrf_options_set_checkpoint_events_per_job(co, perJob, &msg)) &&
 		ok(C.hdrf_options_set_latency_sample_every(co, sample, &msg)) {
 		return co, nil
 	}

@@ -85,8 +85,9 @@ func (e *Engine) Lag() (Lag, error) {
 // (< 0: until it does; 0: only if it is free now) for the writer to release
 // the store, applies the log tail and accepts events from then on,
 // continuing the writer's sequence numbers, with nothing acknowledged lost.
-// opts (nil = defaults) gives the new writer's Durability, CheckpointEvery
-// and LatencySampleEvery; its other fields are ignored. When the wait runs
+// opts (nil = defaults) gives the new writer's Durability, CheckpointEvery,
+// CheckpointEventsPerJob and LatencySampleEvery; its other fields are
+// ignored. When the wait runs
 // out it fails with FailedPrecondition and the engine stays a follower.
 // Close waits for a Promote in flight.
 func (e *Engine) Promote(wait time.Duration, opts *Options) error {

@@ -2,6 +2,7 @@ package hdrf
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,95 @@ func TestFollowerOfNoStore(t *testing.T) {
 	defer e.Close()
 	if err := e.Promote(-1, nil); !errors.Is(err, FailedPrecondition) {
 		t.Fatalf("promote of a writer: %v", err)
+	}
+}
+
+// reloadsAfterTheCadence: w (a writer with CheckpointEvery 100) submits 200
+// jobs; a follower opened then catches up once, after 1,000 more task
+// events. It reloads the newest checkpoint only when the writer deleted log
+// it had not read, which takes two background checkpoints after it opened:
+// with CheckpointEventsPerJob 4 there is at most one (4 x 200 = 800 events
+// apart), with it off (< 0) one every 100 events (docs/storage.md
+// "Checkpoints"). Returns the follower's reloads.
+func reloadsAfterTheCadence(t *testing.T, w *Engine, db string) uint64 {
+	t.Helper()
+	jobs := make([]Job, 200)
+	for i := range jobs {
+		j, err := w.Submit(JobSpec{Name: fmt.Sprintf("j%d", i), Queue: "root/a", Tasks: 2, Task: "cpu=1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[i] = j
+	}
+	f, err := OpenFollower(db, &FollowerOptions{CatchUpInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	start, _ := w.LastSeq()
+	for i := 0; ; i++ {
+		if s, _ := w.LastSeq(); s >= start+1000 {
+			break
+		}
+		j := jobs[i/2%len(jobs)]
+		if i%2 == 0 {
+			err = w.Allocate(j, 1)
+		} else {
+			err = w.Release(j, 1)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.CatchUp(); err != nil {
+		t.Fatal(err)
+	}
+	sameState(t, "caught up", f, w)
+	lag, err := f.Lag()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lag.Reloads
+}
+
+// Options.CheckpointEventsPerJob reaches a new writer and a promoted one;
+// more than a uint32 is refused.
+func TestCheckpointEventsPerJob(t *testing.T) {
+	for _, k := range []int64{0, -1} { // 0: the default, 4
+		for _, promoted := range []bool{false, true} {
+			db := t.TempDir() + "/db"
+			opts := &Options{DBPath: db, CheckpointEvery: 100, CheckpointEventsPerJob: k}
+			var w *Engine
+			var err error
+			if promoted {
+				var old *Engine
+				if old, err = Create("cpu=8", []QueueSpec{{Path: "root/a"}}, &Options{DBPath: db}); err != nil {
+					t.Fatal(err)
+				}
+				if w, err = OpenFollower(db, &FollowerOptions{CatchUpInterval: -1}); err != nil {
+					t.Fatal(err)
+				}
+				old.Close()
+				err = w.Promote(10*time.Second, opts)
+			} else {
+				w, err = Create("cpu=8", []QueueSpec{{Path: "root/a"}}, opts)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			reloads := reloadsAfterTheCadence(t, w, db)
+			w.Close()
+			if (k == 0) != (reloads == 0) {
+				t.Errorf("CheckpointEventsPerJob %d (promoted %v): the follower reloaded %d times",
+					k, promoted, reloads)
+			}
+		}
+	}
+	_, err := Create("cpu=8", nil, &Options{CheckpointEventsPerJob: 1 << 32})
+	if !errors.Is(err, InvalidArgument) || !strings.Contains(err.Error(), "CheckpointEventsPerJob 4294967296") {
+		t.Fatalf("CheckpointEventsPerJob 2^32: %v", err)
+	}
+	if _, err := Create("cpu=8", nil, &Options{CheckpointEventsPerJob: 1<<32 - 1}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -146,7 +146,8 @@ HDRF_EXPORT hdrf_code hdrf_parse_quantity(const char* resource, const char* text
 typedef struct hdrf_options hdrf_options_t;
 
 /* Defaults: memory only, gate off, durability sync, a checkpoint every
-   1,000,000 events. Returns NULL only when out of memory. */
+   1,000,000 events (or 4 per live job when that is more). Returns NULL
+   only when out of memory. */
 HDRF_EXPORT hdrf_options_t* hdrf_options_create(void);
 HDRF_EXPORT void hdrf_options_destroy(hdrf_options_t* options); /* NULL ok */
 /* docs/spec.md §12 enqueue gate factor; 0 turns the gate off (the default). Values
@@ -160,11 +161,21 @@ HDRF_EXPORT hdrf_code hdrf_options_set_db_path(hdrf_options_t* options, const ch
 /* HDRF_DURABILITY_*. */
 HDRF_EXPORT hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int durability,
                                                   char** errptr);
-/* Background checkpoint after this many logged events, or after 4 per live
-   job when that is more (EngineOptions checkpoint_events_per_job,
-   docs/storage.md "Checkpoints"); 0 = only on hdrf_checkpoint and close. */
+/* Background checkpoint after this many logged events, or after
+   hdrf_options_set_checkpoint_events_per_job's k (default 4) per live job
+   when that is more (EngineOptions checkpoint_every, docs/storage.md
+   "Checkpoints"); 0 = only on hdrf_checkpoint and close. Default
+   1,000,000. */
 HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
                                                         char** errptr);
+/* k: a background checkpoint waits for at least k logged events per live
+   job (EngineOptions checkpoint_events_per_job), so that checkpoints, whose
+   cost grows with the jobs, cost a bounded amount per event; recovery then
+   replays at most about k events per job after the newest checkpoint.
+   0 = the interval of hdrf_options_set_checkpoint_every alone. Default 4.
+   Every value is valid. */
+HDRF_EXPORT hdrf_code hdrf_options_set_checkpoint_events_per_job(hdrf_options_t* options,
+                                                                 uint32_t events, char** errptr);
 /* How much log history a checkpoint keeps (EngineOptions
    log_retention_events and log_retention_seconds, docs/storage.md "Log
    retention"): at least the last `events` events (UINT64_MAX: every one)
@@ -199,8 +210,10 @@ HDRF_EXPORT hdrf_code hdrf_options_set_event_clock(hdrf_options_t* options, hdrf
    the HDRF_*_INIT initialisers for the outputs). A later version adds
    fields at the end only; the library reads and writes the fields that fit
    in struct_size and defaults the rest. A struct_size of 0 (not
-   initialised) or larger than this library knows (a program built against
-   newer headers) is refused with HDRF_INVALID_ARGUMENT. */
+   initialised) or one that is the size of no version this library knows
+   (today each struct has one version: any other size, such as that of a
+   program built against newer headers) is refused with
+   HDRF_INVALID_ARGUMENT. */
 
 typedef struct hdrf_queue_spec {
   size_t struct_size;         /* sizeof(hdrf_queue_spec_t); set by hdrf_queue_spec_init */
@@ -359,9 +372,10 @@ HDRF_EXPORT hdrf_code hdrf_follower_lag(hdrf_engine_t* engine, hdrf_follower_lag
    follower the writer, with nothing acknowledged lost and no recovery from
    scratch: events are accepted from then on, continuing the writer's
    sequence numbers. `options` (NULL = defaults) gives the writer's
-   durability, checkpoint interval and latency sampling; its db_path and
-   overcommit factor are ignored (the store's own are kept). When the wait
-   runs out: HDRF_FAILED_PRECONDITION "store DIR: still held by ...; not
+   durability, checkpoint cadence (hdrf_options_set_checkpoint_every and
+   _events_per_job), log retention, latency sampling and event clock; its
+   db_path and overcommit factor are ignored (the store's own are kept).
+   When the wait runs out: HDRF_FAILED_PRECONDITION "store DIR: still held by ...; not
    promoted", and the engine stays a follower. A non-follower gives
    HDRF_FAILED_PRECONDITION. Other calls on the engine go on meanwhile, but
    hdrf_engine_close and hdrf_engine_destroy wait for the promotion (and

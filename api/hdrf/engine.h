@@ -201,7 +201,8 @@ class PlacementSkips {
 class Engine {
  public:
   // A new engine over `cluster` and `queues` (docs/spec.md §3 rules). With
-  // options.db_path set, the store there must not exist yet.
+  // options.db_path set, a new store is made there: the directory must be
+  // absent or empty (AlreadyExists otherwise).
   static StatusOr<std::unique_ptr<Engine>> Create(const ResourceAmounts& cluster,
                                                   const std::vector<QueueSpec>& queues,
                                                   const EngineOptions& options = {});
@@ -437,7 +438,7 @@ class Engine {
 
  private:
   struct Impl;
-  friend struct EngineAccess;  // api/facade/engine_access.h: tests and the C interface
+  friend struct EngineAccess;  // api/facade/engine_access.h: the facade's files and tests
   explicit Engine(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

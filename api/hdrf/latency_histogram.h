@@ -5,7 +5,7 @@
 //   h.Record(ns);                               // any thread, lock-free
 //   auto s = h.Snapshot();                      // any thread
 //   s.Percentile(99.9);                         // ns
-//   hdrf::AppendLatencyHistogramText(s, &out);  // api/metrics.h: Prometheus
+//   hdrf::LatencyHistogramText(s);              // hdrf/metrics.h: Prometheus
 //
 // Buckets: values below 2^kSubBits ns (64 ns) have a bucket each; above,
 // every power of two [2^k, 2^(k+1)) is split into 2^kSubBits equal buckets,

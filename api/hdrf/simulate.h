@@ -1,7 +1,7 @@
 // Workload simulation (docs/spec.md §13): jobs that arrive over time run through the
 // engine on a virtual clock, and the outcome is reported per job and queue.
 //
-//   auto cfg = hdrf::LoadQueueConfigFile("queues.yaml");          // api/config.h
+//   auto cfg = hdrf::LoadQueueConfigFile("queues.yaml");          // hdrf/config.h
 //   auto names = ...;                                            // cluster resources, sorted
 //   auto w = hdrf::LoadWorkloadFile("jobs.csv", names);           // StatusOr<Workload>
 //   auto r = hdrf::Simulate(cfg->cluster, cfg->queues, *w);       // StatusOr<SimulateResult>

@@ -1,5 +1,5 @@
 // Trace import: a CSV or JSONL event file, as a platform can export it,
-// converted to a Trace (api/trace.h) for `hdrf trace import` and
+// converted to a Trace (hdrf/trace.h) for `hdrf trace import` and
 // `hdrf replay`. The format is described in docs/trace.md "Importing events".
 //
 //   TraceImportOptions o;

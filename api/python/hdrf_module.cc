@@ -177,7 +177,7 @@ void SkipSerials(uint64_t to) {
 
 EngineOptions ToOptions(const std::string& db_path, const std::string& durability,
                         double overcommit_factor, int64_t checkpoint_every,
-                        uint32_t latency_sample_every) {
+                        int64_t checkpoint_events_per_job, uint32_t latency_sample_every) {
   EngineOptions o;
   o.db_path = db_path;
   o.durability = Value(ParseDurability(durability));
@@ -188,6 +188,11 @@ EngineOptions ToOptions(const std::string& db_path, const std::string& durabilit
                                   std::to_string(overcommit_factor)));
   if (overcommit_factor > 0) o.overcommit_factor = overcommit_factor;
   if (checkpoint_every >= 0) o.checkpoint_every = static_cast<uint64_t>(checkpoint_every);
+  if (checkpoint_events_per_job < 0 || checkpoint_events_per_job > UINT32_MAX)
+    Raise(Status::InvalidArgument("checkpoint_events_per_job must be in 0..4294967295 (0: "
+                                  "checkpoint_every alone), not " +
+                                  std::to_string(checkpoint_events_per_job)));
+  o.checkpoint_events_per_job = static_cast<uint32_t>(checkpoint_events_per_job);
   o.latency_sample_every = latency_sample_every;
   return o;
 }
@@ -539,17 +544,20 @@ py::dict LagDict(const Engine::FollowerLag& l, bool follower) {
 }
 
 // engine.promote(wait_ms=-1, *, durability, checkpoint_every,
-// latency_sample_every).
+// checkpoint_events_per_job, latency_sample_every).
 void Promote(PyEngine& self, int64_t wait_ms, const std::string& durability,
-             int64_t checkpoint_every, uint32_t latency_sample_every) {
+             int64_t checkpoint_every, int64_t checkpoint_events_per_job,
+             uint32_t latency_sample_every) {
   if (wait_ms < -1)
     Raise(Status::InvalidArgument("promote: wait_ms " + std::to_string(wait_ms) +
                                   ": give -1 (until the writer lets go), 0 or milliseconds"));
-  const EngineOptions eo = ToOptions("", durability, 0, checkpoint_every, latency_sample_every);
+  const EngineOptions eo = ToOptions("", durability, 0, checkpoint_every, checkpoint_events_per_job,
+                                     latency_sample_every);
   PromoteOptions po;
   po.wait_ms = wait_ms;
   po.durability = eo.durability;
   po.checkpoint_every = eo.checkpoint_every;
+  po.checkpoint_events_per_job = eo.checkpoint_events_per_job;
   po.latency_sample_every = eo.latency_sample_every;
   Check(self.Run([&](Engine& e) { return e.Promote(po); }));
 }
@@ -561,18 +569,23 @@ void DefineConstructors(PyEngineClass& c) {
   c.def(py::init([](const py::dict& cluster, const std::vector<py::dict>& queues,
                            const std::string& db_path, const std::string& durability,
                            double overcommit_factor, int64_t checkpoint_every,
-                           uint32_t latency_sample_every) {
+                           int64_t checkpoint_events_per_job, uint32_t latency_sample_every) {
              std::vector<QueueSpec> qs;
              for (const py::dict& q : queues) qs.push_back(ToQueueSpec(q));
              const ResourceAmounts c = Amounts(cluster, "cluster");
-             const EngineOptions o = ToOptions(db_path, durability, overcommit_factor,
-                                               checkpoint_every, latency_sample_every);
+             const EngineOptions o =
+                 ToOptions(db_path, durability, overcommit_factor, checkpoint_every,
+                           checkpoint_events_per_job, latency_sample_every);
              return Make([&] { return Engine::Create(c, qs, o); });
            }),
            py::arg("cluster"), py::arg("queues") = std::vector<py::dict>(), py::kw_only(),
            py::arg("db_path") = "", py::arg("durability") = "sync",
            py::arg("overcommit_factor") = 0.0, py::arg("checkpoint_every") = -1,
-           py::arg("latency_sample_every") = 16u)
+           py::arg("checkpoint_events_per_job") = 4, py::arg("latency_sample_every") = 16u,
+           "A new engine. checkpoint_every: background checkpoints after this many "
+           "logged events (-1: the default, 1,000,000; 0: only on checkpoint() and close()); "
+           "checkpoint_events_per_job: k, at least k events per live job between them when "
+           "that is more (0: checkpoint_every alone; docs/storage.md \"Checkpoints\").")
       .def_static("from_scenario", [](const std::string& yaml, bool run_steps) {
              Scenario sc = Value(ParseScenario(yaml, "scenario"));
              return Make([&] { return RunScenarioEngine(sc, EngineOptions(), run_steps); });
@@ -583,7 +596,7 @@ void DefineConstructors(PyEngineClass& c) {
              return Make([&] { return Engine::Create(cfg.cluster, cfg.queues); });
            }, py::arg("yaml"))
       .def_static("open", [](const std::string& db_path, const std::string& durability) {
-             EngineOptions o = ToOptions(db_path, durability, 0, -1, 16);
+             EngineOptions o = ToOptions(db_path, durability, 0, -1, 4, 16);
              return Make([&] { return Engine::Open(o); });
            }, py::arg("db_path"), py::arg("durability") = "sync")
       .def_static("open_follower", [](const std::string& db_path,
@@ -616,7 +629,7 @@ void DefineFollowerMethods(PyEngineClass& c) {
               "applied_seq, writer_seq, reloads (zeros on an engine that is no follower).")
       .def("promote", &Promote, py::arg("wait_ms") = -1, py::kw_only(),
            py::arg("durability") = "sync", py::arg("checkpoint_every") = -1,
-           py::arg("latency_sample_every") = 16u,
+           py::arg("checkpoint_events_per_job") = 4, py::arg("latency_sample_every") = 16u,
            "Makes a follower the writer once the writer released the store (waiting up to "
            "wait_ms; -1: until it does); FailedPreconditionError when the wait runs out.");
 }

@@ -1,5 +1,5 @@
-// ShardedLatencyHistogram (api/latency_histogram.h) and its Prometheus
-// rendering (api/metrics.h LatencyHistogramText).
+// ShardedLatencyHistogram (api/hdrf/latency_histogram.h) and its Prometheus
+// rendering (api/hdrf/metrics.h LatencyHistogramText).
 #include "hdrf/latency_histogram.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The C interface (api/hdrf_c.h), linked as embedders link it
+// The C interface (api/hdrf/c.h), linked as embedders link it
 // (libhdrf_c.so): results on worked cases, and every kind of bad input —
 // NULL and stale handles, unknown names, wrong units, small buffers — gives
 // a code and a message, never a crash, and changes nothing.
@@ -338,6 +338,8 @@ TEST(CApiErrors, NullHandle) {
   EXPECT_EQ(hdrf_options_set_db_path(nullptr, "x", &err), HDRF_INVALID_ARGUMENT);
   EXPECT_EQ(hdrf_options_set_durability(nullptr, HDRF_DURABILITY_SYNC, &err), HDRF_INVALID_ARGUMENT);
   EXPECT_EQ(hdrf_options_set_checkpoint_every(nullptr, 1, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_EQ(hdrf_options_set_checkpoint_events_per_job(nullptr, 4, &err), HDRF_INVALID_ARGUMENT);
+  EXPECT_THAT(err.str(), HasSubstr("options"));
   EXPECT_EQ(hdrf_options_set_log_retention(nullptr, 1, 0, &err), HDRF_INVALID_ARGUMENT);
   {
     hdrf_options_t* o = hdrf_options_create();

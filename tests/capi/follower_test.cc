@@ -290,6 +290,91 @@ TEST_F(CApiFollower, PromoteAfterTheWriterCloses) {
   EXPECT_EQ(hdrf_engine_destroy(r, &err), HDRF_OK);
 }
 
+// The checkpoint cadence (hdrf_options_set_checkpoint_every 100 and
+// hdrf_options_set_checkpoint_events_per_job k, docs/storage.md
+// "Checkpoints") as a follower sees it. The writer `w` submits 200 jobs; a
+// follower opened then catches up once, after 1,000 more task events. It
+// reloads the newest checkpoint only when the writer deleted log it had not
+// read, which takes two background checkpoints after it opened: with k = 4
+// there is at most one (the interval is 4 x 200 = 800 events), with k = 0
+// one every 100 events. Returns the follower's reloads.
+uint64_t ReloadsAfterTheCadence(hdrf_engine_t* w, const std::string& db) {
+  Err err;
+  for (int i = 0; i < 200; ++i)
+    EXPECT_EQ(hdrf_job_submit(w, ("j" + std::to_string(i)).c_str(), "root/a", nullptr, 2, "cpu=1",
+                              nullptr, &err),
+              HDRF_OK)
+        << err.str();
+  hdrf_engine_t* f = ManualFollower(db, err);
+  if (!f) return UINT64_MAX;
+  const uint64_t end = LastSeq(w) + 1000;
+  for (int i = 0; LastSeq(w) < end; ++i) {
+    const std::string job = "j" + std::to_string(i / 2 % 200);
+    EXPECT_EQ(i % 2 == 0 ? hdrf_job_allocate(w, job.c_str(), 1, &err)
+                         : hdrf_job_release(w, job.c_str(), 1, &err),
+              HDRF_OK)
+        << err.str();
+  }
+  EXPECT_EQ(hdrf_follower_catch_up(f, &err), HDRF_OK) << err.str();
+  EXPECT_EQ(Digest(f), Digest(w));
+  const uint64_t reloads = Lag(f).reloads;
+  EXPECT_EQ(hdrf_engine_destroy(f, &err), HDRF_OK) << err.str();
+  return reloads;
+}
+
+hdrf_options_t* CadenceOptions(uint32_t k) {
+  Err err;
+  hdrf_options_t* o = hdrf_options_create();
+  EXPECT_EQ(hdrf_options_set_checkpoint_every(o, 100, &err), HDRF_OK);
+  EXPECT_EQ(hdrf_options_set_checkpoint_events_per_job(o, k, &err), HDRF_OK) << err.str();
+  return o;
+}
+
+// A writer of a new store at `db` with CadenceOptions(k): made by
+// hdrf_engine_create, or a follower promoted with them after a writer with
+// the default options closed.
+hdrf_engine_t* CadenceWriter(const std::string& db, uint32_t k, bool promoted, Err& err) {
+  hdrf_options_t* o = CadenceOptions(k);
+  hdrf_engine_t* w = nullptr;
+  if (promoted) {
+    hdrf_engine_t* old = Writer(db, err);
+    w = ManualFollower(db, err);
+    EXPECT_EQ(hdrf_engine_destroy(old, &err), HDRF_OK) << err.str();
+    EXPECT_EQ(hdrf_follower_promote(w, 10000, o, &err), HDRF_OK) << err.str();
+  } else {
+    EXPECT_EQ(hdrf_options_set_db_path(o, db.c_str(), &err), HDRF_OK);
+    hdrf_queue_spec_t q;
+    hdrf_queue_spec_init(&q);
+    q.path = "root/a";
+    EXPECT_EQ(hdrf_engine_create("cpu=8", &q, 1, o, &w, &err), HDRF_OK) << err.str();
+  }
+  hdrf_options_destroy(o);
+  return w;
+}
+
+// hdrf_options_set_checkpoint_events_per_job reaches a new writer and a
+// promoted one.
+TEST(CApiCheckpointCadence, EventsPerJobReachesTheWriter) {
+  for (bool promoted : {false, true}) {
+    for (uint32_t k : {4u, 0u}) {
+      SCOPED_TRACE("checkpoint_events_per_job " + std::to_string(k) + (promoted ? ", promoted" : ""));
+      TempDir dir;
+      ASSERT_TRUE(dir.ok());
+      const std::string db = dir.Sub("db");
+      Err err;
+      hdrf_engine_t* w = CadenceWriter(db, k, promoted, err);
+      ASSERT_NE(w, nullptr);
+      const uint64_t reloads = ReloadsAfterTheCadence(w, db);
+      EXPECT_EQ(hdrf_engine_destroy(w, &err), HDRF_OK) << err.str();
+      if (k == 4) {
+        EXPECT_EQ(reloads, 0u);
+      } else {
+        EXPECT_GE(reloads, 1u);
+      }
+    }
+  }
+}
+
 TEST(CApiFollowerInput, BadInputGetsACodeAndAMessage) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

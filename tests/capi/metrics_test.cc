@@ -1,4 +1,4 @@
-// api/metrics.h: the Prometheus text exposition format 0.0.4, checked by a
+// api/hdrf/metrics.h: the Prometheus text exposition format 0.0.4, checked by a
 // small strict parser (names, one HELP and TYPE per family before its
 // samples, families contiguous, label escaping, values that parse,
 // histogram buckets), the values on worked cases, and `hdrf queues

@@ -1,4 +1,4 @@
-// libFuzzer target: the C interface (api/hdrf_c.h). The input is a program:
+// libFuzzer target: the C interface (api/hdrf/c.h). The input is a program:
 // a sequence of C API calls, each an opcode byte followed by its arguments
 // (handles from a few slots, names and resource lists from a dictionary or
 // raw bytes, integers of any size). The C interface promises that bad
@@ -449,6 +449,9 @@ void Program::Step() {
       if (f & 2) Check(hdrf_options_set_durability(f & 8 ? nullptr : o, static_cast<int>(Int()), e), e);
       if (f & 4)
         Check(hdrf_options_set_checkpoint_every(f & 8 ? nullptr : o, static_cast<uint64_t>(Int()), e), e);
+      if (f & 16)
+        Check(hdrf_options_set_checkpoint_events_per_job(f & 8 ? nullptr : o, static_cast<uint32_t>(Int()), e),
+              e);
       hdrf_options_destroy(o);
       break;
     }

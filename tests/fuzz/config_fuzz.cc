@@ -1,4 +1,4 @@
-// libFuzzer target: YAML queue configurations (api/config.h, docs/spec.md §3 forms
+// libFuzzer target: YAML queue configurations (api/hdrf/config.h, docs/spec.md §3 forms
 // 1-4). Any input must give a value or an error with a message, never a
 // crash; a parsed configuration that names a cluster is then handed to the
 // engine's validation (Tree::Create) and, when accepted, checked for the

@@ -1,5 +1,5 @@
-// libFuzzer target: scenarios (docs/spec.md §10, api/config.h ParseScenario) and,
-// for small ones, the scenario runner (api/sim.h) and its JSON output.
+// libFuzzer target: scenarios (docs/spec.md §10, api/hdrf/config.h ParseScenario) and,
+// for small ones, the scenario runner (api/hdrf/sim.h) and its JSON output.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// libFuzzer target: binary trace decoding (api/trace.h, docs/trace.md).
+// libFuzzer target: binary trace decoding (api/hdrf/trace.h, docs/trace.md).
 // A decoded trace must re-encode, and the re-encoded bytes must decode to a
 // trace that encodes to the same bytes (a fixed point).
 #include <cstddef>

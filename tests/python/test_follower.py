@@ -102,3 +102,52 @@ def test_follower_of_no_store(tmp_path):
             e.promote(0)
         with pytest.raises(hdrf.FailedPreconditionError, match="not a follower"):
             e.catch_up()
+
+
+def reloads_after_the_cadence(w, db):
+    """w (a writer with checkpoint_every=100) submits 200 jobs; a follower
+    opened then catches up once, after 1,000 more task events. It reloads
+    the newest checkpoint only when the writer deleted log it had not read,
+    which takes two background checkpoints after it opened: with
+    checkpoint_events_per_job=4 there is at most one (4 x 200 = 800 events
+    apart), with 0 one every 100 events (docs/storage.md "Checkpoints").
+    Returns the follower's reloads."""
+    jobs = [w.submit("j%d" % i, "root/a", tasks=2, task={"cpu": "1"}) for i in range(200)]
+    with hdrf.Engine.open_follower(db, catch_up_interval_ms=0) as f:
+        end = w.last_seq + 1000
+        i = 0
+        while w.last_seq < end:
+            (w.allocate if i % 2 == 0 else w.release)(jobs[i // 2 % len(jobs)])
+            i += 1
+        f.catch_up()
+        same_state(f, w)
+        return f.lag()["reloads"]
+
+
+@pytest.mark.parametrize("k", [4, 0])
+def test_checkpoint_events_per_job_reaches_a_new_and_a_promoted_writer(tmp_path, k):
+    db = str(tmp_path / "new")
+    with hdrf.Engine({"cpu": "8"}, [{"path": "root/a"}], db_path=db, checkpoint_every=100,
+                     checkpoint_events_per_job=k) as w:
+        reloads = reloads_after_the_cadence(w, db)
+    assert (reloads == 0) == (k == 4), reloads
+    db = str(tmp_path / "promoted")
+    hdrf.Engine({"cpu": "8"}, [{"path": "root/a"}], db_path=db).close()
+    with hdrf.Engine.open_follower(db, catch_up_interval_ms=0) as w:
+        w.promote(10000, checkpoint_every=100, checkpoint_events_per_job=k)
+        reloads = reloads_after_the_cadence(w, db)
+    assert (reloads == 0) == (k == 4), reloads
+
+
+def test_checkpoint_events_per_job_out_of_range(tmp_path):
+    for bad in (-1, 2**32):
+        with pytest.raises(hdrf.InvalidArgumentError, match="checkpoint_events_per_job must be in "
+                           "0..4294967295 .* not %d" % bad):
+            hdrf.Engine({"cpu": "1"}, checkpoint_events_per_job=bad)
+    hdrf.Engine({"cpu": "1"}, checkpoint_events_per_job=2**32 - 1).close()
+    db = str(tmp_path / "db")
+    hdrf.Engine({"cpu": "1"}, db_path=db).close()
+    with hdrf.Engine.open_follower(db, catch_up_interval_ms=0) as f:
+        with pytest.raises(hdrf.InvalidArgumentError, match="not -1"):
+            f.promote(0, checkpoint_events_per_job=-1)
+        assert f.is_follower  # nothing changed

@@ -616,3 +616,46 @@ TEST_F(Cli, WorkloadGenAndImport) {
 }
 
 }  // namespace
+
+namespace {
+
+// hdrf standby's checkpoint flags (issue #25): --checkpoint-events-per-job
+// is in --help with its default, whole numbers within range are accepted
+// (a standby of a closed store takes over at once), and a sign, an
+// exponent, text or a number past the type is refused with exit 2 naming
+// the flag and the range, before the store is opened. --checkpoint-every
+// gets the same check (CLI11 alone let "-1" through as 2^64 - 1).
+TEST_F(Cli, StandbyCheckpointFlags) {
+  Result help = Run("standby --help");
+  ASSERT_EQ(help.code, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("--checkpoint-events-per-job UINT:INTEGER in 0..4294967295=4"));
+  EXPECT_THAT(help.out, HasSubstr("--checkpoint-every UINT:INTEGER in 0..18446744073709551615=1000000"));
+
+  const std::string db = dir_ + "/standby-flags";
+  ASSERT_EQ(Run("replay --trace " + Trace() + " --until 2000 --db " + db + " --durability none").code, 0);
+  for (const char* k : {"0", "4", "4294967295"}) {
+    Result r = Run("standby --db " + db + " --exit-after-takeover --json --checkpoint-every 100 "
+                   "--checkpoint-events-per-job " + k);
+    EXPECT_EQ(r.code, 0) << k << "\n" << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"state\": \"writer\", \"last_seq\": 2000")) << k;
+  }
+  const std::string max32 = "0..4294967295", max64 = "0..18446744073709551615";
+  struct Case {
+    const char* flag;
+    const char* value;
+    const std::string& range;
+  };
+  for (const Case& c : {Case{"checkpoint-events-per-job", "-1", max32},
+                        Case{"checkpoint-events-per-job", "4294967296", max32},
+                        Case{"checkpoint-events-per-job", "1e3", max32},
+                        Case{"checkpoint-events-per-job", "four", max32},
+                        Case{"checkpoint-every", "-1", max64},
+                        Case{"checkpoint-every", "18446744073709551616", max64}}) {
+    Result r = Run("standby --db " + dir_ + "/no-such-store --" + c.flag + " " + c.value);
+    EXPECT_EQ(r.code, 2) << c.flag << " " << c.value << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--" + std::string(c.flag) + ": '" + c.value +
+                                 "' is not a whole number in " + c.range));
+  }
+}
+
+}  // namespace

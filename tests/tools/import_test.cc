@@ -1,5 +1,5 @@
-// Trace import (api/trace_import.h) and a store's log as a trace
-// (api/store_trace.h): CSV and JSONL give the same trace, an imported trace
+// Trace import (api/hdrf/trace_import.h) and a store's log as a trace
+// (api/hdrf/store_trace.h): CSV and JSONL give the same trace, an imported trace
 // replays to the state the same events give through the API, every
 // malformed line is named, and a store's checkpoint + log replays to the
 // digest recovery reports.

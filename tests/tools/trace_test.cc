@@ -1,4 +1,4 @@
-// The trace format (api/trace.h): round trips, checksums, corruption and
+// The trace format (api/hdrf/trace.h): round trips, checksums, corruption and
 // truncation, and the generator's determinism and validity.
 #include "hdrf/trace.h"
 
