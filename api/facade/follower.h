@@ -5,7 +5,7 @@
 // Thread safety:
 //   * catch_mu_ serializes catch-ups (the background thread's and
 //     CatchUp()'s), Promote() and Stop(); it guards store_, replica_,
-//     need_reload_ and promoted_. It is taken before the engine's lock,
+//     need_reload_, reopen_, promoted_ and closed_. It is taken before the engine's lock,
 //     never inside it.
 //   * replica_ (storage/replica.h: the replayer and the log position) applies
 //     to the engine's tree, which it handed over (Replica::TakeTree); until
@@ -15,7 +15,7 @@
 //     under it. A reload loads a new replica outside the lock and swaps its
 //     tree in under it. Promotion drops the replica: the engine's events
 //     change the tree from then on.
-//   * lag_mu_ guards lag_ and caught_up_at_ (read by follower_lag() from any
+//   * lag_mu_ guards lag_, caught_up_at_ and active_ (read by follower_lag() from any
 //     thread, without the engine lock).
 //   * stop_mu_ guards stop_; the background thread waits on stop_cv_.
 #ifndef HDRF_API_FACADE_FOLLOWER_H_
