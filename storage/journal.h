@@ -75,6 +75,11 @@ class Journal : public engine::EventSink {
   // (at once for kAsync and kNone, unless the checkpoint copy is far
   // behind) or a write failed.
   virtual Status WaitDurable(uint64_t seq) = 0;
+  // Starts making every event up to `seq` durable without waiting for it:
+  // with kSync the writer thread commits the group (so that the caller
+  // can go on while it is synced, and call WaitDurable later); with kAsync
+  // and kNone the writer thread writes anyway, so nothing changes.
+  virtual void StartWrite(uint64_t seq) = 0;
   virtual uint64_t durable_seq() const = 0;
   // health() (EventSink): not Ok once a write failed, or after Close().
   // Writes everything appended so far and waits for it.
