@@ -110,14 +110,14 @@ rocksdb::Options MakeOptions(bool create) {
   o.stats_dump_period_sec = 0;
   o.stats_persist_period_sec = 0;
   // Memtables: a checkpoint of 10^6 jobs (about 100 MB of chunks) filled
-  // four of 64 MB before it flushed them; two of 16 MB take 100 MB less of
-  // a durable engine's peak memory (bench/README.md, issue 25).
+  // four of 64 MB before it flushed them; two of 16 MB took 100 MB less of
+  // a durable engine's peak memory (bench/README.md, issue 25). The chunks
+  // now bypass them (Store::TableFile): they hold the log.
   o.write_buffer_size = 16 << 20;
   o.max_write_buffer_number = 2;
   o.avoid_flush_during_recovery = true;
   // Close() does not flush the memtable itself: Journal::Close flushes
-  // it when the store is healthy, and what a flush at close would add is
-  // only unlogged checkpoint chunks that no committed header refers to.
+  // it when the store is healthy, and everything in it is in the WAL too.
   // After a failed memtable switch (an I/O error creating the next WAL), a
   // flush at close switches the same memtable again and RocksDB 7.8 aborts
   // (assertion in MemTable::ConstructFragmentedRangeTombstones, RocksDB
