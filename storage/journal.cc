@@ -284,7 +284,9 @@ class JournalImpl final : public Journal {
   std::atomic<uint64_t> appended_units_{0};  // ... published, read without mu_
   EventBatch pending_ GUARDED_BY(mu_);
   bool writing_ GUARDED_BY(mu_) = false;  // the group token
-  uint64_t flush_to_ GUARDED_BY(mu_) = 0;  // the last event Flush() asked for
+  // The last event the writer thread is asked to write (kSync: by Flush(),
+  // StartWrite() and a WaitDurable held up by the backlog).
+  uint64_t flush_to_ GUARDED_BY(mu_) = 0;
   bool writer_sleeping_ GUARDED_BY(mu_) = false;
   bool stop_ GUARDED_BY(mu_) = false;
 
@@ -364,8 +366,9 @@ void JournalImpl::WriterLoop() {
       while (!(took = WriterTakes() && TakeGroup(&b)) && !(stop_ && pending_.empty() && !writing_)) {
         writer_sleeping_ = true;
         // kSync: callers commit their own groups; the writer thread writes
-        // only what Flush() and Close() ask for (events whose caller did
-        // not wait, after an error).
+        // only what Flush(), Close() and StartWrite() ask for (events whose
+        // caller did not wait, after an error, or waits later), and what a
+        // caller held up by the backlog needs written.
         if (durability_ == Durability::kSync) l.Wait(work_cv_);
         else l.WaitFor(work_cv_, kPollInterval);
         writer_sleeping_ = false;

@@ -17,9 +17,10 @@
 //     records and writes it in one RocksDB write (synced for kSync). For
 //     kSync the token is taken by the first caller of WaitDurable that finds
 //     it free (it commits the group of every caller queued behind it,
-//     LevelDB's DBImpl::Write), and by the writer thread when Flush() or
-//     Close() asks for events no caller waited for; for kAsync and kNone
-//     by the writer thread alone (it looks every millisecond).
+//     LevelDB's DBImpl::Write), and by the writer thread when Flush(),
+//     Close() or StartWrite() asks for events no caller waited for (yet);
+//     for kAsync and kNone by the writer thread alone (it looks every
+//     millisecond).
 //   * The checkpoint thread applies written groups to its own copy of the
 //     state (storage/checkpoint_image.h; a tree with the enqueue gate on)
 //     and writes checkpoints from it (never touching the engine's tree or
