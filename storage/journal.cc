@@ -31,11 +31,16 @@ namespace {
 
 // Events per log record (a record of task events is 16 bytes per event).
 constexpr size_t kRecordEvents = 1 << 16;
-// WaitDurable waits while more events than this are appended but not yet
-// applied to the checkpoint copy (bounds memory when ingestion outruns the
-// writes or a long checkpoint). About 40 bytes a task event queued; 2^22
-// held 160 MB at the peak of a 10^6-job replay (bench/README.md).
+// WaitDurable waits while more than this many units of events are
+// appended but not yet applied to the checkpoint copy (bounds memory when
+// ingestion outruns the writes or a long checkpoint). A task event is one
+// unit (about 40 bytes queued), any other event kFullEventUnits (a Submit
+// with its strings is about 600 bytes): 2^18 task events, or 2^14
+// submissions. A bound of 2^22 events held 160 MB at the peak of a
+// 10^6-job replay, and 2^18 submissions up to 150 MB at the end of its
+// submissions (bench/README.md).
 constexpr uint64_t kMaxBacklog = uint64_t{1} << 18;
+constexpr uint64_t kFullEventUnits = 16;
 // kAsync: the WAL is fsynced at least this often (bounds the loss on power
 // failure; a process crash loses nothing written).
 constexpr auto kAsyncSyncInterval = std::chrono::milliseconds(100);
@@ -84,6 +89,8 @@ class JournalImpl final : public Journal {
     const uint64_t seq = ++last_seq_;
     if (pending_.empty()) pending_.first_seq = seq;
     pending_.Add(e, clock_());
+    units_ += IsJobEvent(e.type) ? 1 : kFullEventUnits;
+    appended_units_.store(units_, std::memory_order_relaxed);
     // kSync: the caller commits the group itself in WaitDurable. The
     // others: the writer polls every kPollInterval, so that a steady stream
     // of events does not pay a wake-up each under the caller's locks.
@@ -100,11 +107,18 @@ class JournalImpl final : public Journal {
   Status WaitDurable(uint64_t seq) override {
     const bool sync = durability_ == Durability::kSync;
     if (sync) CommitAsLeader(seq);
-    auto done = [&] {
-      return (!sync || durable_seq_.load(std::memory_order_acquire) >= seq) &&
-             seq <= applied_seq_.load(std::memory_order_acquire) + kMaxBacklog;
-    };
+    // The backlog as of now (events of other threads included: with kSync
+    // they are asked to be written below, so that the wait cannot depend
+    // on a caller that waits too).
+    const uint64_t units = appended_units_.load(std::memory_order_relaxed);
+    auto backlog_ok = [&] { return units <= applied_units_.load(std::memory_order_acquire) + kMaxBacklog; };
+    auto done = [&] { return (!sync || durable_seq_.load(std::memory_order_acquire) >= seq) && backlog_ok(); };
     if (!done() && !failed_.load(std::memory_order_acquire)) {
+      if (sync && !backlog_ok()) {
+        base::MutexLock l(mu_);
+        flush_to_ = std::max(flush_to_, last_seq_);
+        if (writer_sleeping_) work_cv_.notify_one();
+      }
       base::MutexLock l(prog_mu_);
       while (!(done() || failed_.load(std::memory_order_acquire))) l.Wait(prog_cv_);
     }
@@ -117,6 +131,13 @@ class JournalImpl final : public Journal {
   }
 
   uint64_t durable_seq() const override { return durable_seq_.load(std::memory_order_acquire); }
+
+  void StartWrite(uint64_t seq) override {
+    if (durability_ != Durability::kSync || durable_seq_.load(std::memory_order_acquire) >= seq) return;
+    base::MutexLock l(mu_);
+    flush_to_ = std::max(flush_to_, std::min(seq, last_seq_));
+    if (writer_sleeping_) work_cv_.notify_one();
+  }
 
   Status Flush() override {
     uint64_t target;
@@ -259,9 +280,13 @@ class JournalImpl final : public Journal {
   mutable base::Mutex mu_;
   std::condition_variable work_cv_;
   uint64_t last_seq_ GUARDED_BY(mu_);
+  uint64_t units_ GUARDED_BY(mu_) = 0;  // backlog units appended (kMaxBacklog) ...
+  std::atomic<uint64_t> appended_units_{0};  // ... published, read without mu_
   EventBatch pending_ GUARDED_BY(mu_);
   bool writing_ GUARDED_BY(mu_) = false;  // the group token
-  uint64_t flush_to_ GUARDED_BY(mu_) = 0;  // the last event Flush() asked for
+  // The last event the writer thread is asked to write (kSync: by Flush(),
+  // StartWrite() and a WaitDurable held up by the backlog).
+  uint64_t flush_to_ GUARDED_BY(mu_) = 0;
   bool writer_sleeping_ GUARDED_BY(mu_) = false;
   bool stop_ GUARDED_BY(mu_) = false;
 
@@ -275,6 +300,7 @@ class JournalImpl final : public Journal {
   std::atomic<uint64_t> durable_seq_;
   std::atomic<uint64_t> synced_seq_;  // kAsync: covered by a WAL sync
   std::atomic<uint64_t> applied_seq_;
+  std::atomic<uint64_t> applied_units_{0};  // backlog units applied (kMaxBacklog)
   std::atomic<uint64_t> checkpoint_seq_;
   std::atomic<bool> failed_{false};
   Status error_ GUARDED_BY(prog_mu_);
@@ -339,8 +365,9 @@ void JournalImpl::WriterLoop() {
       while (!(took = WriterTakes() && TakeGroup(&b)) && !(stop_ && pending_.empty() && !writing_)) {
         writer_sleeping_ = true;
         // kSync: callers commit their own groups; the writer thread writes
-        // only what Flush() and Close() ask for (events whose caller did
-        // not wait, after an error).
+        // only what Flush(), Close() and StartWrite() ask for (events whose
+        // caller did not wait, after an error, or waits later), and what a
+        // caller held up by the backlog needs written.
         if (durability_ == Durability::kSync) l.Wait(work_cv_);
         else l.WaitFor(work_cv_, kPollInterval);
         writer_sleeping_ = false;
@@ -506,6 +533,10 @@ void JournalImpl::CheckpointLoop() {
                               " applied by the engine fails on the checkpoint copy: " + s.message()));
       if (failed_.load()) break;
       since_checkpoint_ += b.size();
+      {
+        base::MutexLock l(prog_mu_);
+        applied_units_.fetch_add(b.size() + (kFullEventUnits - 1) * b.full.size(), std::memory_order_release);
+      }
       Progress(applied_seq_, b.last_seq());
       if (durability_ != Durability::kNone && options_.checkpoint_every > 0 &&
           since_checkpoint_ >= CheckpointInterval(options_, CopyJobs()))
@@ -513,7 +544,13 @@ void JournalImpl::CheckpointLoop() {
       GiveBack(std::move(b));
     }
     if (!failed_.load() && want > checkpoint_seq_.load() && applied_seq_.load() >= want) DoCheckpoint();
-    if (failed_.load()) Progress(applied_seq_, UINT64_MAX / 2);  // release backpressure
+    if (failed_.load()) {  // release backpressure
+      {
+        base::MutexLock l(prog_mu_);
+        applied_units_.store(UINT64_MAX / 2, std::memory_order_release);
+      }
+      Progress(applied_seq_, UINT64_MAX / 2);
+    }
     if (stop) {
       base::MutexLock l(ck_mu_);
       if (ck_queue_.empty()) break;

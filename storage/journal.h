@@ -17,9 +17,10 @@
 //     records and writes it in one RocksDB write (synced for kSync). For
 //     kSync the token is taken by the first caller of WaitDurable that finds
 //     it free (it commits the group of every caller queued behind it,
-//     LevelDB's DBImpl::Write), and by the writer thread when Flush() or
-//     Close() asks for events no caller waited for; for kAsync and kNone
-//     by the writer thread alone (it looks every millisecond).
+//     LevelDB's DBImpl::Write), and by the writer thread when Flush(),
+//     Close() or StartWrite() asks for events no caller waited for (yet);
+//     for kAsync and kNone by the writer thread alone (it looks every
+//     millisecond).
 //   * The checkpoint thread applies written groups to its own copy of the
 //     state (storage/checkpoint_image.h; a tree with the enqueue gate on)
 //     and writes checkpoints from it (never touching the engine's tree or
@@ -76,6 +77,11 @@ class Journal : public engine::EventSink {
   // (at once for kAsync and kNone, unless the checkpoint copy is far
   // behind) or a write failed.
   virtual Status WaitDurable(uint64_t seq) = 0;
+  // Starts making every event up to `seq` durable without waiting for it:
+  // with kSync the writer thread commits the group (so that the caller
+  // can go on while it is synced, and call WaitDurable later); with kAsync
+  // and kNone the writer thread writes anyway, so nothing changes.
+  virtual void StartWrite(uint64_t seq) = 0;
   virtual uint64_t durable_seq() const = 0;
   // health() (EventSink): not Ok once a write failed, or after Close().
   // Writes everything appended so far and waits for it.

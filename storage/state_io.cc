@@ -214,19 +214,20 @@ Status WriteCheckpointOf(Store& store, CheckpointHeaderRecord h, const Checkpoin
       if (s < seq) previous = std::max(previous, s);
   }
 
-  rocksdb::WriteBatch wb;
+  // The chunks go to a table file that is ingested whole: not through the
+  // memtable and the WAL (a follower's secondary instance would replay them
+  // from the WAL, and so would the open after a crash), and not rewritten by
+  // flushes and compactions (docs/storage.md "Checkpoints").
+  auto table = store.NewTableFile();
+  if (!table.ok()) return table.status().WithContext(where);
   uint64_t bytes = 0;
   JobChunkEncoder enc;
   uint32_t chunk = 0;
   auto flush_chunk = [&]() -> Status {
     std::string v = enc.Finish(seq, chunk);
     bytes += v.size();
-    wb.Put(ChunkKey(seq, chunk), v);
+    HDRF_RETURN_IF_ERROR((*table)->Put(ChunkKey(seq, chunk), v).WithContext(where));
     ++chunk;
-    if (wb.GetDataSize() >= (1u << 20)) {
-      HDRF_RETURN_IF_ERROR(store.WriteUnlogged(&wb).WithContext(where));
-      wb.Clear();
-    }
     return Status::Ok();
   };
   uint64_t job_count = 0;
@@ -237,22 +238,20 @@ Status WriteCheckpointOf(Store& store, CheckpointHeaderRecord h, const Checkpoin
     return Status::Ok();
   }));
   if (enc.size() > 0) HDRF_RETURN_IF_ERROR(flush_chunk());
-  if (wb.Count() > 0) HDRF_RETURN_IF_ERROR(store.WriteUnlogged(&wb).WithContext(where));
-  wb.Clear();
+  HDRF_RETURN_IF_ERROR((*table)->Finish().WithContext(where));
   Step(CheckpointStep::kChunksWritten, seq);
-  // The chunks bypass the WAL (a follower's secondary instance would replay
-  // them from it, and so would the open after a crash): the flush makes
-  // them durable table files before the header refers to them.
-  HDRF_RETURN_IF_ERROR(store.FlushMemtable().WithContext(where));
+  // Durable table files in the store, before the header refers to them.
+  HDRF_RETURN_IF_ERROR((*table)->Ingest().WithContext(where));
   Step(CheckpointStep::kChunksFlushed, seq);
 
+  rocksdb::WriteBatch wb;
   h.job_count = job_count;
   h.chunk_count = chunk;
   auto hv = EncodeCheckpointHeader(h, names);
   if (!hv.ok()) return hv.status().WithContext(where);
   bytes += hv->size();
   wb.Put(HeaderKey(seq), *hv);
-  // Synced: commits the chunks flushed above.
+  // Synced: commits the chunks ingested above.
   HDRF_RETURN_IF_ERROR(store.Write(&wb, true).WithContext(where));
   wb.Clear();
   Step(CheckpointStep::kCommitted, seq);
@@ -262,14 +261,21 @@ Status WriteCheckpointOf(Store& store, CheckpointHeaderRecord h, const Checkpoin
   // docs/storage.md), or fewer under `retention`. The log since the
   // previous checkpoint stays one interval longer: a follower that far
   // behind goes on reading it instead of reloading the whole state.
+  uint64_t keep = 0;
   if (previous > 0) {
-    auto keep = LogKeepFrom(store, names, seq, previous, retention);
-    if (!keep.ok()) return keep.status().WithContext(where + ": the log to keep");
-    if (*keep > 0) wb.DeleteRange(LogKey(0), LogKey(*keep));
+    auto k = LogKeepFrom(store, names, seq, previous, retention);
+    if (!k.ok()) return k.status().WithContext(where + ": the log to keep");
+    keep = *k;
+    if (keep > 0) wb.DeleteRange(LogKey(0), LogKey(keep));
   }
   wb.DeleteRange(ChunkPrefix(0), ChunkPrefix(seq));
   wb.DeleteRange(HeaderKey(0), HeaderKey(seq));
-  HDRF_RETURN_IF_ERROR(store.Write(&wb, false).WithContext(where + ": reclaiming older records"));
+  HDRF_RETURN_IF_ERROR(store.Write(&wb, /*sync=*/true).WithContext(where + ": reclaiming older records"));
+  // The deletions synced, the table files wholly inside them can go at
+  // once, without a compaction reading them (the older checkpoints' chunks,
+  // ingested files that nothing else overlaps, and the older log).
+  HDRF_RETURN_IF_ERROR(store.DropFilesInRange(ChunkPrefix(0), ChunkPrefix(seq)).WithContext(where));
+  if (keep > 0) HDRF_RETURN_IF_ERROR(store.DropFilesInRange(LogKey(0), LogKey(keep)).WithContext(where));
   if (stats) {
     stats->jobs = job_count;
     stats->chunks = chunk;

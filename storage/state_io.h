@@ -45,11 +45,11 @@ struct LogRetention {
 };
 
 // Writes a checkpoint of `tree` as the state after event `seq`: the job
-// chunks without the WAL, a flush of the memtable (the chunks are then
-// durable table files), the header that commits them (synced, through the
-// WAL), then deletes older checkpoints and the log records `retention` lets
-// go (by default every one that ends at or before the previous checkpoint;
-// docs/storage.md "Checkpoints").
+// chunks as one table file, ingested (Store::TableFile: durable, bypassing
+// the memtable and the WAL), the header that commits them (synced, through
+// the WAL), then deletes older checkpoints and the log records `retention`
+// lets go (by default every one that ends at or before the previous
+// checkpoint; docs/storage.md "Checkpoints").
 inline constexpr uint32_t kJobsPerChunk = 8192;  // WriteCheckpoint's default
 Status WriteCheckpoint(Store& store, const engine::Tree& tree, uint64_t seq,
                        const std::vector<std::string>& names, CheckpointStats* stats = nullptr,
@@ -75,8 +75,8 @@ StatusOr<uint64_t> LogKeepFrom(const Store& store, const std::vector<std::string
 // hook set here is called (tests/storage/storage_child.cc kills its own
 // process there). No hook by default; set it before any checkpoint runs.
 enum class CheckpointStep {
-  kChunksWritten,  // chunks in the memtable (not in the WAL), not flushed
-  kChunksFlushed,  // chunks in table files, no header yet
+  kChunksWritten,  // chunks in a table file outside the store, not ingested
+  kChunksFlushed,  // chunks ingested (a table file of the store), no header yet
   kCommitted,      // header written and synced, older records not deleted
 };
 void SetCheckpointHookForTesting(void (*hook)(CheckpointStep step, uint64_t seq));

@@ -22,6 +22,8 @@
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
 #include "rocksdb/options.h"
+#include "rocksdb/sst_file_writer.h"
+#include "rocksdb/sst_partitioner.h"
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
 
@@ -108,14 +110,14 @@ rocksdb::Options MakeOptions(bool create) {
   o.stats_dump_period_sec = 0;
   o.stats_persist_period_sec = 0;
   // Memtables: a checkpoint of 10^6 jobs (about 100 MB of chunks) filled
-  // four of 64 MB before it flushed them; two of 16 MB take 100 MB less of
-  // a durable engine's peak memory (bench/README.md, issue 25).
+  // four of 64 MB before it flushed them; two of 16 MB took 100 MB less of
+  // a durable engine's peak memory (bench/README.md, issue 25). The chunks
+  // now bypass them (Store::TableFile): they hold the log.
   o.write_buffer_size = 16 << 20;
   o.max_write_buffer_number = 2;
   o.avoid_flush_during_recovery = true;
   // Close() does not flush the memtable itself: Journal::Close flushes
-  // it when the store is healthy, and what a flush at close would add is
-  // only unlogged checkpoint chunks that no committed header refers to.
+  // it when the store is healthy, and everything in it is in the WAL too.
   // After a failed memtable switch (an I/O error creating the next WAL), a
   // flush at close switches the same memtable again and RocksDB 7.8 aborts
   // (assertion in MemTable::ConstructFragmentedRangeTombstones, RocksDB
@@ -128,6 +130,12 @@ rocksdb::Options MakeOptions(bool create) {
   if (has(rocksdb::kLZ4Compression)) o.compression = rocksdb::kLZ4Compression;
   else if (has(rocksdb::kSnappyCompression)) o.compression = rocksdb::kSnappyCompression;
   else o.compression = rocksdb::kNoCompression;
+  // Compactions cut their output files where the key's first two bytes
+  // change ("c/", "h/", "l/", "m"), so that a file holds one kind of record:
+  // a checkpoint's ingested chunks then overlap no other file and go to the
+  // bottom level at once, and an old checkpoint's or log's files can be
+  // dropped whole (DropFilesInRange) instead of rewritten by compactions.
+  o.sst_partitioner_factory = rocksdb::NewSstPartitionerFixedPrefixFactory(2);
   rocksdb::BlockBasedTableOptions t;
   t.block_size = 64 << 10;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
@@ -388,14 +396,6 @@ Status Store::Write(rocksdb::WriteBatch* batch, bool sync) {
   return FromRocks(db_->Write(wo, batch), "write failed");
 }
 
-Status Store::WriteUnlogged(rocksdb::WriteBatch* batch) {
-  if (!db_ || mode_ != Mode::kReadWrite)
-    return Status::FailedPrecondition("store " + path_ + ": not open for writing");
-  rocksdb::WriteOptions wo;
-  wo.disableWAL = true;
-  return FromRocks(db_->Write(wo, batch), "write failed");
-}
-
 Status Store::SyncWal() {
   if (!db_ || mode_ != Mode::kReadWrite) return Status::Ok();
   return FromRocks(db_->SyncWAL(), "syncing the write-ahead log");
@@ -406,6 +406,61 @@ Status Store::FlushMemtable() {
   rocksdb::FlushOptions fo;
   fo.wait = true;
   return FromRocks(db_->Flush(fo), "flushing the memtable");
+}
+
+Store::TableFile::TableFile(Store* store) : store_(store), path_(store->path() + "/" + kTableFile) {}
+
+Store::TableFile::~TableFile() {
+  // Not ingested (an error on the way): leave no file behind. Ingested
+  // with move_files, RocksDB has removed it already.
+  if (!writer_) return;
+  writer_.reset();
+  if (store_->db_) (void)store_->db_->GetEnv()->DeleteFile(path_);
+}
+
+StatusOr<std::unique_ptr<Store::TableFile>> Store::NewTableFile() {
+  if (!db_ || mode_ != Mode::kReadWrite)
+    return Status::FailedPrecondition("store " + path_ + ": not open for writing");
+  std::unique_ptr<TableFile> t(new TableFile(this));
+  rocksdb::Options o = MakeOptions(false);
+  t->writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(o), o);
+  HDRF_RETURN_IF_ERROR(FromRocks(t->writer_->Open(t->path_), "creating " + std::string(kTableFile)));
+  return t;
+}
+
+Status Store::TableFile::Put(std::string_view key, std::string_view value) {
+  ++keys_;
+  return store_->FromRocks(writer_->Put(rocksdb::Slice(key.data(), key.size()),
+                                        rocksdb::Slice(value.data(), value.size())),
+                           "writing " + std::string(kTableFile));
+}
+
+Status Store::TableFile::Finish() {
+  finished_ = true;
+  if (keys_ == 0) return Status::Ok();  // SstFileWriter refuses an empty file
+  return store_->FromRocks(writer_->Finish(), "finishing " + std::string(kTableFile));  // synced
+}
+
+Status Store::TableFile::Ingest() {
+  if (!finished_) return Status::Internal("store " + store_->path() + ": table file ingested before Finish");
+  if (keys_ == 0) return Status::Ok();
+  if (!store_->db_ || store_->mode_ != Mode::kReadWrite)
+    return Status::FailedPrecondition("store " + store_->path() + ": not open for writing");
+  rocksdb::IngestExternalFileOptions io;
+  io.move_files = true;  // a hard link (a copy where links fail), no rewrite
+  HDRF_RETURN_IF_ERROR(store_->FromRocks(store_->db_->IngestExternalFile({path_}, io),
+                                         "ingesting " + std::string(kTableFile)));
+  (void)store_->db_->GetEnv()->DeleteFile(path_);  // a copy leaves it
+  writer_.reset();
+  return Status::Ok();
+}
+
+Status Store::DropFilesInRange(std::string_view begin, std::string_view end) {
+  if (!db_ || mode_ != Mode::kReadWrite) return Status::Ok();
+  const rocksdb::Slice b(begin.data(), begin.size()), e(end.data(), end.size());
+  return FromRocks(rocksdb::DeleteFilesInRange(db_.get(), db_->DefaultColumnFamily(), &b, &e,
+                                               /*include_end=*/false),
+                   "dropping table files in " + KeyToString(begin) + " .. " + KeyToString(end));
 }
 
 namespace {

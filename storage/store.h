@@ -24,6 +24,7 @@
 namespace rocksdb {
 class DB;
 class Env;
+class SstFileWriter;
 class WriteBatch;
 class Status;
 }  // namespace rocksdb
@@ -94,15 +95,41 @@ class Store {
 
   // ---- writes (read-write mode only) ----
   Status Write(rocksdb::WriteBatch* batch, bool sync);
-  // Writes `batch` to the memtable only, bypassing the WAL: lost in a crash
-  // unless FlushMemtable() returns first, and seen by a secondary instance
-  // only once flushed (checkpoint chunks, docs/storage.md "Checkpoints").
-  Status WriteUnlogged(rocksdb::WriteBatch* batch);
   // Makes every write so far durable.
   Status SyncWal();
+  // Sorted keys and values written to a table file outside RocksDB, then
+  // ingested whole (checkpoint chunks, docs/storage.md "Checkpoints"):
+  // nothing goes through the memtable or the WAL, and nothing of it is
+  // visible, or survives a crash, before Ingest() returns; then all of it
+  // does (one MANIFEST edit). Keys must come in ascending order. At most one
+  // at a time per store (it is written to kTableFile in the store's
+  // directory); a file left by a crash is overwritten by the next one.
+  class TableFile {
+   public:
+    ~TableFile();
+    Status Put(std::string_view key, std::string_view value);
+    // Finishes and syncs the file (nothing in the store yet).
+    Status Finish();
+    // Adds the finished file to the store (read-write mode only). A file
+    // with no keys is not ingested.
+    Status Ingest();
+
+   private:
+    friend class Store;
+    explicit TableFile(Store* store);
+    Store* store_;
+    std::string path_;
+    std::unique_ptr<rocksdb::SstFileWriter> writer_;
+    uint64_t keys_ = 0;
+    bool finished_ = false;
+  };
+  static constexpr char kTableFile[] = "hdrf-table.tmp";
+  StatusOr<std::unique_ptr<TableFile>> NewTableFile();
+  // Drops the table files wholly inside [begin, end) (keys already deleted
+  // by a synced range deletion: no compaction has to read them first).
+  Status DropFilesInRange(std::string_view begin, std::string_view end);
   // Writes the memtable to SST files and waits until they are durable and
-  // in the MANIFEST (so the next open replays no WAL, and unlogged writes
-  // before it survive a crash).
+  // in the MANIFEST (so the next open replays no WAL).
   Status FlushMemtable();
   Status Close();
   // kSecondary only: reads what the writer wrote since the last call (its

@@ -9,6 +9,7 @@
 // histogram (ShardedLatencyHistogram::Snapshot, plain counters, merged at
 // the end), and the clock is the time-stamp counter where there is one.
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -187,6 +189,7 @@ struct Pace {
 // Events per Engine::ApplyTasks call (--batch); 1 = one call per event.
 // Without --rate the default is kDefaultReplayBatch (replay_flags.h).
 size_t g_batch = 1;
+size_t g_pipeline = 0;  // --pipeline N (replay_flags.h)
 size_t RunBatched(const Shared& c, const TraceEvent* ev, const JobRef* ahead, size_t count, Worker& w, bool timed,
                   uint64_t deadline_ns);
 
@@ -239,7 +242,11 @@ void RunTimed(const Shared& c, const TraceEvent* ev, size_t count, Worker& w, co
 // batch (group commit). Submissions and other events are never mixed in one
 // batch, so a task event always finds its job's JobRef. Every event of a
 // batch is recorded with the batch's latency (it is acknowledged when the
-// batch is). Pacing is not applied in this mode.
+// batch is). Pacing is not applied in this mode. With --pipeline N batches
+// are applied while up to N earlier ones are made durable (ApplyTasksNoWait
+// starts each one's write; a batch is acknowledged once durable_seq() covers
+// it, or by WaitDurable when N are in flight), and each event's latency runs
+// from its batch's start to its acknowledgement.
 struct Batch {
   size_t n = 0;                 // ops in this batch
   std::vector<Engine::TaskOp> ops;
@@ -348,6 +355,27 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, const JobRef* ahead, si
                   uint64_t deadline_ns) {
   Batch b(g_batch);
   uint64_t prev = Ticks();
+  // --pipeline: the batches applied and not yet acknowledged, oldest first.
+  struct InFlight {
+    uint64_t seq = 0, start = 0;
+    size_t n = 0;
+  };
+  std::deque<InFlight> flight;
+  // Acknowledges the batches that are durable, waiting for the oldest while
+  // more than `keep` are left.
+  auto acknowledge = [&](size_t keep) {
+    while (!flight.empty()) {
+      const InFlight& f = flight.front();
+      if (flight.size() <= keep && c.engine->durable_seq() < f.seq) break;
+      const Status d = c.engine->WaitDurable(f.seq);
+      if (!d.ok()) [[unlikely]] NoteStoreError(d);
+      if (timed) {
+        const uint64_t t = Ticks();
+        w.hist.Record(t >= f.start ? t - f.start : 0, f.n);
+      }
+      flight.pop_front();
+    }
+  };
   size_t i = 0;
   while (i < count) {
     w.done.store(i, std::memory_order_relaxed);
@@ -357,17 +385,24 @@ size_t RunBatched(const Shared& c, const TraceEvent* ev, const JobRef* ahead, si
       PlotSample(c, w);
       prev = Ticks();
     }
+    const uint64_t start = g_pipeline ? Ticks() : 0;
     i = FillBatch(c, ev, ahead, i, count, w, b);
     size_t refused = 0;
-    Status s = c.engine->ApplyTasks(b.ops.data(), b.n, nullptr, &refused);
+    uint64_t last = 0;
+    Status s = g_pipeline ? c.engine->ApplyTasksNoWait(b.ops.data(), b.n, &last, &refused)
+                          : c.engine->ApplyTasks(b.ops.data(), b.n, nullptr, &refused);
     if (!s.ok()) [[unlikely]] NoteStoreError(s);
     if (refused) [[unlikely]] SettleRefusals(c, b, w);
-    if (timed) {
+    if (g_pipeline) {
+      if (b.n > 0) flight.push_back({last, start, b.n});
+      acknowledge(g_pipeline);
+    } else if (timed) {
       const uint64_t t = Ticks();
       w.hist.Record(t >= prev ? t - prev : 0, b.n);
       prev = t;
     }
   }
+  acknowledge(0);
   w.done.store(i, std::memory_order_relaxed);
   return i;
 }
@@ -657,6 +692,15 @@ uint64_t RunTimedPhase(const Config& cfg, Input& in, const Shared& shared, Share
 
 // ---- report ------------------------------------------------------------------------
 
+// User plus system CPU time of the whole process so far (every thread: the
+// engine's, the journal's writer and checkpoint threads, RocksDB's).
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
 // The run's figures, latencies in ns.
 struct Figures {
   uint64_t events = 0, refused = 0, skipped = 0;
@@ -713,7 +757,8 @@ void PrintJson(const Config& cfg, const Input& in, const Untimed& u, const Figur
             {"setup_events", in.setup_end}, {"setup_seconds", u.setup_s}, {"resolve_seconds", u.resolve_s}, {"warmup", in.warm_end - in.setup_end},
             {"warmup_refused", u.warm_refused}, {"latency_mean_ns", f.lmean}, {"latency_max_ns", f.lmax},
             {"read_seconds", in.read_s}, {"jobs", in.trace.jobs.size()}, {"queues", in.trace.queues.size()},
-            {"rate", cfg.rate}, {"interrupted", interrupted}};
+            {"rate", cfg.rate}, {"interrupted", interrupted}, {"pipeline", cfg.pipeline},
+            {"cpu_seconds", ProcessCpuSeconds()}};
   if (store_failed) {
     j["store_error"] = store_error;
     j["acknowledged_seq"] = engine.durable_seq();
@@ -744,7 +789,8 @@ void PrintText(const Config& cfg, const Input& in, const Untimed& u, const Figur
   std::printf("replayed  %llu events in %.3f s on %d thread%s: %s events/s%s%s\n",
               static_cast<unsigned long long>(f.events), f.seconds, cfg.threads, cfg.threads == 1 ? "" : "s",
               Rate(f.eps).c_str(), cfg.db.empty() ? " (memory only)" : "",
-              g_batch > 1 ? (" (batches of " + std::to_string(g_batch) + ")").c_str() : " (one call per event)");
+              g_batch > 1 ? (" (batches of " + std::to_string(g_batch) + (cfg.pipeline ? ", pipeline " + std::to_string(cfg.pipeline) : "") + ")").c_str()
+                          : " (one call per event)");
   std::printf("latency   p50 %s, p99 %s, p99.9 %s, max %s (mean %s)\n", Duration(static_cast<double>(f.p50)).c_str(),
               Duration(static_cast<double>(f.p99)).c_str(), Duration(static_cast<double>(f.p999)).c_str(),
               Duration(static_cast<double>(f.lmax)).c_str(), Duration(static_cast<double>(f.lmean)).c_str());
@@ -770,6 +816,7 @@ int CmdReplay(int argc, char** argv) {
   Config cfg;
   if (auto exit = ParseReplayFlags(argc, argv, &cfg)) return *exit;
   g_batch = cfg.batch;
+  g_pipeline = cfg.pipeline;
   const uint64_t calib_ticks0 = Ticks(), calib_ns0 = SteadyNs();
   auto in_or = ReadInput(&cfg, calib_ns0);
   if (!in_or.ok()) {

@@ -10,7 +10,8 @@ namespace {
 
 const char kReplayUsage[] =
     "usage: hdrf replay (--trace FILE | --from-db DIR) [--db DIR] [--durability sync|async|none]\n"
-    "                   [--threads T] [--until SEQ] [--json] [--batch B] [--rate EVENTS_PER_SEC]\n"
+    "                   [--threads T] [--until SEQ] [--json] [--batch B] [--pipeline N]\n"
+    "                   [--rate EVENTS_PER_SEC]\n"
     "                   [--warmup N] [--duration SECONDS] [--partition job|subtree]\n"
     "                   [--progress | --no-progress] [--plot FILE.svg [--plot-samples N]]\n"
     "                   [--log-retention-events N|all] [--log-retention-seconds S]\n"
@@ -54,6 +55,15 @@ const char kReplayUsage[] =
     "                      then per batch; --rate is not applied when B > 1.\n"
     "                      --batch 1: one engine call per event (Allocate,\n"
     "                      Release, ...), latency per event\n"
+    "  --pipeline N        with --db and batches: go on applying batches while\n"
+    "                      up to N earlier ones are written and synced\n"
+    "                      (Engine::ApplyTasksNoWait, then Engine::WaitDurable\n"
+    "                      of the oldest once N are in flight), so that one\n"
+    "                      thread's fsyncs each cover several batches. An event\n"
+    "                      still counts as done only once its batch is durable:\n"
+    "                      its latency runs from its batch's start to that\n"
+    "                      acknowledgement. N in 1..4096; without it (or 0) each\n"
+    "                      batch waits for its own durability\n"
     "  --rate R            pace the timed events to R events/s in all (token\n"
     "                      bucket, 10 ms of burst)\n"
     "  --warmup N          apply N events after setup before the clock starts\n"
@@ -130,7 +140,7 @@ std::optional<int> SourceFlags(const Cli& flags, ReplayConfig* cfg) {
 std::optional<int> ParseReplayFlags(int argc, char** argv, ReplayConfig* cfg) {
   Cli flags("hdrf replay", kReplayUsage);
   for (const char* f : {"trace", "db", "durability", "threads", "until", "rate", "warmup", "duration", "partition",
-                        "batch", "from-db", "plot", "plot-samples"})
+                        "batch", "from-db", "plot", "plot-samples", "pipeline"})
     flags.Value(f);
   for (const char* f : {"json", "progress", "no-progress"}) flags.Bool(f);
   RetentionFlags(flags);
@@ -140,7 +150,7 @@ std::optional<int> ParseReplayFlags(int argc, char** argv, ReplayConfig* cfg) {
   if ((flags.Has("log-retention-events") || flags.Has("log-retention-seconds")) && !flags.Has("db"))
     return flags.Usage("--log-retention-events and --log-retention-seconds need --db DIR (a store to keep the log in)");
   if (auto exit = SourceFlags(flags, cfg)) return exit;
-  int64_t threads, until, warmup, batch;
+  int64_t threads, until, warmup, batch, pipeline;
   if (auto e = IntFlag(flags, "plot-samples", 200, 1, 100000, "must be in 1..100000", &cfg->plot_samples)) return e;
   if (auto e = IntFlag(flags, "threads", 1, 1, 1024, "must be in 1..1024", &threads)) return e;
   if (auto e = IntFlag(flags, "until", INT64_MAX, 0, INT64_MAX, "must be >= 0", &until)) return e;
@@ -154,6 +164,11 @@ std::optional<int> ParseReplayFlags(int argc, char** argv, ReplayConfig* cfg) {
   cfg->until = flags.Has("until") ? static_cast<uint64_t>(until) : UINT64_MAX;
   cfg->warmup = static_cast<uint64_t>(warmup);
   cfg->batch = static_cast<size_t>(batch);
+  if (auto e = IntFlag(flags, "pipeline", 0, 0, 4096, "must be within 0..4096", &pipeline)) return e;
+  cfg->pipeline = static_cast<size_t>(pipeline);
+  if (cfg->pipeline && cfg->db.empty()) return flags.Usage("--pipeline needs --db DIR (a store to make durable)");
+  if (cfg->pipeline && cfg->batch < 2)
+    return flags.Usage("--pipeline needs batches (--batch B with B > 1, not --rate)");
   std::string partition = flags.Get("partition", "job");
   if (partition != "job" && partition != "subtree")
     return flags.Usage("flag --partition: '" + partition + "': expected job or subtree");

@@ -35,6 +35,7 @@ struct ReplayConfig {
   int64_t plot_samples = 200;
   EngineOptions retention;  // --log-retention-events, --log-retention-seconds (log_retention_* only)
   size_t batch = 1;     // --batch: events per Engine::ApplyTasks call
+  size_t pipeline = 0;  // --pipeline N: batches applied while older ones are made durable
 };
 
 // Parses and checks the flags into *cfg; the exit code when done (--help,

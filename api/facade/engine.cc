@@ -197,6 +197,18 @@ Status Engine::ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_
   return Status::Ok();
 }
 
+Status Engine::ApplyTasksNoWait(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused) {
+  uint64_t logged = 0;
+  HDRF_RETURN_IF_ERROR(impl_->ct.ApplyTasks(ops, n, impl_->options.batch_grouping, last_seq, refused, &logged));
+  if (impl_->journal && logged > 0) impl_->journal->StartWrite(logged);
+  return Status::Ok();
+}
+
+Status Engine::WaitDurable(uint64_t seq) {
+  if (!impl_->journal || seq == 0) return Status::Ok();
+  return impl_->journal->WaitDurable(seq);
+}
+
 Status Engine::CreateQueue(const QueueSpec& q) {
   Event e;
   e.type = Event::Type::kCreateQueue;

@@ -297,6 +297,17 @@ class Engine {
   // status, which is returned. Either pointer may be null. Not timed in
   // EventLatency().
   Status ApplyTasks(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
+  // ApplyTasks without the wait: returns once the ops are applied and
+  // logged. With a store they are acknowledged only when durable_seq()
+  // reaches *last_seq (WaitDurable); with kSync their write and fsync start
+  // at once on the journal's writer thread, so that the caller can apply
+  // its next batch meanwhile (one batch in flight: `hdrf replay
+  // --pipeline`). Without a store the same as ApplyTasks.
+  Status ApplyTasksNoWait(const TaskOp* ops, size_t n, uint64_t* last_seq, size_t* refused);
+  // Blocks until event `seq` is durable under the store's durability (what
+  // an event call waits for before it returns; at once without a store);
+  // the error of the failed write when it cannot be.
+  Status WaitDurable(uint64_t seq);
 
   // Makes the engine match the platform's view after a restart
   // (hdrf/reconcile.h): removes the jobs the truth lacks, submits the ones

@@ -295,7 +295,9 @@ IOStatus FaultFs::RenameFile(const std::string& src, const std::string& dst, con
 
 IOStatus FaultFs::LinkFile(const std::string&, const std::string&, const IOOptions&,
                            IODebugContext*) {
-  return IOStatus::NotSupported("FaultFs: LinkFile");  // not modelled; the store makes no links
+  // Not modelled: a checkpoint's ingested table file (Store::TableFile)
+  // is then copied instead, which RocksDB syncs like any file it writes.
+  return IOStatus::NotSupported("FaultFs: LinkFile");
 }
 
 IOStatus FaultFs::CreateDir(const std::string& d, const IOOptions& o, IODebugContext* dbg) {

@@ -465,6 +465,96 @@ TEST(Store, CheckpointReclaimsTheLogBeforeIt) {
   EXPECT_EQ(back->Digest(), PrefixDigest(stream, 340));
 }
 
+// Checkpoints are table files ingested whole (docs/storage.md
+// "Checkpoints"): none is left outside the store, and once a newer
+// checkpoint is committed the older ones' files are dropped at once, not
+// left for a compaction that may never come (an ingested file sits in the
+// bottom level).
+TEST(Store, CheckpointsAreIngestedAndOldOnesDropped) {
+  TempDir dir("ingest");
+  const std::string db = dir.Sub("db");
+  auto stream = MakeStream(12, {.events = 900});
+  uint64_t last = 0;
+  {
+    auto e = MustCreate(Opts(db, Durability::kAsync, /*every=*/0));
+    ASSERT_TRUE(e);
+    for (size_t at = 0; at < stream.size(); at += 300) {
+      ApplyAll(*e, stream, at, at + 300);
+      ASSERT_TRUE(e->Checkpoint().ok());
+      EXPECT_FALSE(fs::exists(fs::path(db) / storage::Store::kTableFile));
+    }
+    last = e->last_seq();
+    ASSERT_TRUE(e->Close().ok());
+  }
+  auto store = storage::Store::Open(db, storage::Store::Mode::kReadOnly);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto seqs = (*store)->CheckpointSeqs();
+  ASSERT_TRUE(seqs.ok());
+  ASSERT_EQ(*seqs, std::vector<uint64_t>{last});
+  std::vector<rocksdb::LiveFileMetaData> files;
+  (*store)->db()->GetLiveFilesMetaData(&files);
+  const std::string newest = storage::ChunkPrefix(last);
+  size_t chunk_files = 0;  // files of chunks only (not a flushed memtable's deletions)
+  for (const auto& f : files) {
+    if (f.smallestkey.rfind(storage::kChunkPrefix, 0) != 0 || f.largestkey.rfind(storage::kChunkPrefix, 0) != 0)
+      continue;
+    ++chunk_files;
+    EXPECT_GE(f.largestkey, newest) << f.name << " at level " << f.level
+                                    << " holds only chunks of older checkpoints";
+  }
+  EXPECT_GE(chunk_files, 1u);
+  auto back = MustOpen(Opts(db, Durability::kNone));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->Digest(), PrefixDigest(stream, stream.size()));
+}
+
+// ApplyTasksNoWait starts a batch's write and returns; WaitDurable(seq)
+// acknowledges it (hdrf replay --pipeline). With kSync, what WaitDurable
+// acknowledged is on disk: the store reopened holds it.
+TEST(Store, ApplyTasksNoWaitThenWaitDurable) {
+  TempDir dir("nowait");
+  const std::string db = dir.Sub("db");
+  uint64_t digest = 0, acked = 0;
+  {
+    auto e = MustCreate(Opts(db, Durability::kSync, /*every=*/0));
+    ASSERT_TRUE(e);
+    std::vector<JobRef> refs;
+    for (int j = 0; j < 8; ++j) {
+      JobSpec spec;
+      spec.name = "job-" + std::to_string(j);
+      spec.queue = "";  // admission places it in a leaf
+      spec.tasks = 4;
+      spec.task = {{TestCluster().begin()->first, 1}};
+      auto r = e->Submit(spec);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      refs.push_back(*r);
+    }
+    std::vector<uint64_t> seqs;
+    for (int round = 0; round < 3; ++round) {
+      std::vector<Engine::TaskOp> ops;
+      for (const JobRef& r : refs) ops.push_back(Engine::TaskOp::Of(Op::Allocate(r, 1)));
+      uint64_t last = 0;
+      size_t refused = 0;
+      ASSERT_TRUE(e->ApplyTasksNoWait(ops.data(), ops.size(), &last, &refused).ok());
+      EXPECT_EQ(refused, 0u);
+      EXPECT_EQ(last, e->last_seq());
+      seqs.push_back(last);
+    }
+    for (uint64_t s : seqs) {
+      ASSERT_TRUE(e->WaitDurable(s).ok());
+      EXPECT_GE(e->durable_seq(), s);
+    }
+    acked = seqs.back();
+    digest = e->Digest();
+    EXPECT_TRUE(e->WaitDurable(0).ok());
+    ASSERT_TRUE(e->Close().ok());
+  }
+  auto back = MustOpen(Opts(db, Durability::kNone));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->last_seq(), acked);
+  EXPECT_EQ(back->Digest(), digest);
+}
+
 TEST(Store, CheckpointPlusLogTailAfterACrash) {
   ASSERT_FALSE(storage_test::ChildPath().empty()) << "HDRF_STORAGE_CHILD not set";
   TempDir dir("tail");
