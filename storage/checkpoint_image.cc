@@ -170,6 +170,7 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
     case T::kFinish:
     case T::kRemove: {
       HDRF_ASSIGN_OR_RETURN(Job * j, job(op.job_seq));
+      if (writing_) SaveBeforeChange(*j);
       if (op.type == T::kAllocate) Change(*j, op.n, 0);
       else if (op.type == T::kRelease) Change(*j, -op.n, 0);
       else if (op.type == T::kFinish) Change(*j, -op.n, -op.n);
@@ -177,7 +178,8 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
         Change(*j, -j->allocated, -j->tasks);
         j->alive = false;  // its name stays in job_names_ until Compact
         by_seq_[j->seq] = kNoJob;
-        if (++dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
+        // Not while a Write runs: Compact moves the records it reads.
+        if (++dead_ > 1024 && dead_ > jobs_.size() / 2 && !writing_) Compact();
       }
       return Status::Ok();
     }
@@ -185,6 +187,9 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
   }
   if (op.full == kNoFull || op.full >= batch.full.size())
     return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) + " has no record");
+  if (writing_)
+    return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) +
+                            " is not a task event and a checkpoint is being written");
   const Event& e = batch.full[op.full];
   switch (e.type) {
     case T::kSubmit: return Submit(e.job);
@@ -233,15 +238,31 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
   return Status::Ok();
 }
 
-Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& retention) const {
+void CheckpointImage::SaveBeforeChange(const Job& j) {
+  const size_t k = static_cast<size_t>(&j - jobs_.data());
+  if (k >= write_at_ && k < write_end_) saved_.try_emplace(static_cast<uint32_t>(k), j);
+}
+
+Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& retention,
+                              const std::function<void()>& between, size_t every_jobs) {
   CheckpointHeaderRecord h;
   h.seq = seq;
   h.next_seq = next_seq_;
   h.capacity = total_;
   h.queues = specs_;
+  // The jobs at `seq` are jobs_[0, write_end_) as they are now, or as
+  // saved_ holds them once an event applied by `between` changed them.
+  writing_ = true;
+  write_at_ = 0;
+  write_end_ = jobs_.size();
+  saved_.clear();
   auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
     JobFields f;
-    for (const Job& j : jobs_) {
+    for (size_t k = 0; k < write_end_; ++k) {
+      if (between && k > 0 && k % std::max<size_t>(every_jobs, 1) == 0) between();
+      auto it = saved_.empty() ? saved_.end() : saved_.find(static_cast<uint32_t>(k));
+      const Job j = it != saved_.end() ? it->second : jobs_[k];
+      write_at_ = k + 1;
       if (!j.alive) continue;
       f.name = NameOf(j);
       f.user = users_[j.user];
@@ -259,7 +280,11 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
     }
     return Status::Ok();
   };
-  return WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
+  Status s = WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
+  writing_ = false;
+  saved_.clear();
+  if (dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
+  return s;
 }
 
 StatusOr<std::unique_ptr<CheckpointImage>> CheckpointImage::Load(const Store& store, uint64_t stop_at) {

@@ -4,7 +4,7 @@
 //
 //   auto image = CheckpointImage::Load(store, last_seq);  // checkpoint + log
 //   image->Apply(batch, i);                            // each written event
-//   image->Write(store, seq, retention);               // a checkpoint
+//   image->Write(store, seq, retention, between);      // a checkpoint
 //
 // Per job it keeps only the fields of a checkpoint record (name, user,
 // leaf, task shape, counts, weight, submission number, state; users, leaves
@@ -23,6 +23,7 @@
 #define HDRF_STORAGE_CHECKPOINT_IMAGE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,7 +55,18 @@ class CheckpointImage {
   // On failure, *failed is the position of the event that failed.
   Status ApplyRange(const EventBatch& batch, size_t begin, size_t end, size_t* failed);
   // Writes the image as the checkpoint at event `seq` (WriteCheckpointOf).
-  Status Write(Store& store, uint64_t seq, const LogRetention& retention) const;
+  // With `between`, calls it before every `every_jobs` jobs written; it may
+  // Apply task events (AppliesWhileWriting) after `seq`, and the checkpoint
+  // still holds the state at `seq`: a job record about to change that is
+  // not written yet is copied first (copy on write, into saved_), so the
+  // journal's events need not wait for a whole checkpoint (docs/storage.md
+  // "Checkpoints"). Other events must wait for the write (Internal).
+  Status Write(Store& store, uint64_t seq, const LogRetention& retention,
+               const std::function<void()>& between = {}, size_t every_jobs = kJobsBetween);
+  // The events Apply takes while a Write runs: allocations, releases,
+  // finishes and removals (a job record each, nothing else changes).
+  static bool AppliesWhileWriting(const LogOp& op) { return op.full == kNoFull; }
+  static constexpr size_t kJobsBetween = 8192;
 
   size_t job_count() const { return jobs_.size() - dead_; }
 
@@ -120,6 +132,13 @@ class CheckpointImage {
   std::vector<int> path_queue_;  // paths_ -> queues_ index (-1: gone)
   std::vector<std::vector<int64_t>> shapes_;
   std::map<std::vector<int64_t>, uint32_t> shape_index_;
+
+  // While Write runs: jobs_[write_at_, write_end_) are not written yet; a
+  // record among them is copied into saved_ before its first change.
+  bool writing_ = false;
+  size_t write_at_ = 0, write_end_ = 0;
+  std::unordered_map<uint32_t, Job> saved_;
+  void SaveBeforeChange(const Job& j);
 };
 
 }  // namespace hdrf::storage

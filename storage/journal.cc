@@ -259,6 +259,12 @@ class JournalImpl final : public Journal {
   // The live jobs of the checkpoint copy (checkpoint thread only).
   uint64_t CopyJobs() const { return image_ ? image_->job_count() : copy_ ? copy_->tree().job_count() : 0; }
   void DoCheckpoint();
+  // Applies ck_work_ to the checkpoint copy; `while_writing` (from the
+  // image's Write): first takes ck_queue_, and stops at the first event that
+  // is not a task event (it waits for the write to end).
+  void ApplyQueued(bool while_writing);
+  // Applies events [begin, end) of `b`, and counts them as applied.
+  Status ApplyToCopy(const EventBatch& b, size_t begin, size_t end);
   void CheckpointLoop();
 
   const Durability durability_;
@@ -316,6 +322,10 @@ class JournalImpl final : public Journal {
   std::unique_ptr<CheckpointImage> image_;
   std::optional<Replica> copy_;
   uint64_t since_checkpoint_ = 0;          // checkpoint thread only
+  // Checkpoint thread only: groups taken from ck_queue_, in order, not yet
+  // applied; ck_work_at_ events of the first are.
+  std::deque<EventBatch> ck_work_;
+  size_t ck_work_at_ = 0;
 
   base::Mutex pool_mu_;
   std::vector<EventBatch> pool_ GUARDED_BY(pool_mu_);
@@ -489,10 +499,13 @@ void JournalImpl::DoCheckpoint() {
     Status r = store_->Reopen(Store::Mode::kReadWrite);
     if (!r.ok()) return Fail(r.WithContext("checkpoint at event " + std::to_string(seq)));
   }
-  Status s = image_ ? image_->Write(*store_, seq, retention_)
+  const uint64_t before = since_checkpoint_;
+  // The image goes on taking task events while it writes (ApplyQueued):
+  // the engine is not held up by the backlog bound for a whole checkpoint.
+  Status s = image_ ? image_->Write(*store_, seq, retention_, [this] { ApplyQueued(/*while_writing=*/true); })
                     : WriteCheckpoint(*store_, copy_->tree(), seq, names_, /*stats=*/nullptr, kJobsPerChunk, retention_);
   if (!s.ok()) return Fail(s);
-  since_checkpoint_ = 0;
+  since_checkpoint_ -= before;  // the events applied during the write count towards the next
   {
     base::MutexLock l(prog_mu_);
     checkpoint_seq_.store(seq);
@@ -501,48 +514,74 @@ void JournalImpl::DoCheckpoint() {
   prog_cv_.notify_all();
 }
 
+Status JournalImpl::ApplyToCopy(const EventBatch& b, size_t begin, size_t end) {
+  size_t at = begin;
+  Status s = image_ ? image_->ApplyRange(b, begin, end, &at) : copy_->Apply(b, begin, end, &at);
+  if (!s.ok())
+    return Status::Internal("event log: event " + std::to_string(b.first_seq + at) +
+                            " applied by the engine fails on the checkpoint copy: " + s.message());
+  uint64_t units = end - begin;
+  for (size_t i = begin; i < end; ++i)
+    if (!CheckpointImage::AppliesWhileWriting(b.ops[i])) units += kFullEventUnits - 1;
+  since_checkpoint_ += end - begin;
+  {
+    base::MutexLock l(prog_mu_);
+    applied_units_.fetch_add(units, std::memory_order_release);
+  }
+  Progress(applied_seq_, b.first_seq + end - 1);
+  return Status::Ok();
+}
+
+void JournalImpl::ApplyQueued(bool while_writing) {
+  if (while_writing) {  // take what the writer queued since
+    base::MutexLock l(ck_mu_);
+    while (!ck_queue_.empty()) {
+      ck_work_.push_back(std::move(ck_queue_.front()));
+      ck_queue_.pop_front();
+    }
+  }
+  while (!ck_work_.empty() && !failed_.load()) {
+    EventBatch& b = ck_work_.front();
+    size_t end = b.size();
+    if (while_writing) {  // task events only, up to the first other one
+      end = ck_work_at_;
+      while (end < b.size() && CheckpointImage::AppliesWhileWriting(b.ops[end])) ++end;
+    }
+    if (end > ck_work_at_) {
+      if (Status s = ApplyToCopy(b, ck_work_at_, end); !s.ok()) return Fail(s);
+      ck_work_at_ = end;
+    }
+    if (ck_work_at_ < b.size()) return;  // an event that waits for the write
+    GiveBack(std::move(b));
+    ck_work_.pop_front();
+    ck_work_at_ = 0;
+    if (!while_writing && durability_ != Durability::kNone && options_.checkpoint_every > 0 &&
+        since_checkpoint_ >= CheckpointInterval(options_, CopyJobs()))
+      DoCheckpoint();
+  }
+}
+
 void JournalImpl::CheckpointLoop() {
   for (;;) {
-    std::deque<EventBatch> work;
     uint64_t want = 0;
     bool stop = false;
     {
       base::MutexLock l(ck_mu_);
       while (!(!ck_queue_.empty() || ck_stop_ || (!failed_.load() && ckpt_request_ > checkpoint_seq_.load())))
         l.Wait(ck_cv_);
-      work.swap(ck_queue_);
+      while (!ck_queue_.empty()) {
+        ck_work_.push_back(std::move(ck_queue_.front()));
+        ck_queue_.pop_front();
+      }
       want = ckpt_request_;
       stop = ck_stop_;
     }
     // Loaded when first needed: an engine that only looks at a store
     // (hdrf recover, hdrf queues --db) never pays for a second copy.
-    if (!copy_ && !image_ && !failed_.load() && (!work.empty() || want > checkpoint_seq_.load())) {
+    if (!copy_ && !image_ && !failed_.load() && (!ck_work_.empty() || want > checkpoint_seq_.load())) {
       if (Status s = LoadCheckpointCopy(); !s.ok()) Fail(s);
     }
-    for (EventBatch& b : work) {
-      if (failed_.load()) break;
-      Status s;
-      size_t at = 0;
-      if (image_) {
-        s = image_->ApplyRange(b, 0, b.size(), &at);
-      } else {
-        s = copy_->Apply(b, 0, b.size(), &at);
-      }
-      if (!s.ok())
-        Fail(Status::Internal("event log: event " + std::to_string(b.first_seq + at) +
-                              " applied by the engine fails on the checkpoint copy: " + s.message()));
-      if (failed_.load()) break;
-      since_checkpoint_ += b.size();
-      {
-        base::MutexLock l(prog_mu_);
-        applied_units_.fetch_add(b.size() + (kFullEventUnits - 1) * b.full.size(), std::memory_order_release);
-      }
-      Progress(applied_seq_, b.last_seq());
-      if (durability_ != Durability::kNone && options_.checkpoint_every > 0 &&
-          since_checkpoint_ >= CheckpointInterval(options_, CopyJobs()))
-        DoCheckpoint();
-      GiveBack(std::move(b));
-    }
+    ApplyQueued(/*while_writing=*/false);
     if (!failed_.load() && want > checkpoint_seq_.load() && applied_seq_.load() >= want) DoCheckpoint();
     if (failed_.load()) {  // release backpressure
       {
@@ -550,10 +589,11 @@ void JournalImpl::CheckpointLoop() {
         applied_units_.store(UINT64_MAX / 2, std::memory_order_release);
       }
       Progress(applied_seq_, UINT64_MAX / 2);
+      ck_work_.clear();
     }
     if (stop) {
       base::MutexLock l(ck_mu_);
-      if (ck_queue_.empty()) break;
+      if (ck_queue_.empty() && ck_work_.empty()) break;
     }
   }
 }

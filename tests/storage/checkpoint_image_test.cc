@@ -3,7 +3,8 @@
 // state holds, for a stream of every event type (submissions to inner
 // queues placed by the image's Admit included), and an engine whose
 // checkpoints come from the image recovers the plan workload exactly, and
-// so does an image compacted after most of its jobs were removed.
+// so does an image compacted after most of its jobs were removed, and one
+// that takes task events while it writes a checkpoint.
 #include "storage/checkpoint_image.h"
 
 #include <gtest/gtest.h>
@@ -145,6 +146,62 @@ TEST(CheckpointImage, CompactionKeepsNames) {
     if (i % 5 != 3) apply(Event::Remove(seqs[i]));
   it.ExpectSameCheckpointAt(it.batch.last_seq());
   EXPECT_EQ(t.job_count(), 600u);
+}
+
+// Task events applied while a checkpoint is being written (the journal's
+// checkpoint thread does this between chunks): the checkpoint still holds
+// the state at its event, byte for byte the tree's at that event, and the
+// image goes on to the tree's later state. Any other event is refused
+// while the write runs.
+TEST(CheckpointImage, TaskEventsAppliedWhileWriting) {
+  TempDir dir("image_while_writing");
+  ImageAndTree it;
+  ASSERT_NO_FATAL_FAILURE(MakeImageAndTree(dir, &it));
+  engine::Tree& t = *it.tree;
+  for (const Event& e : MakeStream(12, {.events = 4000, .other_percent = 15})) ASSERT_TRUE(it.Apply(e));
+  const uint64_t at = it.batch.last_seq();
+  ASSERT_TRUE(storage::WriteCheckpoint(*it.from_tree, t, at, it.names).ok());
+  // Later task events the tree accepts, on every job it knows (removals of
+  // some), appended to the batch but not yet applied to the image.
+  const size_t first_later = it.batch.size();
+  for (int round = 0; round < 8; ++round)
+    for (uint64_t seq = 1; seq < t.next_seq(); ++seq) {
+      const Event e = round % 2 == 0         ? Event::Allocate(seq, 1)
+                      : round == 7 && seq % 7 == 0 ? Event::Remove(seq)
+                      : round == 5               ? Event::Finish(seq, 1)
+                                                 : Event::Release(seq, 1);
+      if (ApplyEvent(t, e).ok()) it.batch.Add(e);
+    }
+  const size_t later = it.batch.size() - first_later;
+  ASSERT_GT(later, 300u);
+  size_t next = first_later, calls = 0;
+  bool refused_other = false;
+  auto between = [&] {
+    ++calls;
+    if (calls == 1) {  // a submission must wait for the write
+      storage::EventBatch other;
+      other.first_seq = it.batch.last_seq() + 1;
+      Event e;
+      e.type = Event::Type::kSubmit;
+      e.job.name = "while-writing";
+      e.job.queue = t.QueueSpecs().back().path;
+      e.job.tasks = 1;
+      e.job.task = {{it.names[0], 1}};
+      other.Add(e);
+      refused_other = !it.image->Apply(other, 0).ok();
+    }
+    for (size_t k = 0; k < 40 && next < it.batch.size(); ++k, ++next) {
+      Status s = it.image->Apply(it.batch, next);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+  };
+  ASSERT_TRUE(it.image->Write(*it.from_image, at, {}, between, /*every_jobs=*/3).ok());
+  EXPECT_TRUE(refused_other);
+  EXPECT_GT(calls, 10u);
+  EXPECT_GT(next - first_later, later / 2) << "most later events applied during the write";
+  ExpectSameCheckpoint(*it.from_image, *it.from_tree, at);
+  for (; next < it.batch.size(); ++next) ASSERT_TRUE(it.image->Apply(it.batch, next).ok());
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
 }
 
 // Plans (kApplyPlan) through an engine whose checkpoints come from the
