@@ -17,13 +17,12 @@ namespace hdrf {
 // have changed since the last call.
 class PlanScreen {
  public:
-  void Clear() { ++gen_; }
+  void Clear() { ++cache_.gen; }
 
  private:
   friend bool PlanMayTake(const Engine&, JobRef, const PlanOptions&, PlanScreen*);
   friend bool LeafMayTake(const Engine&, QueueId, PlanScreen*);
-  std::vector<engine::Tree::ChildShares> tops_;
-  uint64_t gen_ = 1;
+  engine::Tree::ScreenCache cache_;
 };
 
 // False only when engine.Plan(job, options) would give no victims (it

@@ -180,15 +180,27 @@ class Simulator {
   };
   std::unordered_map<uint32_t, std::vector<Group>> live_;
   std::vector<int64_t> evicted_;  // per job
-  // With reclaim: what a plan depends on besides the state (TryKeyOf). The
-  // state's number (state_: a new one at each phase and after each applied
-  // plan) marks the keys whose plan failed or was passed over on it
-  // (KeyJobs::failed_on), and kept_ is the plan found for kept_key_ on
-  // state kept_on_ (the next job of that key gets it).
+  // With reclaim: what a plan depends on besides the state (TryKeyOf).
+  // kept_ is the plan found for kept_key_ on state kept_on_ (state_: a new
+  // one at each phase and after each applied plan; the next job of that key
+  // gets it). A key whose plan failed is marked with fail_state_ below.
   using TryKey = sim::TryKey;
   using KeyJobs = sim::TryBook::KeyJobs;
   TryKey TryKeyOf(uint32_t i) const;
   uint64_t state_ = 1;
+  // What a plan's outcome reads of the engine changes only with a job's
+  // allocation (a task started, ended or evicted) or, in a leaf with a user
+  // limit, a submission: changes_ counts those. fail_state_ numbers the
+  // states by it (a new one whenever changes_ moved), and a key's failure
+  // (KeyJobs::failed_on) stands while it is the same, across phases.
+  uint64_t changes_ = 0, fail_changes_ = 0, fail_state_ = 1;
+  uint64_t FailState() {
+    if (changes_ != fail_changes_) {
+      fail_changes_ = changes_;
+      ++fail_state_;
+    }
+    return fail_state_;
+  }
   std::optional<Plan> kept_;
   const KeyJobs* kept_key_ = nullptr;
   uint64_t kept_on_ = 0;
@@ -257,6 +269,7 @@ Status Simulator::Complete(int64_t t) {
     }
     JobRec& j = jobs_[e.job];
     j.unfinished -= static_cast<uint32_t>(e.count);
+    ++changes_;
     Book(e.job);
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
@@ -298,6 +311,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
     j.leaf = info.ok() ? stats_.LeafOf(info->queue) : sim::kNoQueue;
   }
   j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
+  if (o_.reclaim && (j.leaf >= limited_.size() || limited_[j.leaf])) ++changes_;  // Room's user limits
   shapes_.AddWaiting(j.shape, 1);
   Book(i);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
@@ -315,6 +329,7 @@ void Simulator::Start(int64_t t, uint32_t i) {
     wide_last_[i] = t;
   }
   --j.unstarted;
+  ++changes_;
   if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
   Book(i);
   const int64_t* shape = shapes_.at(j.shape);
@@ -591,11 +606,12 @@ StatusOr<Simulator::LeafTries> Simulator::TryJobs(int64_t t, const PlanOptions& 
 // tried): the ones that hold a task come next.
 StatusOr<std::optional<Simulator::LeafTries>> Simulator::TryIdle(int64_t t, uint32_t leaf, const PlanOptions& po,
                                                                  int64_t* evicted_now) {
+  const uint64_t fail_state = FailState();
   for (;;) {
     KeyJobs* best = nullptr;
     uint32_t taker = kNoJob;
     for (KeyJobs* k : book_.LeafKeys(leaf)) {
-      if (k->failed_on == state_) continue;
+      if (k->failed_on == fail_state) continue;
       const uint32_t j = book_.FirstUntriedIdle(k);
       if (j != kNoJob && (!best || book_.Seq(j) < book_.Seq(taker))) {
         best = k;
@@ -638,6 +654,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
   plan.job = w_.jobs[taker].spec.name;
   HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
   ++state_;
+  ++changes_;
   HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
   HDRF_RETURN_IF_ERROR(Fill(t));
   screen_.Clear();
@@ -661,13 +678,14 @@ StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptio
 // answer kept for the key on this state, else of the screen and the plan,
 // kept in key->failed_on or (the plan) in kept_.
 StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po) {
-  if (key->failed_on == state_) return true;
+  const uint64_t fail_state = FailState();
+  if (key->failed_on == fail_state) return true;
   if (kept_key_ == key && kept_on_ == state_) return false;
   // A cheap necessary test first: most keys fail the transfer rule at
   // every level of their path, and Plan would only confirm it.
   const JobRef ref = jobs_[job].ref();
   if (!PlanMayTake(eng_, ref, po, &screen_)) {
-    key->failed_on = state_;
+    key->failed_on = fail_state;
     return true;
   }
   auto p = eng_.Plan(ref, po);
@@ -675,7 +693,7 @@ StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const 
   // With nodes the demand must also be placed once the victims' tasks
   // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
   if (!p->fits || p->victims.empty() || (nodes_ && !DemandPlaceable(*p, job))) {
-    key->failed_on = state_;
+    key->failed_on = fail_state;
     return true;
   }
   kept_ = std::move(p).value();
@@ -812,6 +830,7 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   stats_.Change(j.leaf, t, shape, -n, n, was_waiting ? 0 : 1);
   evicted_[i] += n;
   evicted_tasks_ += n;
+  ++changes_;
   return Status::Ok();
 }
 
