@@ -14,7 +14,9 @@ namespace hdrf {
 
 // PlanMayTake's numbers for one state of the engine (per queue, the largest
 // shares among its children). Clear() it whenever the engine's state may
-// have changed since the last call.
+// have changed since the last call; each queue's own shares are kept across
+// Clear() with the numbers they were computed from, and computed again only
+// when those differ (engine::Tree::ScreenCache).
 class PlanScreen {
  public:
   void Clear() { ++cache_.gen; }

@@ -186,7 +186,8 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Rnd rnd(seed);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z"};
-    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}}, RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3));
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}},
+                        RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3));
     for (int i = 0; i < 16; ++i) {
       const int64_t tasks = 1 + rnd(5);
       ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(3))}};
@@ -218,7 +219,8 @@ TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     Rnd rnd(seed);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z", "root/c/w"};
-    auto e = MakeEngine({{"cpu", 24000}, {"memory", 24000}}, RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 2));
+    auto e = MakeEngine({{"cpu", 24000}, {"memory", 24000}},
+                        RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 2));
     std::vector<JobRef> refs;
     for (int i = 0; i < 24; ++i) {
       const int64_t tasks = 1 + rnd(4);
