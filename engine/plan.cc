@@ -682,9 +682,9 @@ const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, S
   return top;
 }
 
-bool TreeDecisions::LeafMayTake(QueueId leaf, ScreenCache* cache) const {
+bool TreeDecisions::LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least) const {
   if (leaf >= queues_.size() || !queues_[leaf].children.empty()) return false;
-  return PathMayTake(leaf, nullptr, cache);
+  return PathMayTake(leaf, least, cache);
 }
 
 // Without D, a queue with a guarantee may take within it; one without

@@ -93,8 +93,10 @@ class TreeDecisions : public TreeScheduler {
   bool PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) const;
   // The same test for every job of `leaf` in mode reclaim whose demand
   // needs some resource (D[r] > 0 for an r): false only when PlanMayTake
-  // is false for each of them. False for a queue that is not a leaf.
-  bool LeafMayTake(QueueId leaf, ScreenCache* cache) const;
+  // is false for each of them. False for a queue that is not a leaf. With
+  // `least` (R amounts): only for the jobs whose demand is at least `least`
+  // in every resource (the test only gets harder as D grows).
+  bool LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least = nullptr) const;
   // Checks the plan (j's demand `tasks`, `victims` in order) again on the
   // current state and applies it: each victim's tasks stop (allocation
   // down, task count unchanged), then j gets `tasks` tasks. Aborted when an

@@ -241,6 +241,13 @@ class Simulator {
   std::vector<std::pair<uint32_t, QueueId>> screen_leaves_;
   bool screen_by_leaf_ = false;
   bool AnyLeafMayTake();
+  // Without --preempt (screen_by_leaf_): the screen of `leaf` (stats
+  // index) with the least demand, in each resource, of its keys still to be
+  // asked on this state; when it fails, every one of them fails it (a
+  // larger demand only makes it harder) and is marked failed.
+  bool LeastMayTake(uint32_t leaf);
+  std::vector<int64_t> least_;
+  std::vector<KeyJobs*> asked_;
   std::vector<bool> limited_;      // per queue: a leaf with a user limit
   std::vector<uint32_t> user_of_;  // per job, with reclaim: its user, interned
   std::set<std::pair<uint32_t, uint32_t>> took_;  // (taker, victim) of applied plans
@@ -665,6 +672,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
 // on this state (its first untried job then gets it, or a job before it of
 // another such key).
 StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po) {
+  if (screen_by_leaf_ && !LeastMayTake(leaf)) return false;
   for (KeyJobs* k : book_.LeafKeys(leaf)) {
     if (k->untried == 0) continue;
     HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, k, k->jobs.front(), po));
@@ -738,6 +746,22 @@ Status Simulator::Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* ev
     k = e;
   }
   return Status::Ok();
+}
+
+bool Simulator::LeastMayTake(uint32_t leaf) {
+  const uint64_t fail_state = FailState();
+  asked_.clear();
+  least_.assign(R_, INT64_MAX);
+  for (KeyJobs* k : book_.LeafKeys(leaf)) {
+    if (k->untried == 0 || k->failed_on == fail_state) continue;
+    if (kept_key_ == k && kept_on_ == state_) return true;  // its plan is made: it may be applied
+    asked_.push_back(k);
+    const int64_t* shape = shapes_.at(jobs_[k->jobs.front()].shape);
+    for (int r = 0; r < R_; ++r) least_[r] = std::min(least_[r], k->key->k * shape[r]);
+  }
+  if (asked_.size() < 2 || LeafMayTake(eng_, book_.EngineLeaf(leaf), &screen_, &least_)) return true;
+  for (KeyJobs* k : asked_) k->failed_on = fail_state;
+  return false;
 }
 
 // The leaves holding a waiting job (stats: jobs with an unstarted task, a

@@ -329,9 +329,10 @@ TEST(PlanTest, HeldAfterIdleNeedsAShareAboveTheTies) {
 // reclaim phase does: it keeps each queue's own shares while their inputs
 // stay the same) answers as a fresh one on every state, through usage
 // changes, a new capacity and new weights; and where it says no, Plan
-// finds no victims.
+// finds no victims. A leaf's screen with the least demand of its waiting
+// jobs says no only where each of theirs does.
 TEST(PlanTest, KeptScreenAnswersAsAFreshOne) {
-  int refused = 0;  // screens that said no (the test must see some)
+  int refused = 0, refused_by_leaf = 0;  // screens that said no (the test must see some)
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Rnd rnd(seed);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/a/v", "root/b", "root/c/z", "root/c/w"};
@@ -380,14 +381,35 @@ TEST(PlanTest, KeptScreenAnswersAsAFreshOne) {
           kept.Clear();
         }
       }
+      // Per leaf, the waiting jobs' demands (Plan's k times the task) and
+      // their least in each resource: where the leaf's screen with it says
+      // no, each of them is refused.
+      std::map<std::string, std::vector<std::pair<JobRef, std::vector<int64_t>>>> waiting;
+      for (const JobRef& j : refs) {
+        auto info = e->GetJob(j);
+        auto plan = e->Plan(j, po);
+        if (!info.ok() || !plan.ok()) continue;
+        std::vector<int64_t> d = info->task;
+        for (int64_t& x : d) x *= plan->tasks;
+        waiting[info->queue].emplace_back(j, d);
+      }
       for (const QueueInfo& q : e->Queues()) {
         if (!q.is_leaf) continue;
         PlanScreen fresh;
         ASSERT_EQ(LeafMayTake(*e, q.id, &kept), LeafMayTake(*e, q.id, &fresh)) << "seed " << seed << " step " << step;
+        if (waiting[q.path].empty()) continue;
+        std::vector<int64_t> least(waiting[q.path][0].second.size(), INT64_MAX);
+        for (const auto& [j, d] : waiting[q.path])
+          for (size_t r = 0; r < d.size(); ++r) least[r] = std::min(least[r], d[r]);
+        if (LeafMayTake(*e, q.id, &kept, &least)) continue;
+        ++refused_by_leaf;
+        for (const auto& [j, d] : waiting[q.path])
+          EXPECT_FALSE(PlanMayTake(*e, j, po, &fresh)) << "seed " << seed << " step " << step;
       }
     }
   }
   EXPECT_GT(refused, 0);
+  EXPECT_GT(refused_by_leaf, 0);
 }
 
 TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {
