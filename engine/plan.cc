@@ -402,7 +402,32 @@ bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId
 std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
                                                       const int64_t* room, bool any) const {
   if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
-  auto usable = [&](JobId v, int64_t ut) { return Helps(c, s, v, ut, room) && Permitted(c, s, v, ut); };
+  // Outside J's leaf (reclaim) Helps and Check read the unit's job only
+  // through its queue (q), its task and the unit's size: the answers of the
+  // last few (task, unit) pairs are kept for the scan (jobs of one leaf
+  // often hold tasks of one shape).
+  struct Memo {
+    const int64_t* t;
+    int64_t ut;
+    bool ok;
+  };
+  constexpr int kMemo = 4;
+  Memo memo[kMemo];
+  int n_memo = 0, next_memo = 0;
+  const bool by_task = q != c.leaf;
+  auto usable = [&](JobId v, int64_t ut) {
+    const int64_t* t = &task_[size_t{v} * R_];
+    if (by_task)
+      for (int i = 0; i < n_memo; ++i)
+        if (memo[i].ut == ut && std::equal(t, t + R_, memo[i].t)) return memo[i].ok;
+    const bool ok = Helps(c, s, v, ut, room) && Permitted(c, s, v, ut);
+    if (by_task) {
+      memo[next_memo] = Memo{t, ut, ok};
+      next_memo = (next_memo + 1) % kMemo;
+      n_memo = std::max(n_memo, next_memo == 0 ? kMemo : next_memo);
+    }
+    return ok;
+  };
   struct Cand {
     double d;
     uint64_t seq;
@@ -596,7 +621,7 @@ StatusOr<std::vector<bool>> TreeDecisions::TransferDecisions(JobId actor, const 
 // sibling B: SubtreeMayGive's test, with the largest such d(B)/w_B. Where
 // MakePlan would return an error, or preemption may give a unit, the
 // answer is true (MakePlan is asked).
-bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, uint64_t gen) const {
+bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) const {
   if (mode != PlanMode::kReclaim || !CheckJobId(j).ok()) return true;
   const Job& J = jobs_[j];
   if (J.state == JobState::kPending || J.allocated >= J.tasks) return true;
@@ -608,13 +633,23 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>
     if (d > INT64_MAX) return true;  // MakePlanCtx's error
     D[r] = static_cast<int64_t>(d);
   }
-  return PathMayTake(J.queue, D, tops, gen);
+  return PathMayTake(J.queue, D, cache);
 }
 
-const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const {
-  ChildShares& top = (*tops)[parent];
-  if (top.gen == gen) return top;
-  top = ChildShares{gen, -1, -1, kNone, -1, -1, kNone};  // shares are >= 0
+const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, ScreenCache* cache) const {
+  std::vector<ChildShares>& tops = cache->tops;
+  ChildShares& top = tops[parent];
+  if (top.gen == cache->gen) return top;
+  if (cache->total_gen != cache->gen) {  // the kept own shares were computed with cache->total
+    cache->total_gen = cache->gen;
+    if (!std::equal(total_.begin(), total_.end(), cache->total.begin(), cache->total.end())) {
+      cache->total = total_;
+      for (ChildShares& q : tops) q.own_set = false;
+    }
+  }
+  top.gen = cache->gen;
+  top.first = top.second = top.first_less = top.second_less = -1;  // shares are >= 0
+  top.first_of = top.first_less_of = kNone;
   auto add = [](double v, QueueId q, double* first, double* second, QueueId* first_of) {
     if (*first_of == kNone || v > *first) {
       *second = *first;
@@ -627,31 +662,42 @@ const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, s
   for (QueueId b : queues_[parent].children) {
     const Queue& QB = queues_[b];
     if (!QB.reclaimable) continue;
-    int64_t y[kMaxResources];
-    for (int r = 0; r < R_; ++r) y[r] = QB.usage[r];
-    add(PlainShare(y) / QB.weight, b, &top.first, &top.second, &top.first_of);
-    for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
-    add(PlainShare(y) / QB.weight, b, &top.first_less, &top.second_less, &top.first_less_of);
+    ChildShares& own = tops[b];
+    bool same = own.own_set && own.own_weight == QB.weight;
+    for (int r = 0; r < R_ && same; ++r) same = own.own_in[r] == QB.usage[r] && own.own_in[R_ + r] == QB.min_task[r];
+    if (!same) {
+      own.own_in.resize(2 * size_t{static_cast<uint32_t>(R_)});
+      int64_t y[kMaxResources];
+      for (int r = 0; r < R_; ++r) y[r] = own.own_in[r] = QB.usage[r];
+      own.own = PlainShare(y) / QB.weight;
+      for (int r = 0; r < R_; ++r) own.own_in[R_ + r] = QB.min_task[r];
+      for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
+      own.own_less = PlainShare(y) / QB.weight;
+      own.own_weight = QB.weight;
+      own.own_set = true;
+    }
+    add(own.own, b, &top.first, &top.second, &top.first_of);
+    add(own.own_less, b, &top.first_less, &top.second_less, &top.first_less_of);
   }
   return top;
 }
 
-bool TreeDecisions::LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const {
+bool TreeDecisions::LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least) const {
   if (leaf >= queues_.size() || !queues_[leaf].children.empty()) return false;
-  return PathMayTake(leaf, nullptr, tops, gen);
+  return PathMayTake(leaf, least, cache);
 }
 
 // Without D, a queue with a guarantee may take within it; one without
 // takes within it no demand that needs some resource (its guarantee is 0).
-bool TreeDecisions::PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const {
-  if (tops->size() < queues_.size()) tops->resize(queues_.size());
+bool TreeDecisions::PathMayTake(QueueId leaf, const int64_t* D, ScreenCache* cache) const {
+  if (cache->tops.size() < queues_.size()) cache->tops.resize(queues_.size());
   for (QueueId a = leaf; queues_[a].parent != kNone; a = queues_[a].parent) {
     const Queue& QA = queues_[a];
     bool within_guarantee = D ? true : QA.guar_set != 0;
     for (int r = 0; D && r < R_; ++r)
       if (D[r] > 0 && QA.usage[r] + D[r] > QA.guar[r]) within_guarantee = false;
     if (within_guarantee) return true;
-    const ChildShares& top = SiblingShares(QA.parent, tops, gen);
+    const ChildShares& top = SiblingShares(QA.parent, cache);
     const double b = top.first_of == a ? top.second : top.first;
     const double b_less = top.first_less_of == a ? top.second_less : top.first_less;
     int64_t y[kMaxResources];

@@ -66,23 +66,37 @@ class TreeDecisions : public TreeScheduler {
   // Per queue, on one state, among its reclaimable children: the two
   // largest d(child)/w and the child holding the first, and the same of
   // d(child - min_task)/w, the most a child's share can be after giving a
-  // unit (PlanMayTake's numbers, valid while `gen` is the caller's).
+  // unit (PlanMayTake's numbers, valid while `gen` is the cache's).
   struct ChildShares {
     uint64_t gen = 0;
     double first = 0, second = 0;
     QueueId first_of = kNone;
     double first_less = 0, second_less = 0;
     QueueId first_less_of = kNone;
+    // The queue's own d/w and d(- min_task)/w as its parent's child, kept
+    // across gens with what they were computed from (usage, then min_task,
+    // and the weight): computed again only when one of those differs.
+    bool own_set = false;
+    double own = 0, own_less = 0, own_weight = 0;
+    std::vector<int64_t> own_in;
+  };
+  // PlanMayTake's numbers between calls: `gen` is changed by the caller
+  // whenever the state may have changed; `total` is the cluster total the
+  // kept own shares were computed with (checked once per gen).
+  struct ScreenCache {
+    std::vector<ChildShares> tops;  // per QueueId
+    uint64_t gen = 1, total_gen = 0;
+    std::vector<int64_t> total;
   };
   // A necessary test for MakePlan (docs/spec.md §15): false only when it
   // would give no victim on the current state (no plan, or D already fits).
-  // `tops` keeps per-queue numbers between calls on one state; the caller
-  // changes `gen` whenever the state may have changed.
-  bool PlanMayTake(JobId j, PlanMode mode, std::vector<ChildShares>* tops, uint64_t gen) const;
+  bool PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) const;
   // The same test for every job of `leaf` in mode reclaim whose demand
   // needs some resource (D[r] > 0 for an r): false only when PlanMayTake
-  // is false for each of them. False for a queue that is not a leaf.
-  bool LeafMayTake(QueueId leaf, std::vector<ChildShares>* tops, uint64_t gen) const;
+  // is false for each of them. False for a queue that is not a leaf. With
+  // `least` (R amounts): only for the jobs whose demand is at least `least`
+  // in every resource (the test only gets harder as D grows).
+  bool LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least = nullptr) const;
   // Checks the plan (j's demand `tasks`, `victims` in order) again on the
   // current state and applies it: each victim's tasks stop (allocation
   // down, task count unchanged), then j gets `tasks` tasks. Aborted when an
@@ -115,8 +129,8 @@ class TreeDecisions : public TreeScheduler {
   void TakeUnit(PlanState& s, JobId v, int64_t ut) const;
   // PlanMayTake and LeafMayTake: the levels of leaf's path, with D (null:
   // any D > 0 in some resource); a parent's ChildShares on this state.
-  bool PathMayTake(QueueId leaf, const int64_t* D, std::vector<ChildShares>* tops, uint64_t gen) const;
-  const ChildShares& SiblingShares(QueueId parent, std::vector<ChildShares>* tops, uint64_t gen) const;
+  bool PathMayTake(QueueId leaf, const int64_t* D, ScreenCache* cache) const;
+  const ChildShares& SiblingShares(QueueId parent, ScreenCache* cache) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
   std::optional<PlanEntry> FindVictim(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,

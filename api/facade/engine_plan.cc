@@ -33,13 +33,15 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
   Exclusive lock(impl.ct);
   const engine::Tree& t = impl.ct.tree();
   if (!CheckRef(t, job).ok() || (options.max_victims && *options.max_victims < 0)) return true;
-  return t.PlanMayTake(job.id, options.mode, &screen->tops_, screen->gen_);
+  return t.PlanMayTake(job.id, options.mode, &screen->cache_);
 }
 
-bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen) {
+bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen, const std::vector<int64_t>* least) {
   const EngineImpl& impl = EngineAccess::impl(engine);
   Exclusive lock(impl.ct);
-  return impl.ct.tree().LeafMayTake(leaf, &screen->tops_, screen->gen_);
+  const engine::Tree& t = impl.ct.tree();
+  if (least && least->size() != t.resource_names().size()) return true;
+  return t.LeafMayTake(leaf, &screen->cache_, least ? least->data() : nullptr);
 }
 
 std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {

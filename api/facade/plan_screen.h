@@ -14,16 +14,17 @@ namespace hdrf {
 
 // PlanMayTake's numbers for one state of the engine (per queue, the largest
 // shares among its children). Clear() it whenever the engine's state may
-// have changed since the last call.
+// have changed since the last call; each queue's own shares are kept across
+// Clear() with the numbers they were computed from, and computed again only
+// when those differ (engine::Tree::ScreenCache).
 class PlanScreen {
  public:
-  void Clear() { ++gen_; }
+  void Clear() { ++cache_.gen; }
 
  private:
   friend bool PlanMayTake(const Engine&, JobRef, const PlanOptions&, PlanScreen*);
-  friend bool LeafMayTake(const Engine&, QueueId, PlanScreen*);
-  std::vector<engine::Tree::ChildShares> tops_;
-  uint64_t gen_ = 1;
+  friend bool LeafMayTake(const Engine&, QueueId, PlanScreen*, const std::vector<int64_t>*);
+  engine::Tree::ScreenCache cache_;
 };
 
 // False only when engine.Plan(job, options) would give no victims (it
@@ -36,7 +37,10 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
 // The same test for every job of leaf `leaf` whose demand needs some
 // resource, in mode reclaim: false only when PlanMayTake (mode reclaim) is
 // false for each of them. False for an unknown queue or one not a leaf.
-bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen);
+// With `least` (one amount per resource in the engine's order): only for
+// the jobs whose demand is at least `least` in every resource.
+bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen,
+                 const std::vector<int64_t>* least = nullptr);
 
 // The first `limit` leaves engine.WaitingOrder goes through, in its order,
 // for a host that keeps its own count of what it passes over, as a reclaim

@@ -21,10 +21,13 @@
 #include "api/facade/plan_screen.h"
 #include "api/sim/node_pool.h"
 #include "api/sim/simulate_stats.h"
+#include "api/sim/task_shapes.h"
 #include "api/sim/try_book.h"
 
 namespace hdrf {
 namespace {
+
+using sim::Shapes;
 
 constexpr uint32_t kNoJob = UINT32_MAX;
 
@@ -57,66 +60,6 @@ struct Ending {
   int64_t count;
   int32_t node = -1;  // with nodes: where the tasks ran
   bool operator>(const Ending& o) const { return end > o.end || (end == o.end && job > o.job); }
-};
-
-// Distinct task shapes, with the number of waiting jobs of each: a fill can
-// start nothing when no waiting shape fits in the free capacity (fit, docs/spec.md
-// §6, needs task <= free - held back <= free), and then it is skipped.
-class Shapes {
- public:
-  explicit Shapes(int R) : R_(R) {}
-  uint32_t Intern(const std::vector<int64_t>& v) {
-    auto [it, inserted] = index_.emplace(v, static_cast<uint32_t>(waiting_.size()));
-    if (inserted) {
-      amounts_.insert(amounts_.end(), v.begin(), v.end());
-      waiting_.push_back(0);
-      pos_.push_back(kNoJob);
-    }
-    return it->second;
-  }
-  const int64_t* at(uint32_t s) const { return &amounts_[size_t{s} * R_]; }
-  const std::vector<int64_t>& all() const { return amounts_; }  // R amounts per shape
-  void AddWaiting(uint32_t s, int64_t d) {
-    const int64_t before = waiting_[s];
-    waiting_[s] += d;
-    if (before == 0 && waiting_[s] > 0) {
-      pos_[s] = static_cast<uint32_t>(active_.size());
-      active_.push_back(s);
-    } else if (before > 0 && waiting_[s] == 0) {
-      const uint32_t last = active_.back();
-      active_[pos_[s]] = last;
-      pos_[last] = pos_[s];
-      active_.pop_back();
-      pos_[s] = kNoJob;
-    }
-  }
-  // False only when certainly no waiting shape fits in `free`.
-  bool AnyMayFit(const int64_t* free) const {
-    if (active_.size() > kMaxScan) return true;
-    for (uint32_t s : active_) {
-      const int64_t* a = at(s);
-      bool fits = true;
-      for (int r = 0; r < R_ && fits; ++r) fits = a[r] <= free[r];
-      if (fits) return true;
-    }
-    return false;
-  }
-
- private:
-  static constexpr size_t kMaxScan = 64;
-  struct VecHash {
-    size_t operator()(const std::vector<int64_t>& v) const {
-      size_t h = 1469598103934665603ull;
-      for (int64_t x : v) h = (h ^ static_cast<size_t>(x)) * 1099511628211ull;
-      return h;
-    }
-  };
-  int R_;
-  std::vector<int64_t> amounts_;
-  std::vector<int64_t> waiting_;  // waiting jobs per shape
-  std::vector<uint32_t> pos_;     // in active_
-  std::vector<uint32_t> active_;  // shapes with waiting jobs
-  std::unordered_map<std::vector<int64_t>, uint32_t, VecHash> index_;
 };
 
 class Simulator {
@@ -180,15 +123,27 @@ class Simulator {
   };
   std::unordered_map<uint32_t, std::vector<Group>> live_;
   std::vector<int64_t> evicted_;  // per job
-  // With reclaim: what a plan depends on besides the state (TryKeyOf). The
-  // state's number (state_: a new one at each phase and after each applied
-  // plan) marks the keys whose plan failed or was passed over on it
-  // (KeyJobs::failed_on), and kept_ is the plan found for kept_key_ on
-  // state kept_on_ (the next job of that key gets it).
+  // With reclaim: what a plan depends on besides the state (TryKeyOf).
+  // kept_ is the plan found for kept_key_ on state kept_on_ (state_: a new
+  // one at each phase and after each applied plan; the next job of that key
+  // gets it). A key whose plan failed is marked with fail_state_ below.
   using TryKey = sim::TryKey;
   using KeyJobs = sim::TryBook::KeyJobs;
   TryKey TryKeyOf(uint32_t i) const;
   uint64_t state_ = 1;
+  // What a plan's outcome reads of the engine changes only with a job's
+  // allocation (a task started, ended or evicted) or, in a leaf with a user
+  // limit, a submission: changes_ counts those. fail_state_ numbers the
+  // states by it (a new one whenever changes_ moved), and a key's failure
+  // (KeyJobs::failed_on) stands while it is the same, across phases.
+  uint64_t changes_ = 0, fail_changes_ = 0, fail_state_ = 1;
+  uint64_t FailState() {
+    if (changes_ != fail_changes_) {
+      fail_changes_ = changes_;
+      ++fail_state_;
+    }
+    return fail_state_;
+  }
   std::optional<Plan> kept_;
   const KeyJobs* kept_key_ = nullptr;
   uint64_t kept_on_ = 0;
@@ -229,6 +184,13 @@ class Simulator {
   std::vector<std::pair<uint32_t, QueueId>> screen_leaves_;
   bool screen_by_leaf_ = false;
   bool AnyLeafMayTake();
+  // Without --preempt (screen_by_leaf_): the screen of `leaf` (stats
+  // index) with the least demand, in each resource, of its keys still to be
+  // asked on this state; when it fails, every one of them fails it (a
+  // larger demand only makes it harder) and is marked failed.
+  bool LeastMayTake(uint32_t leaf);
+  std::vector<int64_t> least_;
+  std::vector<KeyJobs*> asked_;
   std::vector<bool> limited_;      // per queue: a leaf with a user limit
   std::vector<uint32_t> user_of_;  // per job, with reclaim: its user, interned
   std::set<std::pair<uint32_t, uint32_t>> took_;  // (taker, victim) of applied plans
@@ -257,6 +219,7 @@ Status Simulator::Complete(int64_t t) {
     }
     JobRec& j = jobs_[e.job];
     j.unfinished -= static_cast<uint32_t>(e.count);
+    ++changes_;
     Book(e.job);
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
@@ -298,6 +261,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
     j.leaf = info.ok() ? stats_.LeafOf(info->queue) : sim::kNoQueue;
   }
   j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
+  if (o_.reclaim && (j.leaf >= limited_.size() || limited_[j.leaf])) ++changes_;  // Room's user limits
   shapes_.AddWaiting(j.shape, 1);
   Book(i);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
@@ -315,6 +279,7 @@ void Simulator::Start(int64_t t, uint32_t i) {
     wide_last_[i] = t;
   }
   --j.unstarted;
+  ++changes_;
   if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
   Book(i);
   const int64_t* shape = shapes_.at(j.shape);
@@ -591,11 +556,12 @@ StatusOr<Simulator::LeafTries> Simulator::TryJobs(int64_t t, const PlanOptions& 
 // tried): the ones that hold a task come next.
 StatusOr<std::optional<Simulator::LeafTries>> Simulator::TryIdle(int64_t t, uint32_t leaf, const PlanOptions& po,
                                                                  int64_t* evicted_now) {
+  const uint64_t fail_state = FailState();
   for (;;) {
     KeyJobs* best = nullptr;
     uint32_t taker = kNoJob;
     for (KeyJobs* k : book_.LeafKeys(leaf)) {
-      if (k->failed_on == state_) continue;
+      if (k->failed_on == fail_state) continue;
       const uint32_t j = book_.FirstUntriedIdle(k);
       if (j != kNoJob && (!best || book_.Seq(j) < book_.Seq(taker))) {
         best = k;
@@ -638,6 +604,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
   plan.job = w_.jobs[taker].spec.name;
   HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
   ++state_;
+  ++changes_;
   HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
   HDRF_RETURN_IF_ERROR(Fill(t));
   screen_.Clear();
@@ -648,6 +615,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
 // on this state (its first untried job then gets it, or a job before it of
 // another such key).
 StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po) {
+  if (screen_by_leaf_ && !LeastMayTake(leaf)) return false;
   for (KeyJobs* k : book_.LeafKeys(leaf)) {
     if (k->untried == 0) continue;
     HDRF_ASSIGN_OR_RETURN(bool fails, KeyFails(t, k, k->jobs.front(), po));
@@ -661,13 +629,14 @@ StatusOr<bool> Simulator::LeafMayApply(int64_t t, uint32_t leaf, const PlanOptio
 // answer kept for the key on this state, else of the screen and the plan,
 // kept in key->failed_on or (the plan) in kept_.
 StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po) {
-  if (key->failed_on == state_) return true;
+  const uint64_t fail_state = FailState();
+  if (key->failed_on == fail_state) return true;
   if (kept_key_ == key && kept_on_ == state_) return false;
   // A cheap necessary test first: most keys fail the transfer rule at
   // every level of their path, and Plan would only confirm it.
   const JobRef ref = jobs_[job].ref();
   if (!PlanMayTake(eng_, ref, po, &screen_)) {
-    key->failed_on = state_;
+    key->failed_on = fail_state;
     return true;
   }
   auto p = eng_.Plan(ref, po);
@@ -675,7 +644,7 @@ StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const 
   // With nodes the demand must also be placed once the victims' tasks
   // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
   if (!p->fits || p->victims.empty() || (nodes_ && !DemandPlaceable(*p, job))) {
-    key->failed_on = state_;
+    key->failed_on = fail_state;
     return true;
   }
   kept_ = std::move(p).value();
@@ -720,6 +689,22 @@ Status Simulator::Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* ev
     k = e;
   }
   return Status::Ok();
+}
+
+bool Simulator::LeastMayTake(uint32_t leaf) {
+  const uint64_t fail_state = FailState();
+  asked_.clear();
+  least_.assign(R_, INT64_MAX);
+  for (KeyJobs* k : book_.LeafKeys(leaf)) {
+    if (k->untried == 0 || k->failed_on == fail_state) continue;
+    if (kept_key_ == k && kept_on_ == state_) return true;  // its plan is made: it may be applied
+    asked_.push_back(k);
+    const int64_t* shape = shapes_.at(jobs_[k->jobs.front()].shape);
+    for (int r = 0; r < R_; ++r) least_[r] = std::min(least_[r], k->key->k * shape[r]);
+  }
+  if (asked_.size() < 2 || LeafMayTake(eng_, book_.EngineLeaf(leaf), &screen_, &least_)) return true;
+  for (KeyJobs* k : asked_) k->failed_on = fail_state;
+  return false;
 }
 
 // The leaves holding a waiting job (stats: jobs with an unstarted task, a
@@ -812,6 +797,7 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   stats_.Change(j.leaf, t, shape, -n, n, was_waiting ? 0 : 1);
   evicted_[i] += n;
   evicted_tasks_ += n;
+  ++changes_;
   return Status::Ok();
 }
 

@@ -169,19 +169,25 @@ struct Rnd {
   uint64_t x;
 };
 
+// One queue per path, each of weight 1 + rnd(weights).
+std::vector<QueueSpec> RandomWeights(const std::vector<const char*>& paths, Rnd& rnd, int weights) {
+  std::vector<QueueSpec> qs;
+  for (const char* p : paths) {
+    QueueSpec q = Q(p);
+    q.weight = 1 + rnd(weights);
+    qs.push_back(q);
+  }
+  return qs;
+}
+
 // WaitingOrder is the order of successive FirstWaiting calls (each passing
 // over the ones before), on states with ties, blocked jobs and gangs.
 TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Rnd rnd(seed);
-    std::vector<QueueSpec> qs;
-    for (const char* p : {"root/a/x", "root/a/y", "root/b", "root/c/z"}) {
-      QueueSpec q = Q(p);
-      q.weight = 1 + rnd(3);
-      qs.push_back(q);
-    }
-    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}}, qs);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z"};
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}},
+                        RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3));
     for (int i = 0; i < 16; ++i) {
       const int64_t tasks = 1 + rnd(5);
       ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(3))}};
@@ -213,13 +219,8 @@ TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     Rnd rnd(seed);
     const char* leaves[] = {"root/a/x", "root/a/y", "root/b", "root/c/z", "root/c/w"};
-    std::vector<QueueSpec> qs;
-    for (const char* p : leaves) {
-      QueueSpec q = Q(p);
-      q.weight = 1 + rnd(2);
-      qs.push_back(q);
-    }
-    auto e = MakeEngine({{"cpu", 24000}, {"memory", 24000}}, qs);
+    auto e = MakeEngine({{"cpu", 24000}, {"memory", 24000}},
+                        RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 2));
     std::vector<JobRef> refs;
     for (int i = 0; i < 24; ++i) {
       const int64_t tasks = 1 + rnd(4);
@@ -324,6 +325,93 @@ TEST(PlanTest, HeldAfterIdleNeedsAShareAboveTheTies) {
 
 // The writer runs in a child that exits without closing (no final
 // checkpoint): recovery must replay the plan's log record.
+// A PlanScreen kept across states (Clear() after each change, as the
+// reclaim phase does: it keeps each queue's own shares while their inputs
+// stay the same) answers as a fresh one on every state, through usage
+// changes, a new capacity and new weights; and where it says no, Plan
+// finds no victims. A leaf's screen with the least demand of its waiting
+// jobs says no only where each of theirs does.
+TEST(PlanTest, KeptScreenAnswersAsAFreshOne) {
+  int refused = 0, refused_by_leaf = 0;  // screens that said no (the test must see some)
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rnd rnd(seed);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/a/v", "root/b", "root/c/z", "root/c/w"};
+    const std::vector<QueueSpec> qs = RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3);
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}}, qs);
+    std::vector<JobRef> refs;
+    PlanScreen kept;
+    PlanOptions po;
+    po.mode = PlanMode::kReclaim;
+    for (int step = 0; step < 40; ++step) {
+      switch (rnd(4)) {
+        case 0:
+          (void)e->SetCapacity({{"cpu", 12000 + 2000 * rnd(6)}, {"memory", 12000 + 2000 * rnd(6)}});
+          break;
+        case 1: {
+          QueueSpec q = qs[rnd(6)];
+          q.weight = 1 + rnd(3);
+          ASSERT_TRUE(e->UpdateQueue(q).ok());
+          break;
+        }
+        default: {
+          const int64_t tasks = 1 + rnd(4);
+          ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(2))}};
+          if (rnd(2)) shape["memory"] = 1000 * (1 + rnd(2));
+          auto r = e->Submit(Job("j" + std::to_string(step), leaves[rnd(6)], tasks, shape));
+          ASSERT_TRUE(r.ok());
+          refs.push_back(*r);
+          (void)e->Fill();
+        }
+      }
+      kept.Clear();
+      for (const JobRef& j : refs) {
+        auto info = e->GetJob(j);
+        if (!info.ok()) continue;
+        PlanScreen fresh;
+        const bool may = PlanMayTake(*e, j, po, &kept);
+        ASSERT_EQ(may, PlanMayTake(*e, j, po, &fresh)) << "seed " << seed << " step " << step;
+        auto plan = e->Plan(j, po);
+        if (!may && plan.ok()) {
+          ++refused;
+          EXPECT_TRUE(!plan->fits || plan->victims.empty()) << "seed " << seed << " step " << step;
+        }
+        // Apply some plans: usage moves between queues.
+        if (plan.ok() && plan->fits && !plan->victims.empty() && rnd(3) == 0) {
+          ASSERT_TRUE(e->ApplyPlan(*plan).ok());
+          kept.Clear();
+        }
+      }
+      // Per leaf, the waiting jobs' demands (Plan's k times the task) and
+      // their least in each resource: where the leaf's screen with it says
+      // no, each of them is refused.
+      std::map<std::string, std::vector<std::pair<JobRef, std::vector<int64_t>>>> waiting;
+      for (const JobRef& j : refs) {
+        auto info = e->GetJob(j);
+        auto plan = e->Plan(j, po);
+        if (!info.ok() || !plan.ok()) continue;
+        std::vector<int64_t> d = info->task;
+        for (int64_t& x : d) x *= plan->tasks;
+        waiting[info->queue].emplace_back(j, d);
+      }
+      for (const QueueInfo& q : e->Queues()) {
+        if (!q.is_leaf) continue;
+        PlanScreen fresh;
+        ASSERT_EQ(LeafMayTake(*e, q.id, &kept), LeafMayTake(*e, q.id, &fresh)) << "seed " << seed << " step " << step;
+        if (waiting[q.path].empty()) continue;
+        std::vector<int64_t> least(waiting[q.path][0].second.size(), INT64_MAX);
+        for (const auto& [j, d] : waiting[q.path])
+          for (size_t r = 0; r < d.size(); ++r) least[r] = std::min(least[r], d[r]);
+        if (LeafMayTake(*e, q.id, &kept, &least)) continue;
+        ++refused_by_leaf;
+        for (const auto& [j, d] : waiting[q.path])
+          EXPECT_FALSE(PlanMayTake(*e, j, po, &fresh)) << "seed " << seed << " step " << step;
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(refused_by_leaf, 0);
+}
+
 TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {
   const auto dir = std::filesystem::temp_directory_path() / ("hdrf_plan_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
