@@ -240,7 +240,9 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
 
 void CheckpointImage::SaveBeforeChange(const Job& j) {
   const size_t k = static_cast<size_t>(&j - jobs_.data());
-  if (k >= write_at_ && k < write_end_) saved_.try_emplace(static_cast<uint32_t>(k), j);
+  if (k < write_at_ || k >= write_end_ || k >= saved_at_.size() || saved_at_[k] != 0) return;
+  saved_.push_back({j.tasks, j.allocated, j.state, j.alive});
+  saved_at_[k] = static_cast<uint32_t>(saved_.size());
 }
 
 Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& retention,
@@ -256,12 +258,19 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   write_at_ = 0;
   write_end_ = jobs_.size();
   saved_.clear();
+  saved_at_.assign(between ? write_end_ : 0, 0);
   auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
     JobFields f;
     for (size_t k = 0; k < write_end_; ++k) {
       if (between && k > 0 && k % std::max<size_t>(every_jobs, 1) == 0) between();
-      auto it = saved_.empty() ? saved_.end() : saved_.find(static_cast<uint32_t>(k));
-      const Job j = it != saved_.end() ? it->second : jobs_[k];
+      Job j = jobs_[k];
+      if (!saved_.empty() && saved_at_[k] != 0) {
+        const Saved& was = saved_[saved_at_[k] - 1];
+        j.tasks = was.tasks;
+        j.allocated = was.allocated;
+        j.state = was.state;
+        j.alive = was.alive;
+      }
       write_at_ = k + 1;
       if (!j.alive) continue;
       f.name = NameOf(j);
@@ -282,7 +291,8 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   };
   Status s = WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
   writing_ = false;
-  saved_.clear();
+  std::vector<Saved>().swap(saved_);
+  std::vector<uint32_t>().swap(saved_at_);
   if (dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
   return s;
 }

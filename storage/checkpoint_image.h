@@ -133,11 +133,19 @@ class CheckpointImage {
   std::vector<std::vector<int64_t>> shapes_;
   std::map<std::vector<int64_t>, uint32_t> shape_index_;
 
-  // While Write runs: jobs_[write_at_, write_end_) are not written yet; a
-  // record among them is copied into saved_ before its first change.
+  // While Write runs: jobs_[write_at_, write_end_) are not written yet; the
+  // fields a task event changes of a record among them are copied into
+  // saved_ before its first change (saved_at_[k]: 1 + its index in saved_,
+  // 0 = not copied). 24 bytes a copy and 4 a job while a write runs.
+  struct Saved {
+    int64_t tasks, allocated;
+    JobState state;
+    bool alive;
+  };
   bool writing_ = false;
   size_t write_at_ = 0, write_end_ = 0;
-  std::unordered_map<uint32_t, Job> saved_;
+  std::vector<uint32_t> saved_at_;
+  std::vector<Saved> saved_;
   void SaveBeforeChange(const Job& j);
 };
 
