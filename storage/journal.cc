@@ -9,8 +9,11 @@
 //     group to the checkpoint thread (WriteGroup);
 //   * the checkpoint thread applies written groups to its own copy of the
 //     state as durable (a CheckpointImage, or with the enqueue gate on an
-//     engine::Tree) and serializes checkpoints from it, so checkpoints never
-//     touch the engine's tree or locks and never hold up a write.
+//     replica's tree) and serializes checkpoints from it, so checkpoints never
+//     touch the engine's tree or locks and never hold up a write; while the
+//     image writes one it goes on applying task events (ApplyQueued), so
+//     the backlog bound holds up the engine only for a checkpoint's
+//     non-task events.
 #include "storage/journal.h"
 
 #include <algorithm>
