@@ -291,7 +291,7 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   };
   Status s = WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
   writing_ = false;
-  std::vector<Saved>().swap(saved_);
+  std::deque<Saved>().swap(saved_);
   std::vector<uint32_t>().swap(saved_at_);
   if (dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
   return s;

@@ -23,6 +23,7 @@
 #define HDRF_STORAGE_CHECKPOINT_IMAGE_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -136,7 +137,8 @@ class CheckpointImage {
   // While Write runs: jobs_[write_at_, write_end_) are not written yet; the
   // fields a task event changes of a record among them are copied into
   // saved_ before its first change (saved_at_[k]: 1 + its index in saved_,
-  // 0 = not copied). 24 bytes a copy and 4 a job while a write runs.
+  // 0 = not copied). 24 bytes a copy, at most one a job, in blocks (a
+  // deque: no doubling), and 4 bytes a job while a write runs.
   struct Saved {
     int64_t tasks, allocated;
     JobState state;
@@ -145,7 +147,7 @@ class CheckpointImage {
   bool writing_ = false;
   size_t write_at_ = 0, write_end_ = 0;
   std::vector<uint32_t> saved_at_;
-  std::vector<Saved> saved_;
+  std::deque<Saved> saved_;
   void SaveBeforeChange(const Job& j);
 };
 
