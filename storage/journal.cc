@@ -570,7 +570,9 @@ void JournalImpl::CheckpointLoop() {
     bool stop = false;
     {
       base::MutexLock l(ck_mu_);
-      while (!(!ck_queue_.empty() || ck_stop_ || (!failed_.load() && ckpt_request_ > checkpoint_seq_.load())))
+      // ck_work_ may hold events a checkpoint's write left (ApplyQueued).
+      while (!(!ck_queue_.empty() || !ck_work_.empty() || ck_stop_ ||
+               (!failed_.load() && ckpt_request_ > checkpoint_seq_.load())))
         l.Wait(ck_cv_);
       while (!ck_queue_.empty()) {
         ck_work_.push_back(std::move(ck_queue_.front()));
