@@ -179,7 +179,8 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
         j->alive = false;  // its name stays in job_names_ until Compact
         by_seq_[j->seq] = kNoJob;
         // Not while a Write runs: Compact moves the records it reads.
-        if (++dead_ > 1024 && dead_ > jobs_.size() / 2 && !writing_) Compact();
+        ++dead_;
+        if (!writing_ && WantsCompact()) Compact();
       }
       return Status::Ok();
     }
@@ -293,7 +294,7 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   writing_ = false;
   std::deque<Saved>().swap(saved_);
   std::vector<uint32_t>().swap(saved_at_);
-  if (dead_ > 1024 && dead_ > jobs_.size() / 2) Compact();
+  if (WantsCompact()) Compact();  // removals during the write waited
   return s;
 }
 

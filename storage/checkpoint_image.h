@@ -112,6 +112,9 @@ class CheckpointImage {
   StatusOr<uint32_t> Admit(const std::string& path) const;
   Status Submit(const JobSpec& spec);
   void Compact();
+  // Whether removed jobs are many enough to compact: more than 1,024 and
+  // more than half of jobs_.
+  bool WantsCompact() const { return dead_ > 1024 && dead_ > jobs_.size() / 2; }
   std::string_view NameOf(const Job& j) const { return {job_names_.data() + j.name_at, j.name_len}; }
 
   const std::vector<std::string> names_;

@@ -266,6 +266,11 @@ class JournalImpl final : public Journal {
   // image's Write): first takes ck_queue_, and stops at the first event that
   // is not a task event (it waits for the write to end).
   void ApplyQueued(bool while_writing);
+  // Moves the groups the writer queued to the end of ck_work_.
+  void TakeQueued() REQUIRES(ck_mu_) {
+    for (EventBatch& b : ck_queue_) ck_work_.push_back(std::move(b));
+    ck_queue_.clear();
+  }
   // Applies events [begin, end) of `b`, and counts them as applied.
   Status ApplyToCopy(const EventBatch& b, size_t begin, size_t end);
   void CheckpointLoop();
@@ -525,7 +530,7 @@ Status JournalImpl::ApplyToCopy(const EventBatch& b, size_t begin, size_t end) {
                             " applied by the engine fails on the checkpoint copy: " + s.message());
   uint64_t units = end - begin;
   for (size_t i = begin; i < end; ++i)
-    if (!CheckpointImage::AppliesWhileWriting(b.ops[i])) units += kFullEventUnits - 1;
+    if (b.ops[i].full != kNoFull) units += kFullEventUnits - 1;  // as Append counts it
   since_checkpoint_ += end - begin;
   {
     base::MutexLock l(prog_mu_);
@@ -538,10 +543,7 @@ Status JournalImpl::ApplyToCopy(const EventBatch& b, size_t begin, size_t end) {
 void JournalImpl::ApplyQueued(bool while_writing) {
   if (while_writing) {  // take what the writer queued since
     base::MutexLock l(ck_mu_);
-    while (!ck_queue_.empty()) {
-      ck_work_.push_back(std::move(ck_queue_.front()));
-      ck_queue_.pop_front();
-    }
+    TakeQueued();
   }
   while (!ck_work_.empty() && !failed_.load()) {
     EventBatch& b = ck_work_.front();
@@ -574,10 +576,7 @@ void JournalImpl::CheckpointLoop() {
       while (!(!ck_queue_.empty() || !ck_work_.empty() || ck_stop_ ||
                (!failed_.load() && ckpt_request_ > checkpoint_seq_.load())))
         l.Wait(ck_cv_);
-      while (!ck_queue_.empty()) {
-        ck_work_.push_back(std::move(ck_queue_.front()));
-        ck_queue_.pop_front();
-      }
+      TakeQueued();
       want = ckpt_request_;
       stop = ck_stop_;
     }

@@ -65,6 +65,16 @@ Status OnJob(const EngineUse& u, const char* name, F&& event) {
   return s;
 }
 
+// One options setter: NULL options refused, then `set` on the engine
+// options (each `set` checks its arguments before it changes anything).
+template <typename Set>
+hdrf_code SetOption(hdrf_options_t* options, char** errptr, Set&& set) {
+  return Guard(errptr, [&]() -> Status {
+    if (!options) return NullArg("options");
+    return set(options->options);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -111,34 +121,31 @@ void hdrf_options_destroy(hdrf_options_t* options) { delete options; }
 
 hdrf_code hdrf_options_set_overcommit_factor(hdrf_options_t* options, double factor,
                                              char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
     if (!std::isfinite(factor) || factor < 0)
       return Status::InvalidArgument("overcommit factor must be a finite number >= 0 (0 = off)");
     if (factor == 0) {
-      options->options.overcommit_factor.reset();
+      o.overcommit_factor.reset();
     } else {
-      options->options.overcommit_factor = factor;
+      o.overcommit_factor = factor;
     }
     return Status::Ok();
   });
 }
 
 hdrf_code hdrf_options_set_db_path(hdrf_options_t* options, const char* path, char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
-    options->options.db_path = path ? path : "";
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
+    o.db_path = path ? path : "";
     return Status::Ok();
   });
 }
 
 hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int durability, char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
     switch (durability) {
-      case HDRF_DURABILITY_SYNC: options->options.durability = hdrf::Durability::kSync; break;
-      case HDRF_DURABILITY_ASYNC: options->options.durability = hdrf::Durability::kAsync; break;
-      case HDRF_DURABILITY_NONE: options->options.durability = hdrf::Durability::kNone; break;
+      case HDRF_DURABILITY_SYNC: o.durability = hdrf::Durability::kSync; break;
+      case HDRF_DURABILITY_ASYNC: o.durability = hdrf::Durability::kAsync; break;
+      case HDRF_DURABILITY_NONE: o.durability = hdrf::Durability::kNone; break;
       default:
         return Status::InvalidArgument("durability " + std::to_string(durability) +
                                        " is not an HDRF_DURABILITY_* value");
@@ -149,53 +156,48 @@ hdrf_code hdrf_options_set_durability(hdrf_options_t* options, int durability, c
 
 hdrf_code hdrf_options_set_checkpoint_every(hdrf_options_t* options, uint64_t events,
                                             char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
-    options->options.checkpoint_every = events;
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
+    o.checkpoint_every = events;
     return Status::Ok();
   });
 }
 
 hdrf_code hdrf_options_set_checkpoint_events_per_job(hdrf_options_t* options, uint32_t events,
                                                      char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
-    options->options.checkpoint_events_per_job = events;
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
+    o.checkpoint_events_per_job = events;
     return Status::Ok();
   });
 }
 
 hdrf_code hdrf_options_set_log_retention(hdrf_options_t* options, uint64_t events, int64_t seconds,
                                          char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
     if (seconds < 0)
       return Status::InvalidArgument("log retention: seconds " + std::to_string(seconds) +
                                      " is negative (0 turns the rule off)");
-    options->options.log_retention_events = events;
-    options->options.log_retention_seconds = seconds;
+    o.log_retention_events = events;
+    o.log_retention_seconds = seconds;
     return Status::Ok();
   });
 }
 
 hdrf_code hdrf_options_set_latency_sample_every(hdrf_options_t* options, uint32_t every,
                                                 char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
     if ((every & (every - 1)) != 0)
       return Status::InvalidArgument("latency sample interval must be 0 or a power of two, not " +
                                      std::to_string(every));
-    options->options.latency_sample_every = every;
+    o.latency_sample_every = every;
     return Status::Ok();
   });
 }
 
 hdrf_code hdrf_options_set_event_clock(hdrf_options_t* options, hdrf_clock_fn fn, void* user,
                                         char** errptr) {
-  return Guard(errptr, [&]() -> Status {
-    if (!options) return NullArg("options");
-    options->options.event_clock = nullptr;
-    if (fn) options->options.event_clock = [fn, user] { return fn(user); };
+  return SetOption(options, errptr, [&](hdrf::EngineOptions& o) -> Status {
+    o.event_clock = nullptr;
+    if (fn) o.event_clock = [fn, user] { return fn(user); };
     return Status::Ok();
   });
 }
