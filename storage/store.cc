@@ -388,9 +388,14 @@ Status Store::VerifyChecksums() const {
   return FromRocks(db_->VerifyChecksum(ReadOpts(mode_)), "verifying file checksums");
 }
 
-Status Store::Write(rocksdb::WriteBatch* batch, bool sync) {
+Status Store::CheckWritable() const {
   if (!db_ || mode_ != Mode::kReadWrite)
     return Status::FailedPrecondition("store " + path_ + ": not open for writing");
+  return Status::Ok();
+}
+
+Status Store::Write(rocksdb::WriteBatch* batch, bool sync) {
+  HDRF_RETURN_IF_ERROR(CheckWritable());
   rocksdb::WriteOptions wo;
   wo.sync = sync;
   return FromRocks(db_->Write(wo, batch), "write failed");
@@ -419,8 +424,7 @@ Store::TableFile::~TableFile() {
 }
 
 StatusOr<std::unique_ptr<Store::TableFile>> Store::NewTableFile() {
-  if (!db_ || mode_ != Mode::kReadWrite)
-    return Status::FailedPrecondition("store " + path_ + ": not open for writing");
+  HDRF_RETURN_IF_ERROR(CheckWritable());
   std::unique_ptr<TableFile> t(new TableFile(this));
   rocksdb::Options o = MakeOptions(false);
   t->writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(o), o);
@@ -444,8 +448,7 @@ Status Store::TableFile::Finish() {
 Status Store::TableFile::Ingest() {
   if (!finished_) return Status::Internal("store " + store_->path() + ": table file ingested before Finish");
   if (keys_ == 0) return Status::Ok();
-  if (!store_->db_ || store_->mode_ != Mode::kReadWrite)
-    return Status::FailedPrecondition("store " + store_->path() + ": not open for writing");
+  HDRF_RETURN_IF_ERROR(store_->CheckWritable());
   rocksdb::IngestExternalFileOptions io;
   io.move_files = true;  // a hard link (a copy where links fail), no rewrite
   HDRF_RETURN_IF_ERROR(store_->FromRocks(store_->db_->IngestExternalFile({path_}, io),

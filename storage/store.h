@@ -144,6 +144,8 @@ class Store {
  private:
   Store(std::string path, Mode mode);
   Status OpenDb(Mode mode, bool create);
+  // FailedPrecondition unless open read-write.
+  Status CheckWritable() const;
 
   std::string path_;
   Mode mode_;
