@@ -1,7 +1,8 @@
 // Followers (issue 15): Engine::OpenFollower over a store another engine is
 // writing; events refused, views equal to the writer's after a catch-up,
 // checkpoints and log deletion while following, the lag bound under load,
-// and promotion after the writer closed the store.
+// and promotion after the writer closed the store (also after a catch-up
+// that failed part-way).
 #include <cstdlib>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,6 +18,9 @@
 #include "hdrf/engine.h"
 #include "api/facade/engine_impl.h"  // CheckEngineInvariants, CheckNameIndex
 #include "hdrf/metrics.h"
+#include "rocksdb/write_batch.h"
+#include "storage/codec.h"
+#include "storage/store.h"
 #include "tests/storage/storage_util.h"
 
 namespace hdrf {
@@ -356,6 +360,61 @@ TEST(Follower, PromotedAfterTheWriterClosesTakesEventsAndPersistsThem) {
   EXPECT_EQ((*r)->last_seq(), 3000u);
   EXPECT_EQ((*r)->Digest(), d);
   EXPECT_EQ(d, PrefixDigest(stream, 3000));
+}
+
+// Writes events first_seq.. as one log record into the closed store at
+// `db` (the writer's own form: tests/storage/damaged_store_test.cc edits
+// stores the same way).
+void PutLogRecord(const std::string& db, uint64_t first_seq, const std::vector<Event>& events) {
+  auto st = storage::Store::Open(db, storage::Store::Mode::kReadWrite);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  auto meta = (*st)->ReadMeta();
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  storage::EventBatch b;
+  b.first_seq = first_seq;
+  for (const Event& e : events) b.Add(e);
+  storage::LogEncoder enc(meta->resource_names);
+  std::string v;
+  ASSERT_TRUE(enc.Encode(b, 0, b.size(), &v).ok());
+  rocksdb::WriteBatch wb;
+  wb.Put(storage::LogKey(first_seq), v);
+  ASSERT_TRUE((*st)->Write(&wb, true).ok());
+  ASSERT_TRUE((*st)->Close().ok());
+}
+
+// A catch-up that fails part-way leaves part of its round applied; the
+// promotion after it rebuilds the state from the store rather than go on
+// from that part (Follower::TakeOver, need_reload_).
+TEST(Follower, PromotionAfterAFailedCatchUpReloads) {
+  TempDir dir("fol-failed-catch-up");
+  const std::string db = dir.Sub("db");
+  const auto stream = MakeStream(29, {.events = 1200});
+  {
+    auto w = Writer(db);
+    ASSERT_TRUE(w);
+    ApplyRange(*w, stream, 0, 1000);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  auto f = Follow(db);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->CatchUp().ok());
+  ASSERT_EQ(f->last_seq(), 1000u);
+  // Events 1001..1100 as the writer would log them, then a record that
+  // cannot be replayed (a job that never existed): one catch-up round
+  // applies the first and fails on the second.
+  PutLogRecord(db, 1001, {stream.begin() + 1000, stream.begin() + 1100});
+  PutLogRecord(db, 1101, {Event::Allocate(999999, 1)});
+  Status failed = f->CatchUp();
+  ASSERT_FALSE(failed.ok()) << "the follower applied an event for a job that never existed";
+  EXPECT_THAT(failed.message(), HasSubstr("event 1101"));
+  // The bad record mended (the writer's log as it should have been).
+  PutLogRecord(db, 1101, {stream.begin() + 1100, stream.end()});
+  Status p = f->Promote({.wait_ms = 5000, .durability = Durability::kAsync});
+  ASSERT_TRUE(p.ok()) << p.ToString();
+  EXPECT_EQ(f->last_seq(), 1200u);
+  EXPECT_EQ(f->Digest(), PrefixDigest(stream, 1200));
+  EXPECT_TRUE(CheckEngineInvariants(*f).ok());
+  ASSERT_TRUE(f->Close().ok());
 }
 
 }  // namespace
