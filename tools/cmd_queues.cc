@@ -86,6 +86,54 @@ bool TakeWatch(int argc, char** argv, std::vector<char*>* rest, bool* watch, dou
   return true;
 }
 
+// The engine of --config FILE (with --cluster), or null with `*exit_code`
+// set (1: the file, 2: the flag). `*have_cluster`: whether a cluster was
+// given (else every resource the queues name, unbounded).
+std::unique_ptr<Engine> EngineOfConfig(const Cli& flags, bool* have_cluster, int* exit_code) {
+  auto cfg = LoadQueueConfigFile(flags.Get("config"));
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "hdrf queues: %s\n", cfg.status().message().c_str());
+    *exit_code = 1;
+    return nullptr;
+  }
+  ResourceAmounts cluster = cfg->cluster;
+  if (flags.Has("cluster")) {
+    auto c = ParseClusterFlag(flags.Get("cluster"));
+    if (!c.ok()) {
+      std::fprintf(stderr, "hdrf queues: %s\n", c.status().message().c_str());
+      *exit_code = 2;
+      return nullptr;
+    }
+    cluster = *c;
+  }
+  if (cluster.empty()) {
+    *have_cluster = false;
+    for (const QueueSpec& q : cfg->queues) {
+      for (auto& [r, v] : q.capability) cluster[r] = int64_t{1} << 52;
+      for (auto& [r, v] : q.guarantee) cluster[r] = int64_t{1} << 52;
+    }
+    if (cluster.empty()) cluster["cpu"] = int64_t{1} << 52;
+  }
+  auto e = Engine::Create(cluster, cfg->queues);
+  if (!e.ok()) {
+    std::fprintf(stderr, "hdrf queues: %s: %s\n", flags.Get("config").c_str(), e.status().message().c_str());
+    *exit_code = 1;
+    return nullptr;
+  }
+  return std::move(e).value();
+}
+
+// The engine of --db DIR, read only; null with `*exit_code` 1.
+std::unique_ptr<Engine> EngineOfStore(const std::string& db, int* exit_code) {
+  auto e = OpenStoreForReading(db);
+  if (!e.ok()) {
+    std::fprintf(stderr, "hdrf queues: %s\n", e.status().message().c_str());
+    *exit_code = 1;
+    return nullptr;
+  }
+  return std::move(e).value();
+}
+
 }  // namespace
 
 int CmdQueues(int argc, char** argv) {
@@ -135,47 +183,11 @@ int CmdQueues(int argc, char** argv) {
     wo.view = tv;
     return WatchStore(wo);
   }
-  std::unique_ptr<Engine> eng;
   bool have_cluster = true;
-  if (flags.Has("config")) {
-    auto cfg = LoadQueueConfigFile(flags.Get("config"));
-    if (!cfg.ok()) {
-      std::fprintf(stderr, "hdrf queues: %s\n", cfg.status().message().c_str());
-      return 1;
-    }
-    ResourceAmounts cluster = cfg->cluster;
-    if (flags.Has("cluster")) {
-      auto c = ParseClusterFlag(flags.Get("cluster"));
-      if (!c.ok()) {
-        std::fprintf(stderr, "hdrf queues: %s\n", c.status().message().c_str());
-        return 2;
-      }
-      cluster = *c;
-    }
-    if (cluster.empty()) {
-      // No cluster given: every resource the queues name, unbounded.
-      have_cluster = false;
-      for (const QueueSpec& q : cfg->queues) {
-        for (auto& [r, v] : q.capability) cluster[r] = int64_t{1} << 52;
-        for (auto& [r, v] : q.guarantee) cluster[r] = int64_t{1} << 52;
-      }
-      if (cluster.empty()) cluster["cpu"] = int64_t{1} << 52;
-    }
-    auto e = Engine::Create(cluster, cfg->queues);
-    if (!e.ok()) {
-      std::fprintf(stderr, "hdrf queues: %s: %s\n", flags.Get("config").c_str(),
-                   e.status().message().c_str());
-      return 1;
-    }
-    eng = std::move(e).value();
-  } else {
-    auto e = OpenStoreForReading(flags.Get("db"));
-    if (!e.ok()) {
-      std::fprintf(stderr, "hdrf queues: %s\n", e.status().message().c_str());
-      return 1;
-    }
-    eng = std::move(e).value();
-  }
+  int exit_code = 0;
+  std::unique_ptr<Engine> eng = flags.Has("config") ? EngineOfConfig(flags, &have_cluster, &exit_code)
+                                                    : EngineOfStore(flags.Get("db"), &exit_code);
+  if (!eng) return exit_code;
   if (flags.Has("yaml")) {
     const std::string from = flags.Has("db") ? "store " + flags.Get("db") + " at event " + std::to_string(eng->last_seq())
                                              : flags.Get("config");
