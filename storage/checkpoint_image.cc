@@ -8,50 +8,77 @@
 
 namespace hdrf::storage {
 
-uint32_t CheckpointImage::Intern(std::unordered_map<std::string, uint32_t>& index,
-                                 std::vector<std::string>& values, std::string_view v) {
-  auto [it, added] = index.try_emplace(std::string(v), static_cast<uint32_t>(values.size()));
-  if (added) values.emplace_back(v);
-  return it->second;
+uint32_t CheckpointImage::Intern(engine::JobIndex& index, std::vector<std::string>& values, std::string_view v) {
+  if (const uint32_t id = Lookup(index, values, v); id != engine::JobIndex::kEmpty) return id;
+  const auto id = static_cast<uint32_t>(values.size());
+  values.emplace_back(v);
+  index.Insert(engine::JobIndex::HashName(v), id);
+  return id;
+}
+
+uint64_t CheckpointImage::HashShape(const int64_t* task) const {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (size_t r = 0; r < R_; ++r) {
+    h ^= static_cast<uint64_t>(task[r]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+  }
+  return h ^ (h >> 29);
 }
 
 uint32_t CheckpointImage::InternShape(const int64_t* task) {
-  std::vector<int64_t> shape(task, task + R_);
-  auto [it, added] = shape_index_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
-  if (added) shapes_.push_back(std::move(shape));
-  return it->second;
+  if ((size_t{shape_count_} + 1) * 2 > shape_slots_.size()) {  // grow ×2, re-place every shape
+    std::vector<uint32_t> slots(std::max<size_t>(64, shape_slots_.size() * 2), 0);
+    const size_t mask = slots.size() - 1;
+    for (uint32_t s = 0; s < shape_count_; ++s) {
+      size_t i = HashShape(ShapeOf(s)) & mask;
+      while (slots[i] != 0) i = (i + 1) & mask;
+      slots[i] = s + 1;
+    }
+    shape_slots_.swap(slots);
+  }
+  const size_t mask = shape_slots_.size() - 1;
+  for (size_t i = HashShape(task) & mask;; i = (i + 1) & mask) {
+    const uint32_t s = shape_slots_[i];
+    if (s == 0) {
+      shape_data_.insert(shape_data_.end(), task, task + R_);
+      shape_slots_[i] = ++shape_count_;
+      return shape_count_ - 1;
+    }
+    if (std::equal(task, task + R_, ShapeOf(s - 1))) return s - 1;
+  }
 }
 
 void CheckpointImage::RebuildQueues() {
   specs_ = qtree_->QueueSpecs();
   total_ = qtree_->total();
   queues_.assign(specs_.size(), Queue());
-  queue_index_.clear();
+  usage_.assign(specs_.size() * R_, 0);
+  pending_.assign(specs_.size() * R_, 0);
+  is_dirty_.assign(specs_.size(), 0);
+  dirty_.clear();
+  // Every queue's path has an id (Admit answers with the leaf's).
+  queue_path_.assign(specs_.size(), 0);
+  for (size_t i = 0; i < specs_.size(); ++i) queue_path_[i] = Intern(path_index_, paths_, specs_[i].path);
+  path_queue_.assign(paths_.size(), -1);
+  for (size_t i = 0; i < specs_.size(); ++i) path_queue_[queue_path_[i]] = static_cast<int>(i);
   for (size_t i = 0; i < specs_.size(); ++i) {
     const QueueSpec& s = specs_[i];
-    queue_index_.emplace(s.path, static_cast<int>(i));
     Queue& q = queues_[i];
     q.weight = s.weight;
     q.state = s.state;
-    q.usage.assign(R_, 0);
     const size_t slash = s.path.rfind('/');
-    if (slash != std::string::npos) {
-      q.parent = queue_index_.at(s.path.substr(0, slash));  // path order: parents first
-      queues_[q.parent].children.push_back(static_cast<int>(i));
+    if (slash != std::string::npos) {  // the tree has every queue's parent
+      q.parent = path_queue_.at(Lookup(path_index_, paths_, std::string_view(s.path).substr(0, slash)));
+      queues_[static_cast<size_t>(q.parent)].children.push_back(static_cast<int>(i));
     }
-  }
-  // Every queue's path has an id (Admit answers with the leaf's).
-  for (const QueueSpec& q : specs_) Intern(path_index_, paths_, q.path);
-  path_queue_.assign(paths_.size(), -1);
-  for (size_t p = 0; p < paths_.size(); ++p) {
-    auto it = queue_index_.find(paths_[p]);
-    if (it != queue_index_.end()) path_queue_[p] = it->second;
   }
   for (const Job& j : jobs_) {
     if (!j.alive || j.allocated == 0) continue;
-    const int64_t* t = shapes_[j.task].data();
-    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent)
-      for (size_t r = 0; r < R_; ++r) queues_[q].usage[r] += j.allocated * t[r];
+    const int64_t* t = ShapeOf(j.task);
+    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent) {
+      int64_t* u = UsageOf(q);
+      for (size_t r = 0; r < R_; ++r) u[r] += j.allocated * t[r];
+    }
   }
 }
 
@@ -93,51 +120,68 @@ CheckpointImage::Job* CheckpointImage::Find(uint64_t seq) {
 void CheckpointImage::Change(Job& j, int64_t d_alloc, int64_t d_tasks) {
   j.allocated += d_alloc;
   j.tasks += d_tasks;
-  if (d_alloc != 0) {
-    const int64_t* t = shapes_[j.task].data();
-    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent)
-      for (size_t r = 0; r < R_; ++r) queues_[q].usage[r] += d_alloc * t[r];
+  if (const int q = path_queue_[j.leaf]; d_alloc != 0 && q >= 0) {
+    const int64_t* t = ShapeOf(j.task);
+    int64_t* p = pending_.data() + static_cast<size_t>(q) * R_;
+    for (size_t r = 0; r < R_; ++r) p[r] += d_alloc * t[r];
+    if (!is_dirty_[static_cast<size_t>(q)]) {
+      is_dirty_[static_cast<size_t>(q)] = 1;
+      dirty_.push_back(q);
+    }
   }
   if (j.state != JobState::kPending) j.state = j.allocated > 0 ? JobState::kRunning : JobState::kInqueue;
 }
 
 // Placement of a submission as Tree::Admit does it: engine::AdmitChild
 // (engine/admission.h) level by level from the named queue.
-StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) const {
+void CheckpointImage::FlushUsage() {
+  for (const int d : dirty_) {
+    int64_t* p = pending_.data() + static_cast<size_t>(d) * R_;
+    for (int q = d; q >= 0; q = queues_[q].parent) {
+      int64_t* u = UsageOf(q);
+      for (size_t r = 0; r < R_; ++r) u[r] += p[r];
+    }
+    std::fill(p, p + R_, 0);
+    is_dirty_[static_cast<size_t>(d)] = 0;
+  }
+  dirty_.clear();
+}
+
+StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) {
   int q = 0;
   if (!path.empty()) {
-    auto it = queue_index_.find(path);
-    if (it == queue_index_.end()) return Status::Internal("checkpoint image: no queue " + path);
-    q = it->second;
+    const uint32_t id = Lookup(path_index_, paths_, path);
+    if (id == engine::JobIndex::kEmpty || path_queue_[id] < 0)
+      return Status::Internal("checkpoint image: no queue " + path);
+    q = path_queue_[id];
   }
+  if (!queues_[q].children.empty()) FlushUsage();
   while (!queues_[q].children.empty()) {
     const std::vector<int>& ch = queues_[q].children;  // in name order
     const int pick = engine::AdmitChild(
         ch.size(), total_, [&](size_t i) { return queues_[ch[i]].state == QueueState::kOpen; },
-        [&](size_t i) -> const auto& { return queues_[ch[i]].usage; },
+        [&](size_t i) { return usage_.data() + static_cast<size_t>(ch[i]) * R_; },
         [&](size_t i) { return queues_[ch[i]].weight; });
     if (pick < 0) return Status::Internal("checkpoint image: no open queue under " + specs_[q].path);
     q = ch[static_cast<size_t>(pick)];
   }
-  auto it = path_index_.find(specs_[q].path);
-  if (it != path_index_.end()) return it->second;
-  return Status::Internal("checkpoint image: leaf " + specs_[q].path + " has no id");
+  return queue_path_[static_cast<size_t>(q)];
 }
 
 Status CheckpointImage::Submit(const JobSpec& spec) {
-  std::vector<int64_t> task(R_, 0);
+  task_.assign(R_, 0);
   for (const auto& [name, amount] : spec.task) {
     auto it = std::find(names_.begin(), names_.end(), name);
     if (it == names_.end()) return Status::Internal("checkpoint image: job " + spec.name + ": resource " + name);
-    task[it - names_.begin()] = amount;
+    task_[static_cast<size_t>(it - names_.begin())] = amount;
   }
   HDRF_ASSIGN_OR_RETURN(uint32_t leaf, Admit(spec.queue));
-  return AddJob(spec.name, spec.user, leaf, task.data(), spec.tasks, spec.min_available, spec.weight,
+  return AddJob(spec.name, spec.user, leaf, task_.data(), spec.tasks, spec.min_available, spec.weight,
                 next_seq_++, 0, JobState::kInqueue);
 }
 
 void CheckpointImage::Compact() {
-  std::vector<Job> live;
+  HugeVector<Job> live;
   live.reserve(jobs_.size() - dead_);
   std::string names;
   std::fill(by_seq_.begin(), by_seq_.end(), kNoJob);
@@ -217,7 +261,8 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
 
 Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t end, size_t* failed) {
   // Two stages: the by_seq_ entry of the event kFar ahead, the job record
-  // of the event kNear ahead (its by_seq_ entry prefetched before).
+  // of the event kNear ahead (its by_seq_ entry prefetched before), and
+  // while a Write runs its saved_at_ entry (SaveBeforeChange may set it).
   constexpr size_t kFar = 16, kNear = 8;
   auto task_seq = [&](size_t k) -> uint64_t {
     const LogOp& op = batch.ops[k];
@@ -228,8 +273,11 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
       if (const uint64_t seq = task_seq(i + kFar)) __builtin_prefetch(&by_seq_[seq]);
     }
     if (i + kNear < end) {
-      if (const uint64_t seq = task_seq(i + kNear); seq && by_seq_[seq] != kNoJob)
-        __builtin_prefetch(&jobs_[by_seq_[seq]], 1);
+      if (const uint64_t seq = task_seq(i + kNear); seq && by_seq_[seq] != kNoJob) {
+        const uint32_t k = by_seq_[seq];
+        __builtin_prefetch(&jobs_[k], 1);
+        if (k >= write_at_ && k < saved_at_.size()) __builtin_prefetch(&saved_at_[k], 1);
+      }
     }
     if (Status s = Apply(batch, i); !s.ok()) {
       *failed = i;
@@ -239,11 +287,13 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
   return Status::Ok();
 }
 
-void CheckpointImage::SaveBeforeChange(const Job& j) {
+void CheckpointImage::SaveBeforeChange(Job& j) {
+  if (j.saved) return;
   const size_t k = static_cast<size_t>(&j - jobs_.data());
-  if (k < write_at_ || k >= write_end_ || k >= saved_at_.size() || saved_at_[k] != 0) return;
+  if (k < write_at_ || k >= write_end_ || k >= saved_at_.size()) return;
   saved_.push_back({j.tasks, j.allocated, j.state, j.alive});
   saved_at_[k] = static_cast<uint32_t>(saved_.size());
+  j.saved = true;
 }
 
 Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& retention,
@@ -259,25 +309,34 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   write_at_ = 0;
   write_end_ = jobs_.size();
   saved_.clear();
+  if (between) saved_.reserve(write_end_);
   saved_at_.assign(between ? write_end_ : 0, 0);
   auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
     JobFields f;
-    for (size_t k = 0; k < write_end_; ++k) {
-      if (between && k > 0 && k % std::max<size_t>(every_jobs, 1) == 0) between();
+    const size_t every = std::max<size_t>(every_jobs, 1);
+    constexpr size_t kAhead = 16;  // saved copies are in change order: prefetched
+    for (size_t k = 0, next_between = every; k < write_end_; ++k) {
+      if (between && k == next_between) {
+        between();
+        next_between += every;
+      }
+      if (k + kAhead < write_end_ && jobs_[k + kAhead].saved)
+        __builtin_prefetch(&saved_[saved_at_[k + kAhead] - 1]);
       Job j = jobs_[k];
-      if (!saved_.empty() && saved_at_[k] != 0) {
+      if (j.saved) {
         const Saved& was = saved_[saved_at_[k] - 1];
         j.tasks = was.tasks;
         j.allocated = was.allocated;
         j.state = was.state;
         j.alive = was.alive;
+        jobs_[k].saved = false;
       }
       write_at_ = k + 1;
       if (!j.alive) continue;
       f.name = NameOf(j);
       f.user = users_[j.user];
       f.queue = static_cast<uint32_t>(path_queue_[j.leaf]);
-      f.task = shapes_[j.task].data();
+      f.task = ShapeOf(j.task);
       f.tasks = j.tasks;
       f.allocated = j.allocated;
       f.min_available = j.min_available;
@@ -291,9 +350,10 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
     return Status::Ok();
   };
   Status s = WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
+  for (size_t k = write_at_; k < write_end_; ++k) jobs_[k].saved = false;  // a write that failed part way
   writing_ = false;
-  std::deque<Saved>().swap(saved_);
-  std::vector<uint32_t>().swap(saved_at_);
+  HugeVector<Saved>().swap(saved_);
+  HugeVector<uint32_t>().swap(saved_at_);
   if (WantsCompact()) Compact();  // removals during the write waited
   return s;
 }

@@ -8,7 +8,8 @@
 //
 // Per job it keeps only the fields of a checkpoint record (name, user,
 // leaf, task shape, counts, weight, submission number, state; users, leaves
-// and task shapes shared), 64 bytes a job and its name instead of a tree's
+// and task shapes shared), 64 bytes a job (one cache line: the records are
+// 64-byte aligned, in huge pages) and its name instead of a tree's
 // indexes, heaps and views. Queue events and capacity changes go to a tree
 // without jobs (their rules and the checkpoint's queue list). Per queue it
 // keeps the usage, for the leaf a Submit to an inner queue is placed in
@@ -23,14 +24,14 @@
 #define HDRF_STORAGE_CHECKPOINT_IMAGE_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <map>
+#include <string_view>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "engine/huge_alloc.h"
+#include "engine/job_index.h"
 #include "engine/tree.h"
 #include "hdrf/status.h"
 #include "storage/codec.h"
@@ -72,9 +73,10 @@ class CheckpointImage {
   size_t job_count() const { return jobs_.size() - dead_; }
 
  private:
-  // 64 bytes: the name lives in job_names_ (a std::string member took 32
-  // bytes of each job, the flags padded it to 96: bench/README.md).
-  struct Job {
+  // 64 bytes, one cache line: the name lives in job_names_ (a std::string
+  // member took 32 bytes of each job, the flags padded it to 96:
+  // bench/README.md).
+  struct alignas(64) Job {
     uint64_t name_at = 0;  // job_names_ offset
     uint32_t name_len = 0;
     uint32_t user = 0;  // users_
@@ -85,6 +87,7 @@ class CheckpointImage {
     uint64_t seq : 40 = 0;  // < 2^40 (AddJob checks)
     JobState state : 8 = JobState::kInqueue;
     bool alive : 1 = true;
+    bool saved : 1 = false;  // while Write runs: copied into saved_ (SaveBeforeChange)
   };
   static_assert(sizeof(Job) == 64);
   struct Queue {
@@ -92,15 +95,28 @@ class CheckpointImage {
     std::vector<int> children;  // in path order (the tree's name order)
     double weight = 1;
     QueueState state = QueueState::kOpen;
-    std::vector<int64_t> usage;  // Σ allocated · task over its jobs
   };
+  template <class T>
+  using HugeVector = std::vector<T, engine::HugeAlloc<T>>;
 
   CheckpointImage(std::vector<std::string> names, std::unique_ptr<engine::Tree> queues)
       : names_(std::move(names)), R_(names_.size()), qtree_(std::move(queues)) {}
 
-  static uint32_t Intern(std::unordered_map<std::string, uint32_t>& index,
-                         std::vector<std::string>& values, std::string_view v);
+  // The id of `v` in `values` (indexed by `index`), added when new.
+  static uint32_t Intern(engine::JobIndex& index, std::vector<std::string>& values, std::string_view v);
+  static uint32_t Lookup(const engine::JobIndex& index, const std::vector<std::string>& values,
+                         std::string_view v) {
+    return index.Find(engine::JobIndex::HashName(v), [&](uint32_t id) { return values[id] == v; });
+  }
+  // The id of task shape `task` (R_ amounts), added when new: an
+  // open-addressing table over shape_data_ (no allocation for a known one).
   uint32_t InternShape(const int64_t* task);
+  uint64_t HashShape(const int64_t* task) const;
+  const int64_t* ShapeOf(uint32_t id) const { return shape_data_.data() + size_t{id} * R_; }
+  int64_t* UsageOf(int q) { return usage_.data() + static_cast<size_t>(q) * R_; }
+  // Adds the pending usage of every queue in dirty_ to it and its
+  // ancestors (Admit reads usage_ only below an inner queue).
+  void FlushUsage();
   // Rebuilds queues_ from the queue tree, and every queue's usage.
   void RebuildQueues();
   Status AddJob(std::string_view name, std::string_view user, uint32_t leaf, const int64_t* task,
@@ -109,7 +125,7 @@ class CheckpointImage {
   Job* Find(uint64_t seq);
   // Tree::ChangeAllocation's effect on the fields a checkpoint holds.
   void Change(Job& j, int64_t d_alloc, int64_t d_tasks);
-  StatusOr<uint32_t> Admit(const std::string& path) const;
+  StatusOr<uint32_t> Admit(const std::string& path);
   Status Submit(const JobSpec& spec);
   void Compact();
   // Whether removed jobs are many enough to compact: more than 1,024 and
@@ -122,26 +138,38 @@ class CheckpointImage {
   std::unique_ptr<engine::Tree> qtree_;  // the queues and capacity, no jobs
   std::vector<QueueSpec> specs_;         // qtree_->QueueSpecs()
   std::vector<Queue> queues_;            // parallel to specs_
-  std::unordered_map<std::string, int> queue_index_;
+  // Queue q's Σ allocated · task over the jobs in its subtree is
+  // usage_[q·R_, q·R_ + R_) plus the pending_ of every queue at or below it:
+  // a task event adds to its queue's pending_ alone (one level, not the
+  // whole path), FlushUsage carries them up before Admit reads usage_.
+  std::vector<int64_t> usage_, pending_;
+  std::vector<uint8_t> is_dirty_;        // queues_ -> whether in dirty_
+  std::vector<int> dirty_;               // queues whose pending_ may be nonzero
+  std::vector<uint32_t> queue_path_;     // queues_ -> paths_ id
   std::vector<int64_t> total_;
   uint64_t next_seq_ = 1;
 
-  std::vector<Job> jobs_;        // in submission order; removed ones until Compact
+  HugeVector<Job> jobs_;         // in submission order; removed ones until Compact
   std::string job_names_;        // the jobs' names, back to back (removed ones until Compact)
   size_t dead_ = 0;              // removed jobs still in jobs_
-  std::vector<uint32_t> by_seq_;  // submission number -> index in jobs_, or kNoJob
+  HugeVector<uint32_t> by_seq_;  // submission number -> index in jobs_, or kNoJob
   static constexpr uint32_t kNoJob = UINT32_MAX;
   std::vector<std::string> users_, paths_;
-  std::unordered_map<std::string, uint32_t> user_index_, path_index_;
+  engine::JobIndex user_index_, path_index_;  // users_, paths_ by name (no copy of the key)
   std::vector<int> path_queue_;  // paths_ -> queues_ index (-1: gone)
-  std::vector<std::vector<int64_t>> shapes_;
-  std::map<std::vector<int64_t>, uint32_t> shape_index_;
+  std::vector<int64_t> shape_data_;   // shape id s: [s·R_, s·R_ + R_)
+  uint32_t shape_count_ = 0;
+  std::vector<uint32_t> shape_slots_;  // open addressing: 1 + shape id, 0 = empty; at most half full
+  std::vector<int64_t> task_;          // Submit's scratch shape (R_)
 
   // While Write runs: jobs_[write_at_, write_end_) are not written yet; the
   // fields a task event changes of a record among them are copied into
-  // saved_ before its first change (saved_at_[k]: 1 + its index in saved_,
-  // 0 = not copied). 24 bytes a copy, at most one a job, in blocks (a
-  // deque: no doubling), and 4 bytes a job while a write runs.
+  // saved_ before its first change, and the record marked (Job::saved;
+  // saved_at_[k]: 1 + its index in saved_, read only for a marked record,
+  // so an event reads nothing but its record; Write clears the mark as it
+  // passes the record). 24 bytes a copy, at most one a job (reserved for
+  // one a job: no doubling, and only what is used is touched), and 4 bytes
+  // a job while a write runs; in huge pages, as saves come in random order.
   struct Saved {
     int64_t tasks, allocated;
     JobState state;
@@ -149,9 +177,9 @@ class CheckpointImage {
   };
   bool writing_ = false;
   size_t write_at_ = 0, write_end_ = 0;
-  std::vector<uint32_t> saved_at_;
-  std::deque<Saved> saved_;
-  void SaveBeforeChange(const Job& j);
+  HugeVector<uint32_t> saved_at_;
+  HugeVector<Saved> saved_;
+  void SaveBeforeChange(Job& j);
 };
 
 }  // namespace hdrf::storage
