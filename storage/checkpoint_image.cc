@@ -85,13 +85,16 @@ void CheckpointImage::RebuildQueues() {
 Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uint32_t leaf,
                                const int64_t* task, int64_t tasks, int64_t min_available, double weight,
                                uint64_t seq, int64_t allocated, JobState state) {
-  if (seq >= (uint64_t{1} << 40) || (seq < by_seq_.size() && by_seq_[seq] != kNoJob))
+  size_t taken = 0;
+  if (seq >= (uint64_t{1} << 40) || IndexOf(seq, &taken))
     return Status::Internal("checkpoint image: job " + std::string(name) + ": submission number " +
                             std::to_string(seq) + " is taken or out of range");
   if (!jobs_.empty() && seq <= jobs_.back().seq)
     return Status::Internal("checkpoint image: job " + std::string(name) + " out of submission order");
-  if (by_seq_.size() <= seq) by_seq_.resize(std::max<size_t>(seq + 1, by_seq_.size() * 3 / 2), kNoJob);
-  by_seq_[seq] = static_cast<uint32_t>(jobs_.size());
+  const size_t b = seq >> 6;
+  if (by_seq_.size() <= b) by_seq_.resize(std::max<size_t>(b + 1, by_seq_.size() * 3 / 2));
+  if (by_seq_[b].has == 0) by_seq_[b].first = jobs_.size();  // its records follow (submission order)
+  by_seq_[b].has |= uint64_t{1} << (seq & 63);
   if (name.size() > UINT32_MAX)
     return Status::Internal("checkpoint image: a job name of " + std::to_string(name.size()) + " bytes");
   Job j;
@@ -113,8 +116,8 @@ Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uin
 }
 
 CheckpointImage::Job* CheckpointImage::Find(uint64_t seq) {
-  if (seq >= by_seq_.size() || by_seq_[seq] == kNoJob) return nullptr;
-  return &jobs_[by_seq_[seq]];
+  size_t k = 0;
+  return IndexOf(seq, &k) ? &jobs_[k] : nullptr;
 }
 
 void CheckpointImage::Change(Job& j, int64_t d_alloc, int64_t d_tasks) {
@@ -184,10 +187,12 @@ void CheckpointImage::Compact() {
   HugeVector<Job> live;
   live.reserve(jobs_.size() - dead_);
   std::string names;
-  std::fill(by_seq_.begin(), by_seq_.end(), kNoJob);
+  std::fill(by_seq_.begin(), by_seq_.end(), SeqBlock());
   for (Job& j : jobs_) {
     if (!j.alive) continue;
-    by_seq_[j.seq] = static_cast<uint32_t>(live.size());
+    SeqBlock& b = by_seq_[j.seq >> 6];
+    if (b.has == 0) b.first = live.size();
+    b.has |= uint64_t{1} << (j.seq & 63);
     const uint64_t at = names.size();
     names.append(NameOf(j));
     j.name_at = at;
@@ -196,6 +201,29 @@ void CheckpointImage::Compact() {
   jobs_.swap(live);
   job_names_.swap(names);
   dead_ = 0;
+}
+
+bool CheckpointImage::ApplyTask(Job& j, const LogOp& op) {
+  using T = Event::Type;
+  switch (op.type) {
+    case T::kAllocate:
+    case T::kRelease:
+    case T::kFinish:
+    case T::kRemove: break;
+    default: return false;
+  }
+  if (writing_) SaveBeforeChange(j);
+  if (op.type == T::kAllocate) Change(j, op.n, 0);
+  else if (op.type == T::kRelease) Change(j, -op.n, 0);
+  else if (op.type == T::kFinish) Change(j, -op.n, -op.n);
+  else {
+    Change(j, -j.allocated, -j.tasks);
+    j.alive = false;  // its record (by_seq_) and name (job_names_) stay until Compact
+    // Not while a Write runs: Compact moves the records it reads.
+    ++dead_;
+    if (!writing_ && WantsCompact()) Compact();
+  }
+  return true;
 }
 
 Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
@@ -214,18 +242,7 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
     case T::kFinish:
     case T::kRemove: {
       HDRF_ASSIGN_OR_RETURN(Job * j, job(op.job_seq));
-      if (writing_) SaveBeforeChange(*j);
-      if (op.type == T::kAllocate) Change(*j, op.n, 0);
-      else if (op.type == T::kRelease) Change(*j, -op.n, 0);
-      else if (op.type == T::kFinish) Change(*j, -op.n, -op.n);
-      else {
-        Change(*j, -j->allocated, -j->tasks);
-        j->alive = false;  // its name stays in job_names_ until Compact
-        by_seq_[j->seq] = kNoJob;
-        // Not while a Write runs: Compact moves the records it reads.
-        ++dead_;
-        if (!writing_ && WantsCompact()) Compact();
-      }
+      ApplyTask(*j, op);
       return Status::Ok();
     }
     default: break;
@@ -260,24 +277,26 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
 }
 
 Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t end, size_t* failed) {
-  // Two stages: the by_seq_ entry of the event kFar ahead, the job record
-  // of the event kNear ahead (its by_seq_ entry prefetched before), and
-  // while a Write runs its saved_at_ entry (SaveBeforeChange may set it).
+  // Two stages: the by_seq_ block of the event kFar ahead, the job record
+  // of the event kNear ahead (its block prefetched before).
   constexpr size_t kFar = 16, kNear = 8;
   auto task_seq = [&](size_t k) -> uint64_t {
     const LogOp& op = batch.ops[k];
-    return op.full == kNoFull && op.job_seq < by_seq_.size() ? op.job_seq : 0;
+    return op.full == kNoFull && (op.job_seq >> 6) < by_seq_.size() ? op.job_seq : 0;
   };
   for (size_t i = begin; i < end; ++i) {
     if (i + kFar < end) {
-      if (const uint64_t seq = task_seq(i + kFar)) __builtin_prefetch(&by_seq_[seq]);
+      if (const uint64_t seq = task_seq(i + kFar)) __builtin_prefetch(&by_seq_[seq >> 6]);
     }
     if (i + kNear < end) {
-      if (const uint64_t seq = task_seq(i + kNear); seq && by_seq_[seq] != kNoJob) {
-        const uint32_t k = by_seq_[seq];
-        __builtin_prefetch(&jobs_[k], 1);
-        if (k >= write_at_ && k < saved_at_.size()) __builtin_prefetch(&saved_at_[k], 1);
-      }
+      size_t k = 0;
+      if (const uint64_t seq = task_seq(i + kNear); seq && IndexOf(seq, &k)) __builtin_prefetch(&jobs_[k], 1);
+    }
+    // A task event on a live job without a Status; anything else (and
+    // any error) through Apply.
+    if (const LogOp& op = batch.ops[i]; op.full == kNoFull) {
+      size_t k = 0;
+      if (IndexOf(op.job_seq, &k) && jobs_[k].alive && ApplyTask(jobs_[k], op)) continue;
     }
     if (Status s = Apply(batch, i); !s.ok()) {
       *failed = i;
@@ -290,9 +309,10 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
 void CheckpointImage::SaveBeforeChange(Job& j) {
   if (j.saved) return;
   const size_t k = static_cast<size_t>(&j - jobs_.data());
-  if (k < write_at_ || k >= write_end_ || k >= saved_at_.size()) return;
-  saved_.push_back({j.tasks, j.allocated, j.state, j.alive});
-  saved_at_[k] = static_cast<uint32_t>(saved_.size());
+  if (k < write_at_ || k >= write_end_ || saved_.empty()) return;
+  std::unique_ptr<std::deque<Saved>>& window = saved_[k / every_];
+  if (!window) window = std::make_unique<std::deque<Saved>>();
+  window->push_back({j.tasks, j.allocated, static_cast<uint32_t>(k), j.state, j.alive});
   j.saved = true;
 }
 
@@ -308,23 +328,29 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   writing_ = true;
   write_at_ = 0;
   write_end_ = jobs_.size();
+  every_ = std::max<size_t>(every_jobs, 1);
   saved_.clear();
-  if (between) saved_.reserve(write_end_);
-  saved_at_.assign(between ? write_end_ : 0, 0);
+  saved_.resize(between ? (write_end_ + every_ - 1) / every_ : 0);
+  window_at_.assign(between ? std::min(every_, write_end_) : 0, 0);
   auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
     JobFields f;
-    const size_t every = std::max<size_t>(every_jobs, 1);
-    constexpr size_t kAhead = 16;  // saved copies are in change order: prefetched
-    for (size_t k = 0, next_between = every; k < write_end_; ++k) {
-      if (between && k == next_between) {
-        between();
-        next_between += every;
+    const std::deque<Saved>* window = nullptr;  // the copies of jobs_[start, start + every_)
+    for (size_t k = 0, start = 0; k < write_end_; ++k) {
+      if (k == start + every_ || k == 0) {  // a window starts
+        if (k > 0) start = k;
+        if (between) {
+          if (k > 0) {
+            saved_[k / every_ - 1].reset();
+            between();
+          }
+          window = saved_[k / every_].get();
+          for (size_t i = 0; window && i < window->size(); ++i)
+            window_at_[(*window)[i].k - start] = static_cast<uint32_t>(i);
+        }
       }
-      if (k + kAhead < write_end_ && jobs_[k + kAhead].saved)
-        __builtin_prefetch(&saved_[saved_at_[k + kAhead] - 1]);
       Job j = jobs_[k];
       if (j.saved) {
-        const Saved& was = saved_[saved_at_[k] - 1];
+        const Saved& was = (*window)[window_at_[k - start]];
         j.tasks = was.tasks;
         j.allocated = was.allocated;
         j.state = was.state;
@@ -352,8 +378,8 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   Status s = WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
   for (size_t k = write_at_; k < write_end_; ++k) jobs_[k].saved = false;  // a write that failed part way
   writing_ = false;
-  HugeVector<Saved>().swap(saved_);
-  HugeVector<uint32_t>().swap(saved_at_);
+  std::vector<std::unique_ptr<std::deque<Saved>>>().swap(saved_);
+  std::vector<uint32_t>().swap(window_at_);
   if (WantsCompact()) Compact();  // removals during the write waited
   return s;
 }

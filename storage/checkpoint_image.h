@@ -24,6 +24,7 @@
 #define HDRF_STORAGE_CHECKPOINT_IMAGE_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string_view>
 #include <memory>
@@ -123,6 +124,9 @@ class CheckpointImage {
                 int64_t tasks, int64_t min_available, double weight, uint64_t seq, int64_t allocated,
                 JobState state);
   Job* Find(uint64_t seq);
+  // Applies task event `op` (allocate, release, finish, remove) to its
+  // live job `j`; false (nothing done) for another type.
+  bool ApplyTask(Job& j, const LogOp& op);
   // Tree::ChangeAllocation's effect on the fields a checkpoint holds.
   void Change(Job& j, int64_t d_alloc, int64_t d_tasks);
   StatusOr<uint32_t> Admit(const std::string& path);
@@ -152,8 +156,30 @@ class CheckpointImage {
   HugeVector<Job> jobs_;         // in submission order; removed ones until Compact
   std::string job_names_;        // the jobs' names, back to back (removed ones until Compact)
   size_t dead_ = 0;              // removed jobs still in jobs_
-  HugeVector<uint32_t> by_seq_;  // submission number -> index in jobs_, or kNoJob
-  static constexpr uint32_t kNoJob = UINT32_MAX;
+  // Submission number -> record: block seq / 64 holds the index in jobs_
+  // of its first record and a bit for each of its 64 numbers that has a
+  // record (live, or removed until Compact); the records of a block are
+  // consecutive in jobs_ (submission order). 16 bytes per 64 numbers, so
+  // the table stays in cache where a 4-byte entry a number did not.
+  struct SeqBlock {
+    uint64_t first = 0;  // index in jobs_ of the block's first record
+    uint64_t has = 0;    // bit s % 64: number s has a record
+  };
+  std::vector<SeqBlock> by_seq_;
+  // The index in jobs_ of number `seq`'s record, if it has one.
+  bool IndexOf(uint64_t seq, size_t* k) const {
+    const uint64_t b = seq >> 6, bit = uint64_t{1} << (seq & 63);
+    if (b >= by_seq_.size() || (by_seq_[b].has & bit) == 0) return false;
+    *k = by_seq_[b].first + Popcount(by_seq_[b].has & (bit - 1));
+    return true;
+  }
+  // Set bits of x, inline (without -mpopcnt the builtin is a libgcc call).
+  static size_t Popcount(uint64_t x) {
+    x -= (x >> 1) & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return static_cast<size_t>((x * 0x0101010101010101ull) >> 56);
+  }
   std::vector<std::string> users_, paths_;
   engine::JobIndex user_index_, path_index_;  // users_, paths_ by name (no copy of the key)
   std::vector<int> path_queue_;  // paths_ -> queues_ index (-1: gone)
@@ -163,22 +189,25 @@ class CheckpointImage {
   std::vector<int64_t> task_;          // Submit's scratch shape (R_)
 
   // While Write runs: jobs_[write_at_, write_end_) are not written yet; the
-  // fields a task event changes of a record among them are copied into
-  // saved_ before its first change, and the record marked (Job::saved;
-  // saved_at_[k]: 1 + its index in saved_, read only for a marked record,
-  // so an event reads nothing but its record; Write clears the mark as it
-  // passes the record). 24 bytes a copy, at most one a job (reserved for
-  // one a job: no doubling, and only what is used is touched), and 4 bytes
-  // a job while a write runs; in huge pages, as saves come in random order.
+  // fields a task event changes of a record among them are copied before
+  // its first change, and the record marked (Job::saved, so an event reads
+  // nothing but its record). Write calls `between` (which applies events)
+  // only as it starts a window of every_ records, so a window's copies are
+  // all made before Write reaches it: they go to saved_[k / every_], and
+  // Write indexes a window's copies (window_at_) as it starts it, frees them
+  // as it leaves it, and clears the marks as it passes the records. 24
+  // bytes a copy, at most one a job, in blocks (deques: no doubling).
   struct Saved {
     int64_t tasks, allocated;
+    uint32_t k;  // index in jobs_
     JobState state;
     bool alive;
   };
+  static_assert(sizeof(Saved) == 24);
   bool writing_ = false;
-  size_t write_at_ = 0, write_end_ = 0;
-  HugeVector<uint32_t> saved_at_;
-  HugeVector<Saved> saved_;
+  size_t write_at_ = 0, write_end_ = 0, every_ = 1;
+  std::vector<std::unique_ptr<std::deque<Saved>>> saved_;  // by window, made on its first copy
+  std::vector<uint32_t> window_at_;  // Write: record k - window start -> its copy in the window's deque
   void SaveBeforeChange(Job& j);
 };
 
