@@ -72,6 +72,8 @@ void CheckpointImage::RebuildQueues() {
       queues_[static_cast<size_t>(q.parent)].children.push_back(static_cast<int>(i));
     }
   }
+  queue_leaf_.assign(specs_.size(), 0);
+  for (size_t i = 0; i < specs_.size(); ++i) queue_leaf_[i] = queues_[i].children.empty();
   for (const Job& j : jobs_) {
     if (!j.alive || j.allocated == 0) continue;
     const int64_t* t = ShapeOf(j.task);
@@ -157,6 +159,7 @@ StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) {
     if (id == engine::JobIndex::kEmpty || path_queue_[id] < 0)
       return Status::Internal("checkpoint image: no queue " + path);
     q = path_queue_[id];
+    if (queue_leaf_[static_cast<size_t>(q)]) return id;  // its own path (queue_path_[q])
   }
   if (!queues_[q].children.empty()) FlushUsage();
   while (!queues_[q].children.empty()) {

@@ -150,6 +150,7 @@ class CheckpointImage {
   std::vector<uint8_t> is_dirty_;        // queues_ -> whether in dirty_
   std::vector<int> dirty_;               // queues whose pending_ may be nonzero
   std::vector<uint32_t> queue_path_;     // queues_ -> paths_ id
+  std::vector<uint8_t> queue_leaf_;      // queues_ -> whether it has no children (Admit's case, compact)
   std::vector<int64_t> total_;
   uint64_t next_seq_ = 1;
 

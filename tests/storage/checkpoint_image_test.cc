@@ -226,7 +226,9 @@ TEST(CheckpointImage, CopiesMadeAsTheWriteReachesTheirWindow) {
     e.job.task = {{it.names[0], 1}};
     seqs.push_back(t.next_seq());
     ASSERT_TRUE(it.Apply(e));
-    if (i % 3 == 0) ASSERT_TRUE(it.Apply(Event::Allocate(seqs.back(), 1)));
+    if (i % 3 == 0) {
+      ASSERT_TRUE(it.Apply(Event::Allocate(seqs.back(), 1)));
+    }
   }
   const uint64_t at = it.batch.last_seq();
   ASSERT_TRUE(storage::WriteCheckpoint(*it.from_tree, t, at, it.names).ok());
