@@ -74,7 +74,8 @@ void CheckpointImage::RebuildQueues() {
   }
   queue_leaf_.assign(specs_.size(), 0);
   for (size_t i = 0; i < specs_.size(); ++i) queue_leaf_[i] = queues_[i].children.empty();
-  for (const Job& j : jobs_) {
+  for (size_t k = 0; k < jobs_.size(); ++k) {
+    const Job& j = jobs_[k];
     if (!j.alive || j.allocated == 0) continue;
     const int64_t* t = ShapeOf(j.task);
     for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent) {
@@ -115,11 +116,6 @@ Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uin
   if (allocated != 0) Change(jobs_.back(), allocated, 0);
   jobs_.back().state = state;  // as recorded
   return Status::Ok();
-}
-
-CheckpointImage::Job* CheckpointImage::Find(uint64_t seq) {
-  size_t k = 0;
-  return IndexOf(seq, &k) ? &jobs_[k] : nullptr;
 }
 
 void CheckpointImage::Change(Job& j, int64_t d_alloc, int64_t d_tasks) {
@@ -187,11 +183,11 @@ Status CheckpointImage::Submit(const JobSpec& spec) {
 }
 
 void CheckpointImage::Compact() {
-  HugeVector<Job> live;
-  live.reserve(jobs_.size() - dead_);
+  JobTable live;
   std::string names;
   std::fill(by_seq_.begin(), by_seq_.end(), SeqBlock());
-  for (Job& j : jobs_) {
+  for (size_t k = 0; k < jobs_.size(); ++k) {
+    Job& j = jobs_[k];
     if (!j.alive) continue;
     SeqBlock& b = by_seq_[j.seq >> 6];
     if (b.has == 0) b.first = live.size();
@@ -206,7 +202,7 @@ void CheckpointImage::Compact() {
   dead_ = 0;
 }
 
-bool CheckpointImage::ApplyTask(Job& j, const LogOp& op) {
+bool CheckpointImage::ApplyTask(size_t k, const LogOp& op) {
   using T = Event::Type;
   switch (op.type) {
     case T::kAllocate:
@@ -215,7 +211,8 @@ bool CheckpointImage::ApplyTask(Job& j, const LogOp& op) {
     case T::kRemove: break;
     default: return false;
   }
-  if (writing_) SaveBeforeChange(j);
+  Job& j = jobs_[k];
+  if (writing_) SaveBeforeChange(k);
   if (op.type == T::kAllocate) Change(j, op.n, 0);
   else if (op.type == T::kRelease) Change(j, -op.n, 0);
   else if (op.type == T::kFinish) Change(j, -op.n, -op.n);
@@ -232,20 +229,20 @@ bool CheckpointImage::ApplyTask(Job& j, const LogOp& op) {
 Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
   using T = Event::Type;
   const LogOp& op = batch.ops[i];
-  auto job = [&](uint64_t seq) -> StatusOr<Job*> {
-    Job* j = Find(seq);
-    if (!j || !j->alive)
+  auto job = [&](uint64_t seq) -> StatusOr<size_t> {  // the live job's index in jobs_
+    size_t k = 0;
+    if (!IndexOf(seq, &k) || !jobs_[k].alive)
       return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) +
                               ": no job #" + std::to_string(seq));
-    return j;
+    return k;
   };
   switch (op.type) {
     case T::kAllocate:
     case T::kRelease:
     case T::kFinish:
     case T::kRemove: {
-      HDRF_ASSIGN_OR_RETURN(Job * j, job(op.job_seq));
-      ApplyTask(*j, op);
+      HDRF_ASSIGN_OR_RETURN(size_t k, job(op.job_seq));
+      ApplyTask(k, op);
       return Status::Ok();
     }
     default: break;
@@ -259,12 +256,12 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
   switch (e.type) {
     case T::kSubmit: return Submit(e.job);
     case T::kApplyPlan: {
-      HDRF_ASSIGN_OR_RETURN(Job * waiting, job(e.job_seq));
+      HDRF_ASSIGN_OR_RETURN(size_t waiting, job(e.job_seq));
       for (const Event::Victim& v : e.victims) {
-        HDRF_ASSIGN_OR_RETURN(Job * victim, job(v.job_seq));
-        Change(*victim, -v.tasks, 0);
+        HDRF_ASSIGN_OR_RETURN(size_t victim, job(v.job_seq));
+        Change(jobs_[victim], -v.tasks, 0);
       }
-      Change(*waiting, e.n, 0);
+      Change(jobs_[waiting], e.n, 0);
       return Status::Ok();
     }
     default: {
@@ -299,7 +296,7 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
     // any error) through Apply.
     if (const LogOp& op = batch.ops[i]; op.full == kNoFull) {
       size_t k = 0;
-      if (IndexOf(op.job_seq, &k) && jobs_[k].alive && ApplyTask(jobs_[k], op)) continue;
+      if (IndexOf(op.job_seq, &k) && jobs_[k].alive && ApplyTask(k, op)) continue;
     }
     if (Status s = Apply(batch, i); !s.ok()) {
       *failed = i;
@@ -309,9 +306,9 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
   return Status::Ok();
 }
 
-void CheckpointImage::SaveBeforeChange(Job& j) {
+void CheckpointImage::SaveBeforeChange(size_t k) {
+  Job& j = jobs_[k];
   if (j.saved) return;
-  const size_t k = static_cast<size_t>(&j - jobs_.data());
   if (k < write_at_ || k >= write_end_ || saved_.empty()) return;
   std::unique_ptr<std::deque<Saved>>& window = saved_[k / every_];
   if (!window) window = std::make_unique<std::deque<Saved>>();
@@ -408,7 +405,6 @@ StatusOr<std::unique_ptr<CheckpointImage>> CheckpointImage::Load(const Store& st
   for (const QueueSpec& q : header->queues) Intern(im->path_index_, im->paths_, q.path);
   im->RebuildQueues();
   im->next_seq_ = header->next_seq;
-  im->jobs_.reserve(std::min<uint64_t>(header->job_count, uint64_t{1} << 26));
   for (uint32_t c = 0; c < header->chunk_count; ++c) {
     const std::string ckey = "store " + dir + ": key " + KeyToString(ChunkKey(S, c));
     auto v = store.Get(ChunkKey(S, c));

@@ -9,7 +9,7 @@
 // Per job it keeps only the fields of a checkpoint record (name, user,
 // leaf, task shape, counts, weight, submission number, state; users, leaves
 // and task shapes shared), 64 bytes a job (one cache line: the records are
-// 64-byte aligned, in huge pages) and its name instead of a tree's
+// 64-byte aligned, in huge-page chunks that never move) and its name instead of a tree's
 // indexes, heaps and views. Queue events and capacity changes go to a tree
 // without jobs (their rules and the checkpoint's queue list). Per queue it
 // keeps the usage, for the leaf a Submit to an inner queue is placed in
@@ -28,6 +28,7 @@
 #include <functional>
 #include <string_view>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,41 @@ class CheckpointImage {
     double weight = 1;
     QueueState state = QueueState::kOpen;
   };
-  template <class T>
-  using HugeVector = std::vector<T, engine::HugeAlloc<T>>;
+  // The job records, in chunks of 4 MiB (kChunkJobs records, in huge
+  // pages where the kernel allows: engine::HugeAlloc, as an event's record
+  // is a random access): growing adds a chunk and never moves a record (a
+  // vector doubled, copied them and held both copies while it grew), and
+  // record k is a shift and a mask away.
+  class JobTable {
+   public:
+    static constexpr size_t kShift = 16, kChunkJobs = size_t{1} << kShift;
+    JobTable() = default;
+    JobTable(const JobTable&) = delete;
+    JobTable& operator=(const JobTable&) = delete;
+    ~JobTable() {
+      for (Job* c : chunks_) engine::HugeAlloc<Job>().deallocate(c, kChunkJobs);
+    }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    Job& operator[](size_t k) { return chunks_[k >> kShift][k & (kChunkJobs - 1)]; }
+    const Job& operator[](size_t k) const { return chunks_[k >> kShift][k & (kChunkJobs - 1)]; }
+    Job& back() { return (*this)[size_ - 1]; }
+    const Job& back() const { return (*this)[size_ - 1]; }
+    void push_back(const Job& j) {
+      if (size_ == chunks_.size() * kChunkJobs)
+        chunks_.push_back(engine::HugeAlloc<Job>().allocate(kChunkJobs));
+      ::new (&(*this)[size_]) Job(j);
+      ++size_;
+    }
+    void swap(JobTable& o) noexcept {
+      chunks_.swap(o.chunks_);
+      std::swap(size_, o.size_);
+    }
+
+   private:
+    std::vector<Job*> chunks_;
+    size_t size_ = 0;
+  };
 
   CheckpointImage(std::vector<std::string> names, std::unique_ptr<engine::Tree> queues)
       : names_(std::move(names)), R_(names_.size()), qtree_(std::move(queues)) {}
@@ -123,10 +157,9 @@ class CheckpointImage {
   Status AddJob(std::string_view name, std::string_view user, uint32_t leaf, const int64_t* task,
                 int64_t tasks, int64_t min_available, double weight, uint64_t seq, int64_t allocated,
                 JobState state);
-  Job* Find(uint64_t seq);
   // Applies task event `op` (allocate, release, finish, remove) to its
-  // live job `j`; false (nothing done) for another type.
-  bool ApplyTask(Job& j, const LogOp& op);
+  // live job jobs_[k]; false (nothing done) for another type.
+  bool ApplyTask(size_t k, const LogOp& op);
   // Tree::ChangeAllocation's effect on the fields a checkpoint holds.
   void Change(Job& j, int64_t d_alloc, int64_t d_tasks);
   StatusOr<uint32_t> Admit(const std::string& path);
@@ -154,7 +187,7 @@ class CheckpointImage {
   std::vector<int64_t> total_;
   uint64_t next_seq_ = 1;
 
-  HugeVector<Job> jobs_;         // in submission order; removed ones until Compact
+  JobTable jobs_;                // in submission order; removed ones until Compact
   std::string job_names_;        // the jobs' names, back to back (removed ones until Compact)
   size_t dead_ = 0;              // removed jobs still in jobs_
   // Submission number -> record: block seq / 64 holds the index in jobs_
@@ -209,7 +242,7 @@ class CheckpointImage {
   size_t write_at_ = 0, write_end_ = 0, every_ = 1;
   std::vector<std::unique_ptr<std::deque<Saved>>> saved_;  // by window, made on its first copy
   std::vector<uint32_t> window_at_;  // Write: record k - window start -> its copy in the window's deque
-  void SaveBeforeChange(Job& j);
+  void SaveBeforeChange(size_t k);
 };
 
 }  // namespace hdrf::storage

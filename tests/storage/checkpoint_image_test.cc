@@ -149,6 +149,37 @@ TEST(CheckpointImage, CompactionKeepsNames) {
   EXPECT_EQ(t.job_count(), 600u);
 }
 
+// More jobs than one chunk of records holds (CheckpointImage keeps them in
+// chunks of 65,536), and a compaction that moves them across chunks: the
+// checkpoints are still the tree's.
+TEST(CheckpointImage, RecordsAcrossChunks) {
+  TempDir dir("image_chunks");
+  ImageAndTree it;
+  ASSERT_NO_FATAL_FAILURE(MakeImageAndTree(dir, &it));
+  engine::Tree& t = *it.tree;
+  const std::string leaf = t.QueueSpecs().back().path;
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 80000; ++i) {
+    Event e;
+    e.type = Event::Type::kSubmit;
+    e.job.name = "c" + std::to_string(i);
+    e.job.queue = leaf;
+    e.job.tasks = 2;
+    e.job.task = {{it.names[0], 1}};
+    seqs.push_back(t.next_seq());
+    ASSERT_TRUE(it.Apply(e));
+  }
+  for (size_t i = 0; i < seqs.size(); i += 97) (void)it.Apply(Event::Allocate(seqs[i], 1));
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    if (i % 3 != 0) {
+      ASSERT_TRUE(it.Apply(Event::Remove(seqs[i])));
+    }
+  }
+  for (size_t i = 0; i < seqs.size(); i += 51) (void)it.Apply(Event::Allocate(seqs[i], 1));
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
+}
+
 // Task events applied while a checkpoint is being written (the journal's
 // checkpoint thread does this between chunks): the checkpoint still holds
 // the state at its event, byte for byte the tree's at that event, and the
