@@ -9,11 +9,13 @@
 // Per job it keeps only the fields of a checkpoint record (name, user,
 // leaf, task shape, counts, weight, submission number, state; users, leaves
 // and task shapes shared), 64 bytes a job (one cache line: the records are
-// 64-byte aligned, in huge-page chunks that never move) and its name instead of a tree's
-// indexes, heaps and views. Queue events and capacity changes go to a tree
-// without jobs (their rules and the checkpoint's queue list). Per queue it
-// keeps the usage, for the leaf a Submit to an inner queue is placed in
-// (engine/admission.h, the rule Tree::Admit uses).
+// 64-byte aligned, in huge-page chunks that never move) and its name
+// instead of a tree's indexes, heaps and views. Queue events and capacity
+// changes go to a tree without jobs (their rules and the checkpoint's queue
+// list). Per queue it keeps the usage (task events add to their own queue's
+// pending part, carried up to the ancestors when needed), for the leaf a
+// Submit to an inner queue is placed in (engine/admission.h, the rule
+// Tree::Admit uses).
 //
 // Only for a store without the enqueue gate (Supports): the gate admits
 // Pending jobs by cluster-wide sums that only a tree keeps. Without it a
