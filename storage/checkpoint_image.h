@@ -25,6 +25,7 @@
 #ifndef HDRF_STORAGE_CHECKPOINT_IMAGE_H_
 #define HDRF_STORAGE_CHECKPOINT_IMAGE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -102,9 +103,11 @@ class CheckpointImage {
   };
   // The job records, in chunks of 4 MiB (kChunkJobs records, in huge
   // pages where the kernel allows: engine::HugeAlloc, as an event's record
-  // is a random access): growing adds a chunk and never moves a record (a
-  // vector doubled, copied them and held both copies while it grew), and
-  // record k is a shift and a mask away.
+  // is a random access): past the first chunk, growing adds a chunk and
+  // never moves a record (a vector doubled, copied them and held both
+  // copies while it grew), and record k is a shift and a mask away. The
+  // first chunk starts at 64 records and doubles up to a whole one, so a
+  // small image stays small.
   class JobTable {
    public:
     static constexpr size_t kShift = 16, kChunkJobs = size_t{1} << kShift;
@@ -112,7 +115,7 @@ class CheckpointImage {
     JobTable(const JobTable&) = delete;
     JobTable& operator=(const JobTable&) = delete;
     ~JobTable() {
-      for (Job* c : chunks_) engine::HugeAlloc<Job>().deallocate(c, kChunkJobs);
+      for (size_t c = 0; c < chunks_.size(); ++c) Alloc().deallocate(chunks_[c], c == 0 ? first_cap_ : kChunkJobs);
     }
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
@@ -121,19 +124,34 @@ class CheckpointImage {
     Job& back() { return (*this)[size_ - 1]; }
     const Job& back() const { return (*this)[size_ - 1]; }
     void push_back(const Job& j) {
-      if (size_ == chunks_.size() * kChunkJobs)
-        chunks_.push_back(engine::HugeAlloc<Job>().allocate(kChunkJobs));
+      if (chunks_.empty() || (chunks_.size() == 1 && size_ == first_cap_ && first_cap_ < kChunkJobs)) {
+        const size_t cap = chunks_.empty() ? 64 : first_cap_ * 2;
+        Job* first = Alloc().allocate(cap);
+        if (!chunks_.empty()) {
+          std::uninitialized_copy_n(chunks_[0], size_, first);
+          Alloc().deallocate(chunks_[0], first_cap_);
+          chunks_[0] = first;
+        } else {
+          chunks_.push_back(first);
+        }
+        first_cap_ = cap;
+      } else if (size_ == chunks_.size() * kChunkJobs) {
+        chunks_.push_back(Alloc().allocate(kChunkJobs));
+      }
       ::new (&(*this)[size_]) Job(j);
       ++size_;
     }
     void swap(JobTable& o) noexcept {
       chunks_.swap(o.chunks_);
       std::swap(size_, o.size_);
+      std::swap(first_cap_, o.first_cap_);
     }
 
    private:
+    using Alloc = engine::HugeAlloc<Job>;
     std::vector<Job*> chunks_;
     size_t size_ = 0;
+    size_t first_cap_ = 0;  // records chunks_[0] holds: 64, 128, ... kChunkJobs
   };
 
   CheckpointImage(std::vector<std::string> names, std::unique_ptr<engine::Tree> queues)
