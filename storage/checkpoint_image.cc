@@ -8,63 +8,96 @@
 
 namespace hdrf::storage {
 
-uint32_t CheckpointImage::Intern(std::unordered_map<std::string, uint32_t>& index,
-                                 std::vector<std::string>& values, std::string_view v) {
-  auto [it, added] = index.try_emplace(std::string(v), static_cast<uint32_t>(values.size()));
-  if (added) values.emplace_back(v);
-  return it->second;
+uint32_t CheckpointImage::Intern(engine::JobIndex& index, std::vector<std::string>& values, std::string_view v) {
+  if (const uint32_t id = Lookup(index, values, v); id != engine::JobIndex::kEmpty) return id;
+  const auto id = static_cast<uint32_t>(values.size());
+  values.emplace_back(v);
+  index.Insert(engine::JobIndex::HashName(v), id);
+  return id;
+}
+
+uint64_t CheckpointImage::HashShape(const int64_t* task) const {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (size_t r = 0; r < R_; ++r) {
+    h ^= static_cast<uint64_t>(task[r]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+  }
+  return h ^ (h >> 29);
 }
 
 uint32_t CheckpointImage::InternShape(const int64_t* task) {
-  std::vector<int64_t> shape(task, task + R_);
-  auto [it, added] = shape_index_.try_emplace(shape, static_cast<uint32_t>(shapes_.size()));
-  if (added) shapes_.push_back(std::move(shape));
-  return it->second;
+  if ((size_t{shape_count_} + 1) * 2 > shape_slots_.size()) {  // grow ×2, re-place every shape
+    std::vector<uint32_t> slots(std::max<size_t>(64, shape_slots_.size() * 2), 0);
+    const size_t mask = slots.size() - 1;
+    for (uint32_t s = 0; s < shape_count_; ++s) {
+      size_t i = HashShape(ShapeOf(s)) & mask;
+      while (slots[i] != 0) i = (i + 1) & mask;
+      slots[i] = s + 1;
+    }
+    shape_slots_.swap(slots);
+  }
+  const size_t mask = shape_slots_.size() - 1;
+  for (size_t i = HashShape(task) & mask;; i = (i + 1) & mask) {
+    const uint32_t s = shape_slots_[i];
+    if (s == 0) {
+      shape_data_.insert(shape_data_.end(), task, task + R_);
+      shape_slots_[i] = ++shape_count_;
+      return shape_count_ - 1;
+    }
+    if (std::equal(task, task + R_, ShapeOf(s - 1))) return s - 1;
+  }
 }
 
 void CheckpointImage::RebuildQueues() {
   specs_ = qtree_->QueueSpecs();
   total_ = qtree_->total();
   queues_.assign(specs_.size(), Queue());
-  queue_index_.clear();
+  usage_.assign(specs_.size() * R_, 0);
+  pending_.assign(specs_.size() * R_, 0);
+  is_dirty_.assign(specs_.size(), 0);
+  dirty_.clear();
+  // Every queue's path has an id (Admit answers with the leaf's).
+  queue_path_.assign(specs_.size(), 0);
+  for (size_t i = 0; i < specs_.size(); ++i) queue_path_[i] = Intern(path_index_, paths_, specs_[i].path);
+  path_queue_.assign(paths_.size(), -1);
+  for (size_t i = 0; i < specs_.size(); ++i) path_queue_[queue_path_[i]] = static_cast<int>(i);
   for (size_t i = 0; i < specs_.size(); ++i) {
     const QueueSpec& s = specs_[i];
-    queue_index_.emplace(s.path, static_cast<int>(i));
     Queue& q = queues_[i];
     q.weight = s.weight;
     q.state = s.state;
-    q.usage.assign(R_, 0);
     const size_t slash = s.path.rfind('/');
-    if (slash != std::string::npos) {
-      q.parent = queue_index_.at(s.path.substr(0, slash));  // path order: parents first
-      queues_[q.parent].children.push_back(static_cast<int>(i));
+    if (slash != std::string::npos) {  // the tree has every queue's parent
+      q.parent = path_queue_.at(Lookup(path_index_, paths_, std::string_view(s.path).substr(0, slash)));
+      queues_[static_cast<size_t>(q.parent)].children.push_back(static_cast<int>(i));
     }
   }
-  // Every queue's path has an id (Admit answers with the leaf's).
-  for (const QueueSpec& q : specs_) Intern(path_index_, paths_, q.path);
-  path_queue_.assign(paths_.size(), -1);
-  for (size_t p = 0; p < paths_.size(); ++p) {
-    auto it = queue_index_.find(paths_[p]);
-    if (it != queue_index_.end()) path_queue_[p] = it->second;
-  }
-  for (const Job& j : jobs_) {
+  queue_leaf_.assign(specs_.size(), 0);
+  for (size_t i = 0; i < specs_.size(); ++i) queue_leaf_[i] = queues_[i].children.empty();
+  for (size_t k = 0; k < jobs_.size(); ++k) {
+    const Job& j = jobs_[k];
     if (!j.alive || j.allocated == 0) continue;
-    const int64_t* t = shapes_[j.task].data();
-    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent)
-      for (size_t r = 0; r < R_; ++r) queues_[q].usage[r] += j.allocated * t[r];
+    const int64_t* t = ShapeOf(j.task);
+    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent) {
+      int64_t* u = UsageOf(q);
+      for (size_t r = 0; r < R_; ++r) u[r] += j.allocated * t[r];
+    }
   }
 }
 
 Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uint32_t leaf,
                                const int64_t* task, int64_t tasks, int64_t min_available, double weight,
                                uint64_t seq, int64_t allocated, JobState state) {
-  if (seq >= (uint64_t{1} << 40) || (seq < by_seq_.size() && by_seq_[seq] != kNoJob))
+  size_t taken = 0;
+  if (seq >= (uint64_t{1} << 40) || IndexOf(seq, &taken))
     return Status::Internal("checkpoint image: job " + std::string(name) + ": submission number " +
                             std::to_string(seq) + " is taken or out of range");
   if (!jobs_.empty() && seq <= jobs_.back().seq)
     return Status::Internal("checkpoint image: job " + std::string(name) + " out of submission order");
-  if (by_seq_.size() <= seq) by_seq_.resize(std::max<size_t>(seq + 1, by_seq_.size() * 3 / 2), kNoJob);
-  by_seq_[seq] = static_cast<uint32_t>(jobs_.size());
+  const size_t b = seq >> 6;
+  if (by_seq_.size() <= b) by_seq_.resize(std::max<size_t>(b + 1, by_seq_.size() * 3 / 2));
+  if (by_seq_[b].has == 0) by_seq_[b].first = jobs_.size();  // its records follow (submission order)
+  by_seq_[b].has |= uint64_t{1} << (seq & 63);
   if (name.size() > UINT32_MAX)
     return Status::Internal("checkpoint image: a job name of " + std::to_string(name.size()) + " bytes");
   Job j;
@@ -85,65 +118,80 @@ Status CheckpointImage::AddJob(std::string_view name, std::string_view user, uin
   return Status::Ok();
 }
 
-CheckpointImage::Job* CheckpointImage::Find(uint64_t seq) {
-  if (seq >= by_seq_.size() || by_seq_[seq] == kNoJob) return nullptr;
-  return &jobs_[by_seq_[seq]];
-}
-
 void CheckpointImage::Change(Job& j, int64_t d_alloc, int64_t d_tasks) {
   j.allocated += d_alloc;
   j.tasks += d_tasks;
-  if (d_alloc != 0) {
-    const int64_t* t = shapes_[j.task].data();
-    for (int q = path_queue_[j.leaf]; q >= 0; q = queues_[q].parent)
-      for (size_t r = 0; r < R_; ++r) queues_[q].usage[r] += d_alloc * t[r];
+  if (const int q = path_queue_[j.leaf]; d_alloc != 0 && q >= 0) {
+    const int64_t* t = ShapeOf(j.task);
+    int64_t* p = pending_.data() + static_cast<size_t>(q) * R_;
+    for (size_t r = 0; r < R_; ++r) p[r] += d_alloc * t[r];
+    if (!is_dirty_[static_cast<size_t>(q)]) {
+      is_dirty_[static_cast<size_t>(q)] = 1;
+      dirty_.push_back(q);
+    }
   }
   if (j.state != JobState::kPending) j.state = j.allocated > 0 ? JobState::kRunning : JobState::kInqueue;
 }
 
 // Placement of a submission as Tree::Admit does it: engine::AdmitChild
 // (engine/admission.h) level by level from the named queue.
-StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) const {
+void CheckpointImage::FlushUsage() {
+  for (const int d : dirty_) {
+    int64_t* p = pending_.data() + static_cast<size_t>(d) * R_;
+    for (int q = d; q >= 0; q = queues_[q].parent) {
+      int64_t* u = UsageOf(q);
+      for (size_t r = 0; r < R_; ++r) u[r] += p[r];
+    }
+    std::fill(p, p + R_, 0);
+    is_dirty_[static_cast<size_t>(d)] = 0;
+  }
+  dirty_.clear();
+}
+
+StatusOr<uint32_t> CheckpointImage::Admit(const std::string& path) {
   int q = 0;
   if (!path.empty()) {
-    auto it = queue_index_.find(path);
-    if (it == queue_index_.end()) return Status::Internal("checkpoint image: no queue " + path);
-    q = it->second;
+    const uint32_t id = Lookup(path_index_, paths_, path);
+    if (id == engine::JobIndex::kEmpty || path_queue_[id] < 0)
+      return Status::Internal("checkpoint image: no queue " + path);
+    q = path_queue_[id];
+    if (queue_leaf_[static_cast<size_t>(q)]) return id;  // its own path (queue_path_[q])
   }
+  if (!queues_[q].children.empty()) FlushUsage();
   while (!queues_[q].children.empty()) {
     const std::vector<int>& ch = queues_[q].children;  // in name order
     const int pick = engine::AdmitChild(
         ch.size(), total_, [&](size_t i) { return queues_[ch[i]].state == QueueState::kOpen; },
-        [&](size_t i) -> const auto& { return queues_[ch[i]].usage; },
+        [&](size_t i) { return usage_.data() + static_cast<size_t>(ch[i]) * R_; },
         [&](size_t i) { return queues_[ch[i]].weight; });
     if (pick < 0) return Status::Internal("checkpoint image: no open queue under " + specs_[q].path);
     q = ch[static_cast<size_t>(pick)];
   }
-  auto it = path_index_.find(specs_[q].path);
-  if (it != path_index_.end()) return it->second;
-  return Status::Internal("checkpoint image: leaf " + specs_[q].path + " has no id");
+  return queue_path_[static_cast<size_t>(q)];
 }
 
 Status CheckpointImage::Submit(const JobSpec& spec) {
-  std::vector<int64_t> task(R_, 0);
+  task_.assign(R_, 0);
   for (const auto& [name, amount] : spec.task) {
     auto it = std::find(names_.begin(), names_.end(), name);
     if (it == names_.end()) return Status::Internal("checkpoint image: job " + spec.name + ": resource " + name);
-    task[it - names_.begin()] = amount;
+    task_[static_cast<size_t>(it - names_.begin())] = amount;
   }
   HDRF_ASSIGN_OR_RETURN(uint32_t leaf, Admit(spec.queue));
-  return AddJob(spec.name, spec.user, leaf, task.data(), spec.tasks, spec.min_available, spec.weight,
+  return AddJob(spec.name, spec.user, leaf, task_.data(), spec.tasks, spec.min_available, spec.weight,
                 next_seq_++, 0, JobState::kInqueue);
 }
 
 void CheckpointImage::Compact() {
-  std::vector<Job> live;
-  live.reserve(jobs_.size() - dead_);
+  JobTable live;
   std::string names;
-  std::fill(by_seq_.begin(), by_seq_.end(), kNoJob);
-  for (Job& j : jobs_) {
+  std::fill(by_seq_.begin(), by_seq_.end(), SeqBlock());
+  for (size_t k = 0; k < jobs_.size(); ++k) {
+    Job& j = jobs_[k];
     if (!j.alive) continue;
-    by_seq_[j.seq] = static_cast<uint32_t>(live.size());
+    SeqBlock& b = by_seq_[j.seq >> 6];
+    if (b.has == 0) b.first = live.size();
+    b.has |= uint64_t{1} << (j.seq & 63);
     const uint64_t at = names.size();
     names.append(NameOf(j));
     j.name_at = at;
@@ -154,34 +202,47 @@ void CheckpointImage::Compact() {
   dead_ = 0;
 }
 
+bool CheckpointImage::ApplyTask(size_t k, const LogOp& op) {
+  using T = Event::Type;
+  switch (op.type) {
+    case T::kAllocate:
+    case T::kRelease:
+    case T::kFinish:
+    case T::kRemove: break;
+    default: return false;
+  }
+  Job& j = jobs_[k];
+  if (writing_) SaveBeforeChange(k);
+  if (op.type == T::kAllocate) Change(j, op.n, 0);
+  else if (op.type == T::kRelease) Change(j, -op.n, 0);
+  else if (op.type == T::kFinish) Change(j, -op.n, -op.n);
+  else {
+    Change(j, -j.allocated, -j.tasks);
+    j.alive = false;  // its record (by_seq_) and name (job_names_) stay until Compact
+    // Not while a Write runs: Compact moves the records it reads.
+    ++dead_;
+    if (!writing_ && WantsCompact()) Compact();
+  }
+  return true;
+}
+
 Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
   using T = Event::Type;
   const LogOp& op = batch.ops[i];
-  auto job = [&](uint64_t seq) -> StatusOr<Job*> {
-    Job* j = Find(seq);
-    if (!j || !j->alive)
+  auto job = [&](uint64_t seq) -> StatusOr<size_t> {  // the live job's index in jobs_
+    size_t k = 0;
+    if (!IndexOf(seq, &k) || !jobs_[k].alive)
       return Status::Internal("checkpoint image: event " + std::to_string(batch.first_seq + i) +
                               ": no job #" + std::to_string(seq));
-    return j;
+    return k;
   };
   switch (op.type) {
     case T::kAllocate:
     case T::kRelease:
     case T::kFinish:
     case T::kRemove: {
-      HDRF_ASSIGN_OR_RETURN(Job * j, job(op.job_seq));
-      if (writing_) SaveBeforeChange(*j);
-      if (op.type == T::kAllocate) Change(*j, op.n, 0);
-      else if (op.type == T::kRelease) Change(*j, -op.n, 0);
-      else if (op.type == T::kFinish) Change(*j, -op.n, -op.n);
-      else {
-        Change(*j, -j->allocated, -j->tasks);
-        j->alive = false;  // its name stays in job_names_ until Compact
-        by_seq_[j->seq] = kNoJob;
-        // Not while a Write runs: Compact moves the records it reads.
-        ++dead_;
-        if (!writing_ && WantsCompact()) Compact();
-      }
+      HDRF_ASSIGN_OR_RETURN(size_t k, job(op.job_seq));
+      ApplyTask(k, op);
       return Status::Ok();
     }
     default: break;
@@ -195,12 +256,12 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
   switch (e.type) {
     case T::kSubmit: return Submit(e.job);
     case T::kApplyPlan: {
-      HDRF_ASSIGN_OR_RETURN(Job * waiting, job(e.job_seq));
+      HDRF_ASSIGN_OR_RETURN(size_t waiting, job(e.job_seq));
       for (const Event::Victim& v : e.victims) {
-        HDRF_ASSIGN_OR_RETURN(Job * victim, job(v.job_seq));
-        Change(*victim, -v.tasks, 0);
+        HDRF_ASSIGN_OR_RETURN(size_t victim, job(v.job_seq));
+        Change(jobs_[victim], -v.tasks, 0);
       }
-      Change(*waiting, e.n, 0);
+      Change(jobs_[waiting], e.n, 0);
       return Status::Ok();
     }
     default: {
@@ -216,20 +277,26 @@ Status CheckpointImage::Apply(const EventBatch& batch, size_t i) {
 }
 
 Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t end, size_t* failed) {
-  // Two stages: the by_seq_ entry of the event kFar ahead, the job record
-  // of the event kNear ahead (its by_seq_ entry prefetched before).
+  // Two stages: the by_seq_ block of the event kFar ahead, the job record
+  // of the event kNear ahead (its block prefetched before).
   constexpr size_t kFar = 16, kNear = 8;
   auto task_seq = [&](size_t k) -> uint64_t {
     const LogOp& op = batch.ops[k];
-    return op.full == kNoFull && op.job_seq < by_seq_.size() ? op.job_seq : 0;
+    return op.full == kNoFull && (op.job_seq >> 6) < by_seq_.size() ? op.job_seq : 0;
   };
   for (size_t i = begin; i < end; ++i) {
     if (i + kFar < end) {
-      if (const uint64_t seq = task_seq(i + kFar)) __builtin_prefetch(&by_seq_[seq]);
+      if (const uint64_t seq = task_seq(i + kFar)) __builtin_prefetch(&by_seq_[seq >> 6]);
     }
     if (i + kNear < end) {
-      if (const uint64_t seq = task_seq(i + kNear); seq && by_seq_[seq] != kNoJob)
-        __builtin_prefetch(&jobs_[by_seq_[seq]], 1);
+      size_t k = 0;
+      if (const uint64_t seq = task_seq(i + kNear); seq && IndexOf(seq, &k)) __builtin_prefetch(&jobs_[k], 1);
+    }
+    // A task event on a live job without a Status; anything else (and
+    // any error) through Apply.
+    if (const LogOp& op = batch.ops[i]; op.full == kNoFull) {
+      size_t k = 0;
+      if (IndexOf(op.job_seq, &k) && jobs_[k].alive && ApplyTask(k, op)) continue;
     }
     if (Status s = Apply(batch, i); !s.ok()) {
       *failed = i;
@@ -239,11 +306,14 @@ Status CheckpointImage::ApplyRange(const EventBatch& batch, size_t begin, size_t
   return Status::Ok();
 }
 
-void CheckpointImage::SaveBeforeChange(const Job& j) {
-  const size_t k = static_cast<size_t>(&j - jobs_.data());
-  if (k < write_at_ || k >= write_end_ || k >= saved_at_.size() || saved_at_[k] != 0) return;
-  saved_.push_back({j.tasks, j.allocated, j.state, j.alive});
-  saved_at_[k] = static_cast<uint32_t>(saved_.size());
+void CheckpointImage::SaveBeforeChange(size_t k) {
+  Job& j = jobs_[k];
+  if (j.saved) return;
+  if (k < write_at_ || k >= write_end_ || saved_.empty()) return;
+  std::unique_ptr<std::deque<Saved>>& window = saved_[k / every_];
+  if (!window) window = std::make_unique<std::deque<Saved>>();
+  window->push_back({j.tasks, j.allocated, static_cast<uint32_t>(k), j.state, j.alive});
+  j.saved = true;
 }
 
 Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& retention,
@@ -258,26 +328,41 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
   writing_ = true;
   write_at_ = 0;
   write_end_ = jobs_.size();
+  every_ = std::max<size_t>(every_jobs, 1);
   saved_.clear();
-  saved_at_.assign(between ? write_end_ : 0, 0);
+  saved_.resize(between ? (write_end_ + every_ - 1) / every_ : 0);
+  window_at_.assign(between ? std::min(every_, write_end_) : 0, 0);
   auto jobs = [&](const std::function<Status(const JobFields&)>& add) -> Status {
     JobFields f;
-    for (size_t k = 0; k < write_end_; ++k) {
-      if (between && k > 0 && k % std::max<size_t>(every_jobs, 1) == 0) between();
+    const std::deque<Saved>* window = nullptr;  // the copies of jobs_[start, start + every_)
+    for (size_t k = 0, start = 0; k < write_end_; ++k) {
+      if (k == start + every_ || k == 0) {  // a window starts
+        if (k > 0) start = k;
+        if (between) {
+          if (k > 0) {
+            saved_[k / every_ - 1].reset();
+            between();
+          }
+          window = saved_[k / every_].get();
+          for (size_t i = 0; window && i < window->size(); ++i)
+            window_at_[(*window)[i].k - start] = static_cast<uint32_t>(i);
+        }
+      }
       Job j = jobs_[k];
-      if (!saved_.empty() && saved_at_[k] != 0) {
-        const Saved& was = saved_[saved_at_[k] - 1];
+      if (j.saved) {
+        const Saved& was = (*window)[window_at_[k - start]];
         j.tasks = was.tasks;
         j.allocated = was.allocated;
         j.state = was.state;
         j.alive = was.alive;
+        jobs_[k].saved = false;
       }
       write_at_ = k + 1;
       if (!j.alive) continue;
       f.name = NameOf(j);
       f.user = users_[j.user];
       f.queue = static_cast<uint32_t>(path_queue_[j.leaf]);
-      f.task = shapes_[j.task].data();
+      f.task = ShapeOf(j.task);
       f.tasks = j.tasks;
       f.allocated = j.allocated;
       f.min_available = j.min_available;
@@ -291,9 +376,10 @@ Status CheckpointImage::Write(Store& store, uint64_t seq, const LogRetention& re
     return Status::Ok();
   };
   Status s = WriteCheckpointOf(store, std::move(h), jobs, names_, /*stats=*/nullptr, kJobsPerChunk, retention);
+  for (size_t k = write_at_; k < write_end_; ++k) jobs_[k].saved = false;  // a write that failed part way
   writing_ = false;
-  std::deque<Saved>().swap(saved_);
-  std::vector<uint32_t>().swap(saved_at_);
+  std::vector<std::unique_ptr<std::deque<Saved>>>().swap(saved_);
+  std::vector<uint32_t>().swap(window_at_);
   if (WantsCompact()) Compact();  // removals during the write waited
   return s;
 }
@@ -319,7 +405,6 @@ StatusOr<std::unique_ptr<CheckpointImage>> CheckpointImage::Load(const Store& st
   for (const QueueSpec& q : header->queues) Intern(im->path_index_, im->paths_, q.path);
   im->RebuildQueues();
   im->next_seq_ = header->next_seq;
-  im->jobs_.reserve(std::min<uint64_t>(header->job_count, uint64_t{1} << 26));
   for (uint32_t c = 0; c < header->chunk_count; ++c) {
     const std::string ckey = "store " + dir + ": key " + KeyToString(ChunkKey(S, c));
     auto v = store.Get(ChunkKey(S, c));

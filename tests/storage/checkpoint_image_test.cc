@@ -4,7 +4,8 @@
 // queues placed by the image's Admit included), and an engine whose
 // checkpoints come from the image recovers the plan workload exactly, and
 // so does an image compacted after most of its jobs were removed, and one
-// that takes task events while it writes a checkpoint.
+// that takes task events while it writes a checkpoint (on the records the
+// write is about to reach included).
 #include "storage/checkpoint_image.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,37 @@ TEST(CheckpointImage, CompactionKeepsNames) {
   EXPECT_EQ(t.job_count(), 600u);
 }
 
+// More jobs than one chunk of records holds (CheckpointImage keeps them in
+// chunks of 65,536), and a compaction that moves them across chunks: the
+// checkpoints are still the tree's.
+TEST(CheckpointImage, RecordsAcrossChunks) {
+  TempDir dir("image_chunks");
+  ImageAndTree it;
+  ASSERT_NO_FATAL_FAILURE(MakeImageAndTree(dir, &it));
+  engine::Tree& t = *it.tree;
+  const std::string leaf = t.QueueSpecs().back().path;
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 80000; ++i) {
+    Event e;
+    e.type = Event::Type::kSubmit;
+    e.job.name = "c" + std::to_string(i);
+    e.job.queue = leaf;
+    e.job.tasks = 2;
+    e.job.task = {{it.names[0], 1}};
+    seqs.push_back(t.next_seq());
+    ASSERT_TRUE(it.Apply(e));
+  }
+  for (size_t i = 0; i < seqs.size(); i += 97) (void)it.Apply(Event::Allocate(seqs[i], 1));
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    if (i % 3 != 0) {
+      ASSERT_TRUE(it.Apply(Event::Remove(seqs[i])));
+    }
+  }
+  for (size_t i = 0; i < seqs.size(); i += 51) (void)it.Apply(Event::Allocate(seqs[i], 1));
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
+}
+
 // Task events applied while a checkpoint is being written (the journal's
 // checkpoint thread does this between chunks): the checkpoint still holds
 // the state at its event, byte for byte the tree's at that event, and the
@@ -201,6 +233,60 @@ TEST(CheckpointImage, TaskEventsAppliedWhileWriting) {
   EXPECT_GT(next - first_later, later / 2) << "most later events applied during the write";
   ExpectSameCheckpoint(*it.from_image, *it.from_tree, at);
   for (; next < it.batch.size(); ++next) ASSERT_TRUE(it.image->Apply(it.batch, next).ok());
+  it.ExpectSameCheckpointAt(it.batch.last_seq());
+}
+
+// Task events applied as the write starts a window (each `between` call)
+// on the records of that very window, of the next one and of one already
+// written: the copies of a window made by the call at its start are the
+// ones the write must read (a write that indexed the window's copies
+// before the call would read stale ones), so the checkpoint is still the
+// tree's at its event.
+TEST(CheckpointImage, CopiesMadeAsTheWriteReachesTheirWindow) {
+  TempDir dir("image_window");
+  ImageAndTree it;
+  ASSERT_NO_FATAL_FAILURE(MakeImageAndTree(dir, &it));
+  engine::Tree& t = *it.tree;
+  std::vector<uint64_t> seqs;  // the records' order (no removals)
+  for (int i = 0; i < 200; ++i) {
+    Event e;
+    e.type = Event::Type::kSubmit;
+    e.job.name = "w" + std::to_string(i);
+    e.job.queue = t.QueueSpecs().back().path;
+    e.job.tasks = 4;
+    e.job.task = {{it.names[0], 1}};
+    seqs.push_back(t.next_seq());
+    ASSERT_TRUE(it.Apply(e));
+    if (i % 3 == 0) {
+      ASSERT_TRUE(it.Apply(Event::Allocate(seqs.back(), 1)));
+    }
+  }
+  const uint64_t at = it.batch.last_seq();
+  ASSERT_TRUE(storage::WriteCheckpoint(*it.from_tree, t, at, it.names).ok());
+  constexpr size_t kEvery = 4;
+  size_t calls = 0, applied = 0;
+  auto change = [&](size_t record) {  // an allocation, or a release where none fits
+    if (record >= seqs.size()) return;
+    Event e = Event::Allocate(seqs[record], 1);
+    if (!ApplyEvent(t, e).ok()) {
+      e = Event::Release(seqs[record], 1);
+      if (!ApplyEvent(t, e).ok()) return;
+    }
+    it.batch.Add(e);
+    Status s = it.image->Apply(it.batch, it.batch.size() - 1);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ++applied;
+  };
+  auto between = [&] {  // the write is at record calls · kEvery
+    const size_t start = ++calls * kEvery;
+    for (size_t r = start; r < start + kEvery; ++r) change(r);
+    change(start + kEvery + calls % kEvery);  // in the next window
+    if (start > 0) change(start - 1);         // written already
+  };
+  ASSERT_TRUE(it.image->Write(*it.from_image, at, {}, between, kEvery).ok());
+  EXPECT_GT(calls, 40u);
+  EXPECT_GT(applied, 200u);
+  ExpectSameCheckpoint(*it.from_image, *it.from_tree, at);
   it.ExpectSameCheckpointAt(it.batch.last_seq());
 }
 
