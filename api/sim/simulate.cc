@@ -836,6 +836,7 @@ Status Simulator::Run(SimulateResult* res) {
       }
       screen_by_leaf_ = needs && !overflows;
     }
+    if (!o_.preempt) SetTaskShapes(eng_, shapes_.all(), &screen_);  // every job's task is one of them
     for (const WorkloadJob& j : w_.jobs) max_weight_ = std::max(max_weight_, j.spec.weight);
     std::unordered_map<std::string, uint32_t> users;
     user_of_.resize(n);
