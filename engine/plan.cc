@@ -633,7 +633,85 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
     if (d > INT64_MAX) return true;  // MakePlanCtx's error
     D[r] = static_cast<int64_t>(d);
   }
-  return PathMayTake(J.queue, D, cache);
+  return PathMayTake(J.queue, D, cache) && PlanMayFree(j, D, *cache);
+}
+
+// docs/spec.md §15, mode reclaim: the demand fits at the end only when the
+// units taken free at least D - room in each short resource (room only
+// grows by what is freed: free + freed less the guarantees held back, a
+// capability's headroom by the usage taken below it, a user's headroom not
+// at all). A unit from sibling B of A (the child of C on J's path) is
+// permitted only while d(A + D)/w_A <= d(B - u)/w_B + 1e-9 with A within its
+// guarantee or not: after B's last unit, B keeps Y = usage(B) - X_B with
+// d(Y) >= w_B (d(A_low + D)/w_A - 1e-9), A_low a lower bound of A's usage
+// through the plan (A loses only what units below it free). So some
+// resource r' keeps Y[r'] >= t total[r'], and X_B[r] is at most usage(B)[r]
+// - t total[r] (r' = r) or ratio[r][r'] (usage(B)[r'] - t total[r'])
+// (every task has r at most ratio times r'). Summed over every level's
+// siblings, that bounds what a plan can free; false when it is short of
+// D - room in a resource. A queue with a guarantee bounds none of its
+// siblings (within it, any unit is permitted).
+bool TreeDecisions::PlanMayFree(JobId j, const int64_t* D, const ScreenCache& cache) const {
+  if (cache.ratio.size() != size_t{static_cast<uint32_t>(R_)} * static_cast<uint32_t>(R_)) return true;
+  double inv_total[kMaxResources];
+  for (int r = 0; r < R_; ++r) {
+    if (total_[r] <= 0) return true;
+    inv_total[r] = 1.0 / static_cast<double>(total_[r]);
+  }
+  thread_local PlanCtx c;  // MakePlanCtx's, without its allocation
+  c.j = j;
+  c.leaf = jobs_[j].queue;
+  c.mode = PlanMode::kReclaim;
+  std::copy(D, D + R_, c.D.begin());
+  c.path.clear();
+  for (QueueId a = c.leaf; a != kNone; a = queues_[a].parent) c.path.push_back(a);
+  c.leaf_depth = queues_[c.leaf].depth;
+  int64_t room[kMaxResources];
+  Room(c, PlanState(R_), room);
+  double need[kMaxResources];  // D - room where short, else <= 0
+  bool short_any = false;
+  for (int r = 0; r < R_; ++r) {
+    // Slack for the rounding of the sums below (the bound only gets weaker).
+    need[r] = (static_cast<double>(D[r]) - static_cast<double>(room[r]) - 1) / (1 + 1e-9);
+    short_any = short_any || D[r] > room[r];
+  }
+  if (!short_any) return true;
+  double freed[kMaxResources] = {}, low[kMaxResources];
+  for (int r = 0; r < R_; ++r) low[r] = static_cast<double>(queues_[c.leaf].usage[r]);
+  for (QueueId a = c.leaf; queues_[a].parent != kNone; a = queues_[a].parent) {
+    const Queue& QA = queues_[a];
+    double d = 0;  // d(A_low + D)
+    for (int r = 0; r < R_; ++r) {
+      low[r] = std::max(low[r], static_cast<double>(QA.usage[r]) - freed[r]);
+      d = std::max(d, (low[r] + static_cast<double>(D[r])) * inv_total[r]);
+    }
+    // The least d(B - X_B)/w_B after a unit of B (< 0: none). The margins
+    // here and in `keep` cover the rounding (the bound only gets weaker).
+    const double t = QA.guar_set ? -1 : d / QA.weight * (1 - 1e-9) - 2 * kEps;
+    for (QueueId b : queues_[QA.parent].children) {
+      const Queue& QB = queues_[b];
+      if (b == a || !QB.reclaimable) continue;
+      const double tb = t * QB.weight;
+      double has[kMaxResources], keep[kMaxResources];  // keep < 0: r' cannot keep B's share
+      for (int r = 0; r < R_; ++r) {
+        has[r] = static_cast<double>(QB.usage[r]);
+        keep[r] = has[r] * (1 + 1e-9) - tb * static_cast<double>(total_[r]);
+      }
+      bool covered = true;
+      for (int r = 0; r < R_; ++r) {
+        double g = tb <= 0 ? has[r] : std::max(0.0, keep[r]);
+        for (int r2 = 0; r2 < R_ && g < has[r]; ++r2)
+          if (r2 != r && keep[r2] >= 0) {
+            const double x = cache.ratio[size_t(r) * R_ + r2];
+            g = std::isinf(x) ? has[r] : std::max(g, x * keep[r2]);
+          }
+        freed[r] += std::min(has[r], g);
+        covered = covered && freed[r] >= need[r];
+      }
+      if (covered) return true;
+    }
+  }
+  return false;
 }
 
 const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, ScreenCache* cache) const {

@@ -87,6 +87,10 @@ class TreeDecisions : public TreeScheduler {
     std::vector<ChildShares> tops;  // per QueueId
     uint64_t gen = 1, total_gen = 0;
     std::vector<int64_t> total;
+    // Set by the host, R x R: ratio[r * R + r2] is the largest task[r] /
+    // task[r2] over the task shapes every job's task is one of (+inf where
+    // one has task[r] > 0 = task[r2]). Empty: not known (no PlanMayFree).
+    std::vector<double> ratio;
   };
   // A necessary test for MakePlan (docs/spec.md §15): false only when it
   // would give no victim on the current state (no plan, or D already fits).
@@ -130,6 +134,9 @@ class TreeDecisions : public TreeScheduler {
   // PlanMayTake and LeafMayTake: the levels of leaf's path, with D (null:
   // any D > 0 in some resource); a parent's ChildShares on this state.
   bool PathMayTake(QueueId leaf, const int64_t* D, ScreenCache* cache) const;
+  // PlanMayTake's second test (with cache.ratio): false only when no plan
+  // of j (demand D) can free what the demand needs (engine/plan.cc).
+  bool PlanMayFree(JobId j, const int64_t* D, const ScreenCache& cache) const;
   const ChildShares& SiblingShares(QueueId parent, ScreenCache* cache) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;

@@ -5,6 +5,9 @@
 #include "api/facade/engine_impl.h"
 #include "api/facade/plan_screen.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace hdrf {
 
 StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const {
@@ -34,6 +37,23 @@ bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, P
   const engine::Tree& t = impl.ct.tree();
   if (!CheckRef(t, job).ok() || (options.max_victims && *options.max_victims < 0)) return true;
   return t.PlanMayTake(job.id, options.mode, &screen->cache_);
+}
+
+void SetTaskShapes(const Engine& engine, const std::vector<int64_t>& shapes, PlanScreen* screen) {
+  const size_t R = engine.ResourceNames().size();
+  std::vector<double>& ratio = screen->cache_.ratio;
+  ratio.clear();
+  if (R == 0 || shapes.size() % R != 0) return;
+  ratio.assign(R * R, 0);
+  for (size_t at = 0; at < shapes.size(); at += R)
+    for (size_t r = 0; r < R; ++r) {
+      if (shapes[at + r] <= 0) continue;
+      for (size_t r2 = 0; r2 < R; ++r2) {
+        const double x = shapes[at + r2] > 0 ? static_cast<double>(shapes[at + r]) / static_cast<double>(shapes[at + r2])
+                                             : std::numeric_limits<double>::infinity();
+        ratio[r * R + r2] = std::max(ratio[r * R + r2], x);
+      }
+    }
 }
 
 bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen, const std::vector<int64_t>* least) {

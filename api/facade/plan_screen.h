@@ -24,6 +24,7 @@ class PlanScreen {
  private:
   friend bool PlanMayTake(const Engine&, JobRef, const PlanOptions&, PlanScreen*);
   friend bool LeafMayTake(const Engine&, QueueId, PlanScreen*, const std::vector<int64_t>*);
+  friend void SetTaskShapes(const Engine&, const std::vector<int64_t>&, PlanScreen*);
   engine::Tree::ScreenCache cache_;
 };
 
@@ -33,6 +34,13 @@ class PlanScreen {
 // transfer rule against the largest sibling share at each level of the
 // job's path); with preemption it is always true.
 bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, PlanScreen* screen);
+// Tells `screen` that every job's task, now and until it is told again, is
+// one of `shapes` (one amount per resource in the engine's order, flattened):
+// PlanMayTake then also bounds what a plan's units can free in each
+// resource (the transfer rule keeps each giver's share from falling below
+// the taker's) and says false when that is short of the demand. A shape of
+// another length is ignored: the bound is off.
+void SetTaskShapes(const Engine& engine, const std::vector<int64_t>& shapes, PlanScreen* screen);
 
 // The same test for every job of leaf `leaf` whose demand needs some
 // resource, in mode reclaim: false only when PlanMayTake (mode reclaim) is

@@ -13,8 +13,8 @@
 #include <deque>
 #include <optional>
 #include <queue>
-#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "hdrf/engine.h"
 #include "hdrf/simulate.h"
@@ -86,6 +86,7 @@ class Simulator {
   // evicted (their ends cancelled), so that no instant is made of them.
   void DropCancelled();
   // The reclaim phase (SimulateOptions::reclaim) and its evictions.
+  void InitReclaim(size_t n);
   Status Reclaim(int64_t t);
   Status TryInOrder(int64_t t, int64_t* evicted_now);
   // An applied plan's evictions and the taker's start.
@@ -193,7 +194,10 @@ class Simulator {
   std::vector<KeyJobs*> asked_;
   std::vector<bool> limited_;      // per queue: a leaf with a user limit
   std::vector<uint32_t> user_of_;  // per job, with reclaim: its user, interned
-  std::set<std::pair<uint32_t, uint32_t>> took_;  // (taker, victim) of applied plans
+  // (taker << 32 | victim) of applied plans: a hash set, one probe per
+  // lookup (a tree of 10^6 pairs costs a cache miss per level).
+  std::unordered_set<uint64_t> took_;
+  static uint64_t Took(uint32_t taker, uint32_t victim) { return uint64_t{taker} << 32 | victim; }
   int64_t evicted_tasks_ = 0, plans_applied_ = 0, ping_pong_ = 0, evicted_soon_ = 0;
   double lost_ms_ = 0;
   std::vector<int64_t> eviction_ms_;
@@ -662,8 +666,8 @@ Status Simulator::Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* ev
     if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
     HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
     *evicted_now += v.tasks;
-    pong = pong || took_.count({i, taker}) > 0;
-    took_.insert({taker, i});
+    pong = pong || took_.count(Took(i, taker)) > 0;
+    took_.insert(Took(taker, i));
   }
   ping_pong_ += pong;
   if (!nodes_) {
@@ -801,6 +805,34 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   return Status::Ok();
 }
 
+// The reclaim phase's state for the workload's n jobs (shapes interned).
+void Simulator::InitReclaim(size_t n) {
+  evicted_.assign(n, 0);
+  const std::vector<QueueInfo> qs = eng_.Queues();
+  limited_.assign(qs.size(), false);
+  for (size_t q = 0; q < qs.size(); ++q)
+    limited_[q] = qs[q].is_leaf && (qs[q].min_user_limit_percent < 100 || qs[q].user_limit_factor.has_value());
+  for (size_t q = 0; q < qs.size(); ++q)
+    if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
+  book_.Init(qs, n);
+  screen_by_leaf_ = !o_.preempt;
+  for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
+    const int64_t* shape = shapes_.at(jobs_[i].shape);
+    bool needs = false, overflows = false;
+    for (int r = 0; r < R_; ++r) {
+      needs = needs || shape[r] > 0;
+      overflows = overflows || static_cast<__int128>(w_.jobs[i].spec.tasks) * shape[r] > INT64_MAX;
+    }
+    screen_by_leaf_ = needs && !overflows;
+  }
+  if (!o_.preempt) SetTaskShapes(eng_, shapes_.all(), &screen_);  // every job's task is one of them
+  for (const WorkloadJob& j : w_.jobs) max_weight_ = std::max(max_weight_, j.spec.weight);
+  std::unordered_map<std::string, uint32_t> users;
+  user_of_.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    user_of_[i] = users.emplace(w_.jobs[i].spec.user, static_cast<uint32_t>(users.size())).first->second;
+}
+
 Status Simulator::Run(SimulateResult* res) {
   const size_t n = w_.jobs.size();
   if (n >= kNoJob) return Status::InvalidArgument(w_.source + ": more than " + std::to_string(kNoJob - 1) + " jobs");
@@ -817,31 +849,7 @@ Status Simulator::Run(SimulateResult* res) {
     jobs_[i].shape = shapes_.Intern(dense);
   }
   waiting_.resize(stats_.queue_count());
-  if (o_.reclaim) {
-    evicted_.assign(n, 0);
-    const std::vector<QueueInfo> qs = eng_.Queues();
-    limited_.assign(qs.size(), false);
-    for (size_t q = 0; q < qs.size(); ++q)
-      limited_[q] = qs[q].is_leaf && (qs[q].min_user_limit_percent < 100 || qs[q].user_limit_factor.has_value());
-    for (size_t q = 0; q < qs.size(); ++q)
-      if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
-    book_.Init(qs, n);
-    screen_by_leaf_ = !o_.preempt;
-    for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
-      const int64_t* shape = shapes_.at(jobs_[i].shape);
-      bool needs = false, overflows = false;
-      for (int r = 0; r < R_; ++r) {
-        needs = needs || shape[r] > 0;
-        overflows = overflows || static_cast<__int128>(w_.jobs[i].spec.tasks) * shape[r] > INT64_MAX;
-      }
-      screen_by_leaf_ = needs && !overflows;
-    }
-    for (const WorkloadJob& j : w_.jobs) max_weight_ = std::max(max_weight_, j.spec.weight);
-    std::unordered_map<std::string, uint32_t> users;
-    user_of_.resize(n);
-    for (size_t i = 0; i < n; ++i)
-      user_of_[i] = users.emplace(w_.jobs[i].spec.user, static_cast<uint32_t>(users.size())).first->second;
-  }
+  if (o_.reclaim) InitReclaim(n);
   job_of_id_.assign(n + 1, kNoJob);  // engine ids are dense: one slot per job (grown if not)
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);

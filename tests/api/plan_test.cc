@@ -412,6 +412,70 @@ TEST(PlanTest, KeptScreenAnswersAsAFreshOne) {
   EXPECT_GT(refused_by_leaf, 0);
 }
 
+// With the task shapes known (SetTaskShapes), PlanMayTake also bounds what
+// a plan's units can free: where it says no, Plan finds no victims, on
+// random contended states with a guarantee, a queue that is not
+// reclaimable, a capability, a user limit, gangs and shapes that need one
+// resource only; and it says no where the screen without shapes says yes.
+TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
+  int refused = 0;  // by the bound alone (the test must see some)
+  const std::vector<ResourceAmounts> shapes = {
+      {{"cpu", 1000}}, {{"cpu", 2000}, {"memory", 1000}}, {{"cpu", 1000}, {"memory", 3000}}, {{"memory", 2000}}};
+  std::vector<int64_t> flat;  // in the engine's order: cpu, memory
+  for (const ResourceAmounts& s : shapes)
+    for (const char* r : {"cpu", "memory"}) flat.push_back(s.count(r) ? s.at(r) : 0);
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Rnd rnd(seed);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/a/v", "root/b", "root/c/z", "root/c/w", "root/c/u"};
+    std::vector<QueueSpec> qs = RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3);
+    if (seed % 2) qs[rnd(7)].guarantee = {{"cpu", 2000 + 1000 * rnd(4)}};
+    if (seed % 3) qs[rnd(7)].reclaimable = false;
+    if (seed % 4) qs[rnd(7)].capability = {{"cpu", 6000}};
+    if (seed % 5) qs[rnd(7)].min_user_limit_percent = 50;
+    auto e = MakeEngine({{"cpu", 16000}, {"memory", 16000}}, qs);
+    std::vector<JobRef> refs;
+    PlanScreen kept, plain;
+    SetTaskShapes(*e, flat, &kept);
+    PlanOptions po;
+    po.mode = PlanMode::kReclaim;
+    for (int step = 0; step < 50; ++step) {
+      if (rnd(8) == 0) {
+        (void)e->SetCapacity({{"cpu", 12000 + 2000 * rnd(4)}, {"memory", 12000 + 2000 * rnd(4)}});
+      } else {
+        const int64_t tasks = 1 + rnd(5);
+        JobSpec j = Job("j" + std::to_string(step), leaves[rnd(7)], tasks, shapes[rnd(4)], std::min<int64_t>(tasks, 1 + rnd(3)));
+        j.user = "u" + std::to_string(rnd(3));
+        auto r = e->Submit(j);
+        ASSERT_TRUE(r.ok());
+        refs.push_back(*r);
+        (void)e->Fill();
+      }
+      kept.Clear();
+      plain.Clear();
+      for (const JobRef& j : refs) {
+        if (!e->GetJob(j).ok()) continue;
+        const bool may = PlanMayTake(*e, j, po, &kept);
+        PlanScreen fresh;
+        SetTaskShapes(*e, flat, &fresh);
+        ASSERT_EQ(may, PlanMayTake(*e, j, po, &fresh)) << "seed " << seed << " step " << step;
+        auto plan = e->Plan(j, po);
+        if (!plan.ok()) continue;
+        if (!may) {
+          EXPECT_TRUE(!plan->fits || plan->victims.empty()) << "seed " << seed << " step " << step;
+          refused += PlanMayTake(*e, j, po, &plain);
+        }
+        if (plan->fits && !plan->victims.empty() && rnd(2) == 0) {
+          ASSERT_TRUE(e->ApplyPlan(*plan).ok());
+          (void)e->Fill();
+          kept.Clear();
+          plain.Clear();
+        }
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
 TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {
   const auto dir = std::filesystem::temp_directory_path() / ("hdrf_plan_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
