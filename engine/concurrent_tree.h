@@ -190,6 +190,17 @@ class ConcurrentTree {
 
   // The batch machinery (concurrent_tree_batch.cc).
   bool ApplyLocalOp(const Engine::TaskOp& op, int s, BatchState& b) REQUIRES_SHARED(rw_) REQUIRES(shards_[s].mu);
+  // Logged runs (concurrent_tree_batch.cc "Logged runs"): adds a job event
+  // to the batch's run, appending the run when full; appends the run. The
+  // caller holds the locks that order every event of the run.
+  void LogJobEvent(BatchState& b, Event::Type type, uint64_t job_seq, int64_t n) REQUIRES_SHARED(rw_);
+  void AppendRun(BatchState& b) REQUIRES_SHARED(rw_);
+  // The in-order path's shard locks (a set that changes at run time, which
+  // the analysis cannot follow, hence NO_THREAD_SAFETY_ANALYSIS): takes
+  // shard s's lock for the run (`keep`: the locks held stay held), or
+  // appends the run and releases every lock it holds.
+  void LockForRun(int s, BatchState& b, bool keep) REQUIRES_SHARED(rw_) NO_THREAD_SAFETY_ANALYSIS;
+  void ReleaseRun(BatchState& b) REQUIRES_SHARED(rw_) NO_THREAD_SAFETY_ANALYSIS;
   template <typename Fn>
   void ForEachShardLocked(const int* shards, int n, Fn fn) REQUIRES_SHARED(rw_);
   size_t ApplyGrouped(const Engine::TaskOp* ops, size_t i, size_t n, BatchState& b, bool* whole)

@@ -477,6 +477,11 @@ void EventBatch::Add(const Event& e) {
   ops.push_back(op);
 }
 
+void EventBatch::AddJobEvents(std::span<const engine::JobEventRecord> events, int64_t time_us) {
+  for (const engine::JobEventRecord& e : events) ops.push_back(LogOp{e.job_seq, e.n, kNoFull, e.type});
+  times.insert(times.end(), events.size(), time_us);
+}
+
 Event EventBatch::At(size_t i) const {
   const LogOp& op = ops[i];
   if (op.full != kNoFull) return full[op.full];

@@ -16,11 +16,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/event.h"
+#include "engine/event_sink.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 #include "hdrf/views.h"
@@ -158,6 +160,8 @@ struct EventBatch {
     Add(e);
     times.push_back(time_us);
   }
+  // Appends job events (engine::EventSink::AppendBatch), all at one time.
+  void AddJobEvents(std::span<const engine::JobEventRecord> events, int64_t time_us);
   // The time of event i; 0 when unknown.
   int64_t TimeAt(size_t i) const { return i < times.size() ? times[i] : 0; }
   // The event at position i, as an Event (for messages and tests).

@@ -92,14 +92,19 @@ class JournalImpl final : public Journal {
     const uint64_t seq = ++last_seq_;
     if (pending_.empty()) pending_.first_seq = seq;
     pending_.Add(e, clock_());
-    units_ += IsJobEvent(e.type) ? 1 : kFullEventUnits;
-    appended_units_.store(units_, std::memory_order_relaxed);
-    // kSync: the caller commits the group itself in WaitDurable. The
-    // others: the writer polls every kPollInterval, so that a steady stream
-    // of events does not pay a wake-up each under the caller's locks.
-    if (writer_sleeping_ && durability_ != Durability::kSync && pending_.size() >= kWakeEvents)
-      work_cv_.notify_one();
+    Queued(IsJobEvent(e.type) ? 1 : kFullEventUnits);
     return seq;
+  }
+
+  // One take of mu_ and one clock read for the whole run.
+  uint64_t AppendBatch(std::span<const engine::JobEventRecord> events) override {
+    base::MutexLock l(mu_);
+    const uint64_t first = last_seq_ + 1;
+    last_seq_ += events.size();
+    if (pending_.empty()) pending_.first_seq = first;
+    pending_.AddJobEvents(events, clock_());
+    Queued(events.size());
+    return first;
   }
 
   uint64_t last_seq() const override {
@@ -210,6 +215,20 @@ class JournalImpl final : public Journal {
       if (v > a.load()) a.store(v, std::memory_order_release);
     }
     prog_cv_.notify_all();
+  }
+
+  // After events weighing `units` were queued: counts them, and wakes the
+  // writer thread when due. kSync: the caller commits the group itself in
+  // WaitDurable. The others: the writer polls every kPollInterval, so that
+  // a steady stream of events does not pay a wake-up each under the
+  // caller's locks, and is woken once kWakeEvents are queued.
+  void Queued(uint64_t units) REQUIRES(mu_) {
+    units_ += units;
+    appended_units_.store(units_, std::memory_order_relaxed);
+    if (writer_sleeping_ && durability_ != Durability::kSync && pending_.size() >= kWakeEvents) {
+      work_cv_.notify_one();
+      writer_sleeping_ = false;  // one wake-up: the writer takes the group when it gets mu_
+    }
   }
 
   EventBatch TakeSpare() {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,9 +30,21 @@ class RecordingSink : public EventSink {
     log_.push_back(e);
     return log_.size();
   }
+  uint64_t AppendBatch(std::span<const JobEventRecord> events) override {
+    std::lock_guard<std::mutex> l(mu_);
+    const uint64_t first = log_.size() + 1;
+    for (const JobEventRecord& e : events) log_.push_back(Event::Task(e.type, e.job_seq, e.n));
+    ++batches_;
+    return first;
+  }
   uint64_t last_seq() const override {
     std::lock_guard<std::mutex> l(mu_);
     return log_.size();
+  }
+  // AppendBatch calls so far.
+  size_t batches() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return batches_;
   }
   Status health() const override {
     std::lock_guard<std::mutex> l(mu_);
@@ -49,6 +62,7 @@ class RecordingSink : public EventSink {
  private:
   mutable std::mutex mu_;
   std::vector<Event> log_;
+  size_t batches_ = 0;
   Status health_;
 };
 
