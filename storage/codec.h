@@ -176,6 +176,9 @@ class LogEncoder {
   ~LogEncoder();
   // Fails only for an event naming a resource outside the store's names.
   Status Encode(const EventBatch& batch, size_t begin, size_t end, std::string* out);
+  // The same without a copy: *out is the encoder's own buffer, valid until
+  // its next call (the journal's writer puts it into its WriteBatch).
+  Status Encode(const EventBatch& batch, size_t begin, size_t end, std::string_view* out);
 
  private:
   struct Impl;

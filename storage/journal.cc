@@ -306,7 +306,6 @@ class JournalImpl final : public Journal {
   // Group token holder only (`writing_`): the encoder and its buffers.
   LogEncoder enc_;
   rocksdb::WriteBatch wb_;
-  std::string value_;
   std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
 
   // Numbering and queueing.
@@ -424,8 +423,9 @@ void JournalImpl::WriteGroup(EventBatch&& b) {
     Status s;
     for (size_t i = 0; i < b.size() && s.ok(); i += kRecordEvents) {
       const size_t end = std::min(b.size(), i + kRecordEvents);
-      s = enc_.Encode(b, i, end, &value_);
-      if (s.ok()) wb_.Put(LogKey(b.first_seq + i), value_);
+      std::string_view value;  // the encoder's buffer: WriteBatch::Put copies it
+      s = enc_.Encode(b, i, end, &value);
+      if (s.ok()) wb_.Put(LogKey(b.first_seq + i), rocksdb::Slice(value.data(), value.size()));
     }
     if (s.ok())
       s = store_->Write(&wb_, durability_ == Durability::kSync &&
