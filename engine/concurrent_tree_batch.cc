@@ -151,10 +151,11 @@ void ConcurrentTree::AppendRun(BatchState& b) {
   b.run_n = 0;
 }
 
-void ConcurrentTree::LockForRun(int s, BatchState& b, bool keep) {
+void ConcurrentTree::LockForRun(int s, BatchState& b) {
   const uint64_t bit = uint64_t{1} << s;
   if (b.held & bit) return;
-  if (keep && b.held != 0 && shards_[s].mu.try_lock()) {
+  if (b.held == 0 || shards_[s].mu.try_lock()) {
+    if (b.held == 0) shards_[s].mu.lock();
     b.held |= bit;
     return;
   }
@@ -164,7 +165,7 @@ void ConcurrentTree::LockForRun(int s, BatchState& b, bool keep) {
 }
 
 void ConcurrentTree::ReleaseRun(BatchState& b) {
-  AppendRun(b);
+  if (sink_) AppendRun(b);
   for (uint64_t h = b.held; h != 0; h &= h - 1) shards_[__builtin_ctzll(h)].mu.unlock();
   b.held = 0;
   b.held_ops = 0;
@@ -342,15 +343,23 @@ size_t ConcurrentTree::ApplyShared(const Engine::TaskOp* ops, size_t i, size_t n
       ++i;
       continue;
     }
-    // A run keeps its shards' locks when this is the only batching thread
-    // ("Logged runs").
-    const bool keep = sink_ && batches_.running.load(std::memory_order_relaxed) <= 1;
     const int s = t.ShardOf(op.job.id);
-    LockForRun(s, b, keep);
+    // A run keeps its shards' locks when this is the only batching thread
+    // ("Logged runs"); else one lock per op, as a single call takes it.
+    if (!sink_ || batches_.running.load(std::memory_order_relaxed) > 1) {
+      if (b.held != 0) ReleaseRun(b);
+      base::LockGuard<base::SpinLock> lock(shards_[s].mu);
+      const bool local = ApplyLocalOp(op, s, b);
+      if (sink_) AppendRun(b);  // under the shard's lock
+      if (!local) return i;
+      ++i;
+      continue;
+    }
+    if (!(b.held >> s & 1)) LockForRun(s, b);
     shards_[s].mu.AssertHeld();
     if (!ApplyLocalOp(op, s, b)) return i;  // escalates: RunEnd appends the run
     ++i;
-    if (!keep || ++b.held_ops == kLogRun) ReleaseRun(b);
+    if (++b.held_ops == kLogRun) ReleaseRun(b);
   }
   return n;
 }

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "flatbuffers/flatbuffers.h"
 #include "storage/hdrf_state_generated.h"
@@ -103,9 +104,9 @@ StatusOr<const T*> Verified(std::string_view value, fbs::Body want, const char* 
 StatusOr<Offset<flatbuffers::Vector<const fbs::Amount*>>> EncodeAmounts(
     FlatBufferBuilder& fbb, const ResourceAmounts& a, const std::vector<std::string>& names) {
   constexpr size_t kInline = 16;
-  fbs::Amount inline_v[kInline];
+  alignas(fbs::Amount) unsigned char inline_v[kInline * sizeof(fbs::Amount)];  // not zeroed
   std::vector<fbs::Amount> heap_v;
-  fbs::Amount* v = inline_v;
+  fbs::Amount* v = reinterpret_cast<fbs::Amount*>(inline_v);
   if (a.size() > kInline) {
     heap_v.resize(a.size());
     v = heap_v.data();
@@ -116,7 +117,7 @@ StatusOr<Offset<flatbuffers::Vector<const fbs::Amount*>>> EncodeAmounts(
     while (idx < names.size() && (c = names[idx].compare(name)) < 0) ++idx;
     if (c != 0)
       return Status::InvalidArgument("resource '" + name + "' is not one of the store's resources");
-    v[k++] = fbs::Amount(amount, static_cast<uint16_t>(idx++));
+    new (&v[k++]) fbs::Amount(amount, static_cast<uint16_t>(idx++));
   }
   return fbb.CreateVectorOfStructs(v, k);
 }

@@ -1,12 +1,14 @@
 // The journal (storage/journal.h): numbering, group commit and checkpoints.
 //
 // Three parties share a JournalImpl:
-//   * engine threads call Append() (number the event and add it to
-//     `pending_`, O(1), under `mu_`) and WaitDurable();
+//   * engine threads call Append() and AppendBatch() (number the event, or
+//     a run of job events, and add it to `pending_`, under one take of
+//     `mu_` and one read of the event clock) and WaitDurable();
 //   * the holder of the group token (`writing_`) takes everything pending
-//     at once, encodes it as log records of up to kRecordEvents events and
-//     writes them in one RocksDB write (synced for kSync), then hands the
-//     group to the checkpoint thread (WriteGroup);
+//     at once, encodes it as log records of up to kRecordEvents events
+//     (each put into the WriteBatch from the encoder's buffer) and writes
+//     them in one RocksDB write (synced for kSync), then hands the group to
+//     the checkpoint thread (WriteGroup);
 //   * the checkpoint thread applies written groups to its own copy of the
 //     state as durable (a CheckpointImage, or with the enqueue gate on an
 //     replica's tree) and serializes checkpoints from it, so checkpoints never
