@@ -168,13 +168,13 @@ TEST(ConcurrentTreeTest, TheSinksOrderIsASerialOrder) {
 // two threads send single task events on the same jobs, with a cluster
 // small enough that jobs run out of tasks and allocations escalate, and a
 // sink that takes its time before it numbers anything (an event appended
-// after the lock that ordered it was released is then overtaken; with a
-// run appended after its locks were released the test fails nearly every
-// time, and with single events so appended about every other time): the log (the order
-// of Append and AppendBatch calls) replays to the live state, and the
-// batches' events went in runs. First one batching thread in order (alone,
-// so its runs hold their shards' locks until appended), then one in order
-// and one grouped by shard.
+// after the lock that ordered it was released is then overtaken: with the
+// in-order path's runs, or a grouped window's shard, appended after their
+// locks were released, it failed every run tried on the 2-core dev VM, 5
+// and 3): the log (the order of Append and AppendBatch calls) replays to
+// the live state, and the batches' events went in runs. First one batching
+// thread in order (alone, so its runs hold their shards' locks until
+// appended), then one in order and one grouped by shard.
 TEST(ConcurrentTreeTest, BatchRunsKeepTheSinksOrderASerialOrder) {
   constexpr int64_t kCpus = 200;
   for (int batchers : {1, 2}) {
