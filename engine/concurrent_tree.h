@@ -20,12 +20,16 @@
 //     so every reader sees the root agree with its children.
 //   * Lock order: rw_ (shared) before a shard's mu, before the sink's own
 //     lock; exclusive holders take no shard lock (there are no shared
-//     holders to exclude) and call the sink directly.
+//     holders to exclude) and call the sink directly. A batch's in-order
+//     path may hold several shards' locks (its logged run) but takes a
+//     further one only with try_lock, releasing them all before it waits.
 // Invariants:
 //   * Sequence numbers: with a sink, every event takes its number from
 //     EventSink::Append, called under the shard's lock (local events) or
-//     the exclusive lock, so one shard's events reach the log in the order
-//     they were applied. Local events of different shards commute (each
+//     the exclusive lock, or a batch's from EventSink::AppendBatch, called
+//     for a run of its job events while the locks of all of them are held
+//     (concurrent_tree_batch.cc "Logged runs"), so one shard's events reach
+//     the log in the order they were applied. Local events of different shards commute (each
 //     changes only its shard and its shard's lease), so the log order is a
 //     valid serial order. Without a sink, a local event only counts itself
 //     in its shard's `shards_[s].events`. Inside an exclusive section
@@ -190,6 +194,18 @@ class ConcurrentTree {
 
   // The batch machinery (concurrent_tree_batch.cc).
   bool ApplyLocalOp(const Engine::TaskOp& op, int s, BatchState& b) REQUIRES_SHARED(rw_) REQUIRES(shards_[s].mu);
+  // Logged runs (concurrent_tree_batch.cc "Logged runs"): adds a job event
+  // to the batch's run, appending the run when full; appends the run. The
+  // caller holds the locks that order every event of the run.
+  void LogJobEvent(BatchState& b, Event::Type type, uint64_t job_seq, int64_t n) REQUIRES_SHARED(rw_);
+  void AppendRun(BatchState& b) REQUIRES_SHARED(rw_);
+  // The in-order path's shard locks (a set that changes at run time, which
+  // the analysis cannot follow, hence NO_THREAD_SAFETY_ANALYSIS): takes
+  // shard s's lock for the run (the locks held stay held; when another
+  // thread holds s, the run is appended and they are released first), or
+  // appends the run and releases every lock it holds.
+  void LockForRun(int s, BatchState& b) REQUIRES_SHARED(rw_) NO_THREAD_SAFETY_ANALYSIS;
+  void ReleaseRun(BatchState& b) REQUIRES_SHARED(rw_) NO_THREAD_SAFETY_ANALYSIS;
   template <typename Fn>
   void ForEachShardLocked(const int* shards, int n, Fn fn) REQUIRES_SHARED(rw_);
   size_t ApplyGrouped(const Engine::TaskOp* ops, size_t i, size_t n, BatchState& b, bool* whole)

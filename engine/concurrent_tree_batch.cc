@@ -63,6 +63,25 @@ constexpr size_t kInOrderRun = 256, kMaxInOrderRun = 65536, kPastCut = 16;
 constexpr uint8_t kNoShard = 0xff;  // the op's ref is refused
 static_assert(Tree::kShards < kNoShard, "shard numbers fit below kNoShard");
 
+// Logged runs: with a sink, a batch appends its events in runs of up to
+// kLogRun (EventSink::AppendBatch: one take of the journal's lock and one
+// clock read per run, not per event). An event must reach the sink before
+// the lock that ordered it is released (so that one shard's events are
+// logged in the order they were applied), so a run is appended while the
+// locks of all its events are held: a grouped window appends each shard's
+// run under that shard's lock, an exclusive run before a submission (which
+// is appended on its own) and at its end, and the in-order path, when this
+// is the only batching thread, keeps the locks of the shards its run
+// touched for up to kLogRun ops. It takes a further shard's lock only with
+// try_lock: when another thread holds it, the run is appended and every
+// lock released before it waits, so it never waits holding a shard lock
+// (no lock-order cycle), and another thread waits for it at most kLogRun
+// ops. With other batching threads the in-order path appends per op, as a
+// single call does: holding several shards' locks would make the threads
+// queue behind each other.
+constexpr size_t kLogRun = 32;
+static_assert(Tree::kShards <= 64, "the in-order path's held shards fit a 64-bit mask");
+
 // Where a thread's next window starts in its list of shards: a step of a
 // per-thread sequence, so that threads working on the same shards start
 // apart.
@@ -83,6 +102,13 @@ struct ConcurrentTree::BatchState {
   size_t stopped_at = 0;     // ... at this op: it and the rest are refused
   EngineOptions::BatchGrouping grouping;  // shard-grouped windows
   GroupBackoff backoff;      // kAlways: this batch's (kAuto: the thread's)
+  // The logged run ("Logged runs"): job events applied, not yet appended.
+  JobEventRecord run[kLogRun];
+  size_t run_n = 0;
+  // The in-order path: the shards whose locks this batch holds (bit s) and
+  // the ops applied since it took the first.
+  uint64_t held = 0;
+  size_t held_ops = 0;
 
   void Refuse(const Engine::TaskOp& op, Status st) {
     ++bad;
@@ -110,8 +136,39 @@ bool ConcurrentTree::ApplyLocalOp(const Engine::TaskOp& op, int s, BatchState& b
     b.unnumbered = true;
     return true;
   }
-  b.seq = sink_->Append(Event::Task(op.type, op.job.seq, op.n));  // under the shard's lock
+  LogJobEvent(b, op.type, op.job.seq, op.n);  // appended under the shard's lock
   return true;
+}
+
+void ConcurrentTree::LogJobEvent(BatchState& b, Event::Type type, uint64_t job_seq, int64_t n) {
+  b.run[b.run_n++] = JobEventRecord{job_seq, n, type};
+  if (b.run_n == kLogRun) AppendRun(b);
+}
+
+void ConcurrentTree::AppendRun(BatchState& b) {
+  if (b.run_n == 0) return;
+  b.seq = sink_->AppendBatch({b.run, b.run_n}) + b.run_n - 1;
+  b.run_n = 0;
+}
+
+void ConcurrentTree::LockForRun(int s, BatchState& b) {
+  const uint64_t bit = uint64_t{1} << s;
+  if (b.held & bit) return;
+  if (b.held == 0 || shards_[s].mu.try_lock()) {
+    if (b.held == 0) shards_[s].mu.lock();
+    b.held |= bit;
+    return;
+  }
+  ReleaseRun(b);  // never wait holding a shard's lock
+  shards_[s].mu.lock();
+  b.held = bit;
+}
+
+void ConcurrentTree::ReleaseRun(BatchState& b) {
+  if (sink_) AppendRun(b);
+  for (uint64_t h = b.held; h != 0; h &= h - 1) shards_[__builtin_ctzll(h)].mu.unlock();
+  b.held = 0;
+  b.held_ops = 0;
 }
 
 // Calls fn(s) once for each of the n shards in `shards` under the shard's
@@ -231,6 +288,7 @@ size_t ConcurrentTree::ApplyGrouped(const Engine::TaskOp* ops, size_t i, size_t 
       if (!ApplyLocalOp(op, s, b))  // cannot happen: its lease was reserved
         b.Refuse(op, Status::Internal("ApplyTasks: an op with a reserved lease did not stay local"));
     }
+    if (sink_) AppendRun(b);  // the shard's run, under its lock
   });
   *whole = cut == end - i;
   return i + cut;
@@ -240,6 +298,13 @@ size_t ConcurrentTree::ApplyGrouped(const Engine::TaskOp* ops, size_t i, size_t 
 // must run alone; returns its index (n when none is left).
 size_t ConcurrentTree::ApplyShared(const Engine::TaskOp* ops, size_t i, size_t n, BatchState& b) {
   base::SharedLockGuard<base::BigReaderLock> shared(rw_);
+  // Whatever way this returns, the run is appended and its locks released
+  // (before `shared` is).
+  struct RunEnd {
+    ConcurrentTree& ct;
+    BatchState& b;
+    ~RunEnd() NO_THREAD_SAFETY_ANALYSIS { ct.ReleaseRun(b); }
+  } run_end{*this, b};
   if (Status w = Writable(); !w.ok()) {
     b.error = w;
     b.stopped_at = i;
@@ -253,6 +318,7 @@ size_t ConcurrentTree::ApplyShared(const Engine::TaskOp* ops, size_t i, size_t n
                        (b.grouping == EngineOptions::BatchGrouping::kAuto &&
                         batches_.running.load(std::memory_order_relaxed) > 1);
     if (group && g.in_order_left == 0) {
+      ReleaseRun(b);  // the window takes shard locks itself
       bool whole = false;
       const size_t next = ApplyGrouped(ops, i, n, b, &whole);
       const size_t window = std::min(n - i, kGroupWindow);
@@ -278,9 +344,22 @@ size_t ConcurrentTree::ApplyShared(const Engine::TaskOp* ops, size_t i, size_t n
       continue;
     }
     const int s = t.ShardOf(op.job.id);
-    base::LockGuard<base::SpinLock> lock(shards_[s].mu);
-    if (!ApplyLocalOp(op, s, b)) return i;
+    // A run keeps its shards' locks when this is the only batching thread
+    // ("Logged runs"); else one lock per op, as a single call takes it.
+    if (!sink_ || batches_.running.load(std::memory_order_relaxed) > 1) {
+      if (b.held != 0) ReleaseRun(b);
+      base::LockGuard<base::SpinLock> lock(shards_[s].mu);
+      const bool local = ApplyLocalOp(op, s, b);
+      if (sink_) AppendRun(b);  // under the shard's lock
+      if (!local) return i;
+      ++i;
+      continue;
+    }
+    if (!(b.held >> s & 1)) LockForRun(s, b);
+    shards_[s].mu.AssertHeld();
+    if (!ApplyLocalOp(op, s, b)) return i;  // escalates: RunEnd appends the run
     ++i;
+    if (++b.held_ops == kLogRun) ReleaseRun(b);
   }
   return n;
 }
@@ -304,6 +383,7 @@ size_t ConcurrentTree::ApplyExclusive(const Engine::TaskOp* ops, size_t i, size_
       e.type = Event::Type::kSubmit;
       if (op.spec) e.job = *op.spec;
       JobRef ref;
+      if (sink_) AppendRun(b);  // the run's events come before the submission
       Status st = op.spec ? Apply(e, &ref) : Status::InvalidArgument("ApplyTasks: a submission without a JobSpec");
       if (!st.ok()) {
         b.Refuse(op, std::move(st));
@@ -321,7 +401,16 @@ size_t ConcurrentTree::ApplyExclusive(const Engine::TaskOp* ops, size_t i, size_
       continue;
     }
     if (op.status) *op.status = Status::Ok();
-    b.seq = RecordJob(op.type, op.job.seq, op.type == Event::Type::kRemove ? 0 : op.n);
+    const int64_t count = op.type == Event::Type::kRemove ? 0 : op.n;
+    if (sink_) {
+      LogJobEvent(b, op.type, op.job.seq, count);
+    } else {
+      b.seq = ++last_seq_;
+    }
+  }
+  if (sink_) {
+    AppendRun(b);
+    last_seq_ = std::max(last_seq_, b.seq);  // the sink's last number: nobody else appends here
   }
   return i;
 }

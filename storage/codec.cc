@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "flatbuffers/flatbuffers.h"
 #include "storage/hdrf_state_generated.h"
@@ -95,22 +96,30 @@ StatusOr<const T*> Verified(std::string_view value, fbs::Body want, const char* 
 
 // ---- resource maps ----
 
-StatusOr<uint16_t> ResourceIndex(const std::vector<std::string>& names, const std::string& r) {
-  auto it = std::lower_bound(names.begin(), names.end(), r);
-  if (it == names.end() || *it != r)
-    return Status::InvalidArgument("resource '" + r + "' is not one of the store's resources");
-  return static_cast<uint16_t>(it - names.begin());
-}
-
+// The amounts of `a` as (amount, index into `names`) structs. The map's
+// keys come in sorted order and `names` is sorted, so each key's index is
+// looked for from the one after the previous key's: one comparison a key
+// when every resource is named, and no search or allocation (the writer
+// encodes a submission's task shape per logged Submit).
 StatusOr<Offset<flatbuffers::Vector<const fbs::Amount*>>> EncodeAmounts(
     FlatBufferBuilder& fbb, const ResourceAmounts& a, const std::vector<std::string>& names) {
-  std::vector<fbs::Amount> v;
-  v.reserve(a.size());
-  for (const auto& [name, amount] : a) {
-    HDRF_ASSIGN_OR_RETURN(uint16_t idx, ResourceIndex(names, name));
-    v.emplace_back(amount, idx);
+  constexpr size_t kInline = 16;
+  alignas(fbs::Amount) unsigned char inline_v[kInline * sizeof(fbs::Amount)];  // not zeroed
+  std::vector<fbs::Amount> heap_v;
+  fbs::Amount* v = reinterpret_cast<fbs::Amount*>(inline_v);
+  if (a.size() > kInline) {
+    heap_v.resize(a.size());
+    v = heap_v.data();
   }
-  return fbb.CreateVectorOfStructs(v);
+  size_t k = 0, idx = 0;
+  for (const auto& [name, amount] : a) {
+    int c = -1;
+    while (idx < names.size() && (c = names[idx].compare(name)) < 0) ++idx;
+    if (c != 0)
+      return Status::InvalidArgument("resource '" + name + "' is not one of the store's resources");
+    new (&v[k++]) fbs::Amount(amount, static_cast<uint16_t>(idx++));
+  }
+  return fbb.CreateVectorOfStructs(v, k);
 }
 
 Status DecodeAmounts(const flatbuffers::Vector<const fbs::Amount*>* v,
@@ -218,10 +227,15 @@ Status DecodeJobSpec(const fbs::JobSpecRec* r, const std::vector<std::string>& n
   return Status::Ok();
 }
 
-std::string Finished(FlatBufferBuilder& fbb, fbs::Body type, Offset<void> body) {
+// The finished record, in the builder's buffer (valid until it is cleared).
+std::string_view FinishedView(FlatBufferBuilder& fbb, fbs::Body type, Offset<void> body) {
   auto rec = fbs::CreateRecord(fbb, type, body);
   fbs::FinishRecordBuffer(fbb, rec);
-  return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+  return std::string_view(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+}
+
+std::string Finished(FlatBufferBuilder& fbb, fbs::Body type, Offset<void> body) {
+  return std::string(FinishedView(fbb, type, body));
 }
 
 }  // namespace
@@ -477,6 +491,14 @@ void EventBatch::Add(const Event& e) {
   ops.push_back(op);
 }
 
+void EventBatch::AddJobEvents(std::span<const engine::JobEventRecord> events, int64_t time_us) {
+  const size_t at = ops.size();
+  ops.resize(at + events.size());
+  LogOp* out = ops.data() + at;
+  for (const engine::JobEventRecord& e : events) *out++ = LogOp{e.job_seq, e.n, kNoFull, e.type};
+  times.resize(times.size() + events.size(), time_us);
+}
+
 Event EventBatch::At(size_t i) const {
   const LogOp& op = ops[i];
   if (op.full != kNoFull) return full[op.full];
@@ -506,6 +528,13 @@ bool FitsTaskOp(const LogOp& op) {
 }  // namespace
 
 Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std::string* out) {
+  std::string_view v;
+  HDRF_RETURN_IF_ERROR(Encode(batch, begin, end, &v));
+  out->assign(v.data(), v.size());
+  return Status::Ok();
+}
+
+Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std::string_view* out) {
   FlatBufferBuilder& fbb = impl_->fbb;
   const auto& names = impl_->names;
   fbb.Clear();
@@ -597,7 +626,7 @@ Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std
   b.add_tasks(tasks);
   b.add_events(events);
   if (!times.IsNull()) b.add_times(times);
-  *out = Finished(fbb, fbs::Body::LogBatch, b.Finish().Union());
+  *out = FinishedView(fbb, fbs::Body::LogBatch, b.Finish().Union());
   return Status::Ok();
 }
 

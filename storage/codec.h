@@ -16,11 +16,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/event.h"
+#include "engine/event_sink.h"
 #include "hdrf/spec.h"
 #include "hdrf/status.h"
 #include "hdrf/views.h"
@@ -158,6 +160,8 @@ struct EventBatch {
     Add(e);
     times.push_back(time_us);
   }
+  // Appends job events (engine::EventSink::AppendBatch), all at one time.
+  void AddJobEvents(std::span<const engine::JobEventRecord> events, int64_t time_us);
   // The time of event i; 0 when unknown.
   int64_t TimeAt(size_t i) const { return i < times.size() ? times[i] : 0; }
   // The event at position i, as an Event (for messages and tests).
@@ -172,6 +176,9 @@ class LogEncoder {
   ~LogEncoder();
   // Fails only for an event naming a resource outside the store's names.
   Status Encode(const EventBatch& batch, size_t begin, size_t end, std::string* out);
+  // The same without a copy: *out is the encoder's own buffer, valid until
+  // its next call (the journal's writer puts it into its WriteBatch).
+  Status Encode(const EventBatch& batch, size_t begin, size_t end, std::string_view* out);
 
  private:
   struct Impl;

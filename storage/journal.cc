@@ -1,12 +1,14 @@
 // The journal (storage/journal.h): numbering, group commit and checkpoints.
 //
 // Three parties share a JournalImpl:
-//   * engine threads call Append() (number the event and add it to
-//     `pending_`, O(1), under `mu_`) and WaitDurable();
+//   * engine threads call Append() and AppendBatch() (number the event, or
+//     a run of job events, and add it to `pending_`, under one take of
+//     `mu_` and one read of the event clock) and WaitDurable();
 //   * the holder of the group token (`writing_`) takes everything pending
-//     at once, encodes it as log records of up to kRecordEvents events and
-//     writes them in one RocksDB write (synced for kSync), then hands the
-//     group to the checkpoint thread (WriteGroup);
+//     at once, encodes it as log records of up to kRecordEvents events
+//     (each put into the WriteBatch from the encoder's buffer) and writes
+//     them in one RocksDB write (synced for kSync), then hands the group to
+//     the checkpoint thread (WriteGroup);
 //   * the checkpoint thread applies written groups to its own copy of the
 //     state as durable (a CheckpointImage, or with the enqueue gate on an
 //     replica's tree) and serializes checkpoints from it, so checkpoints never
@@ -92,14 +94,19 @@ class JournalImpl final : public Journal {
     const uint64_t seq = ++last_seq_;
     if (pending_.empty()) pending_.first_seq = seq;
     pending_.Add(e, clock_());
-    units_ += IsJobEvent(e.type) ? 1 : kFullEventUnits;
-    appended_units_.store(units_, std::memory_order_relaxed);
-    // kSync: the caller commits the group itself in WaitDurable. The
-    // others: the writer polls every kPollInterval, so that a steady stream
-    // of events does not pay a wake-up each under the caller's locks.
-    if (writer_sleeping_ && durability_ != Durability::kSync && pending_.size() >= kWakeEvents)
-      work_cv_.notify_one();
+    Queued(IsJobEvent(e.type) ? 1 : kFullEventUnits);
     return seq;
+  }
+
+  // One take of mu_ and one clock read for the whole run.
+  uint64_t AppendBatch(std::span<const engine::JobEventRecord> events) override {
+    base::MutexLock l(mu_);
+    const uint64_t first = last_seq_ + 1;
+    last_seq_ += events.size();
+    if (pending_.empty()) pending_.first_seq = first;
+    pending_.AddJobEvents(events, clock_());
+    Queued(events.size());
+    return first;
   }
 
   uint64_t last_seq() const override {
@@ -212,6 +219,20 @@ class JournalImpl final : public Journal {
     prog_cv_.notify_all();
   }
 
+  // After events weighing `units` were queued: counts them, and wakes the
+  // writer thread when due. kSync: the caller commits the group itself in
+  // WaitDurable. The others: the writer polls every kPollInterval, so that
+  // a steady stream of events does not pay a wake-up each under the
+  // caller's locks, and is woken once kWakeEvents are queued.
+  void Queued(uint64_t units) REQUIRES(mu_) {
+    units_ += units;
+    appended_units_.store(units_, std::memory_order_relaxed);
+    if (writer_sleeping_ && durability_ != Durability::kSync && pending_.size() >= kWakeEvents) {
+      work_cv_.notify_one();
+      writer_sleeping_ = false;  // one wake-up: the writer takes the group when it gets mu_
+    }
+  }
+
   EventBatch TakeSpare() {
     base::MutexLock l(pool_mu_);
     if (pool_.empty()) return EventBatch();
@@ -287,7 +308,6 @@ class JournalImpl final : public Journal {
   // Group token holder only (`writing_`): the encoder and its buffers.
   LogEncoder enc_;
   rocksdb::WriteBatch wb_;
-  std::string value_;
   std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
 
   // Numbering and queueing.
@@ -405,8 +425,9 @@ void JournalImpl::WriteGroup(EventBatch&& b) {
     Status s;
     for (size_t i = 0; i < b.size() && s.ok(); i += kRecordEvents) {
       const size_t end = std::min(b.size(), i + kRecordEvents);
-      s = enc_.Encode(b, i, end, &value_);
-      if (s.ok()) wb_.Put(LogKey(b.first_seq + i), value_);
+      std::string_view value;  // the encoder's buffer: WriteBatch::Put copies it
+      s = enc_.Encode(b, i, end, &value);
+      if (s.ok()) wb_.Put(LogKey(b.first_seq + i), rocksdb::Slice(value.data(), value.size()));
     }
     if (s.ok())
       s = store_->Write(&wb_, durability_ == Durability::kSync &&

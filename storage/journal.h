@@ -2,16 +2,21 @@
 //
 //   auto j = CreateJournal(path, tree, overcommit, options);  // or RecoverJournal
 //   uint64_t seq = j->Append(event);   // numbers and queues, under one lock
+//   uint64_t first = j->AppendBatch(job_events);  // a run: one lock, one clock read
 //   ...                                // (the caller releases its own locks)
 //   Status s = j->WaitDurable(seq);    // group commit
 //
 // Thread safety: every method may be called from any thread.
 //   * Append() numbers the event and queues it under the journal's one lock
-//     (`mu_`), so the log order is the numbering order by construction. The
-//     engine calls it under the lock that orders the event against the
-//     state it changed (a shard's lock for a shard-local task event, the
-//     exclusive lock for anything else: docs/concurrency.md), so one
-//     shard's events reach the log in the order they were applied.
+//     (`mu_`), and AppendBatch() a run of job events (engine/event_sink.h)
+//     as consecutive numbers under one take of it, with one read of the
+//     event clock for the run, so the log order is the numbering order by
+//     construction. The engine calls them under the locks that order the
+//     events against the state they changed (a shard's lock for a
+//     shard-local task event, the exclusive lock for anything else; a
+//     batch's run of up to 32 events holds its shards' locks until
+//     AppendBatch returns: docs/concurrency.md "Batches"), so one shard's
+//     events reach the log in the order they were applied.
 //   * Writing is group commit: whoever holds the group token (`writing_`,
 //     under `mu_`) takes everything queued at once, encodes it as log
 //     records and writes it in one RocksDB write (synced for kSync). For
@@ -60,8 +65,9 @@ struct JournalOptions {
   // How much log a checkpoint keeps (EngineOptions::log_retention_*).
   // Default: off.
   LogRetention retention;
-  // The time logged with each event (EngineOptions::event_clock), called in
-  // Append under the journal's lock. Must be set.
+  // The time logged with each event (EngineOptions::event_clock), called
+  // under the journal's lock once per Append, and once per AppendBatch run
+  // (its events share the time). Must be set.
   std::function<int64_t()> clock;
 };
 
@@ -70,8 +76,10 @@ struct JournalOptions {
 class Journal : public engine::EventSink {
  public:
   // Append(e) numbers `e` (the event after the last one) and queues it for
-  // writing; returns its sequence number. Only for events that were
-  // applied. last_seq() is the number of the last event appended.
+  // writing; returns its sequence number. AppendBatch(events) does the same
+  // for a run of job events, numbered consecutively; returns the first
+  // number. Only for events that were applied. last_seq() is the number of
+  // the last event appended.
   //
   // Blocks until event `seq` is durable under the configured durability
   // (at once for kAsync and kNone, unless the checkpoint copy is far

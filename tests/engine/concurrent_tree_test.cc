@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,13 +27,30 @@ constexpr int64_t kCpu = 1000;  // 1 CPU in millicores
 class RecordingSink : public EventSink {
  public:
   uint64_t Append(const Event& e) override {
+    if (yield_) std::this_thread::yield();
     std::lock_guard<std::mutex> l(mu_);
     log_.push_back(e);
     return log_.size();
   }
+  uint64_t AppendBatch(std::span<const JobEventRecord> events) override {
+    if (yield_) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    std::lock_guard<std::mutex> l(mu_);
+    const uint64_t first = log_.size() + 1;
+    for (const JobEventRecord& e : events) log_.push_back(Event::Task(e.type, e.job_seq, e.n));
+    ++batches_;
+    return first;
+  }
   uint64_t last_seq() const override {
     std::lock_guard<std::mutex> l(mu_);
     return log_.size();
+  }
+  // Take time before numbering (before taking the sink's lock): Append
+  // yields the processor, AppendBatch sleeps 20 us.
+  void set_yield(bool on) { yield_ = on; }
+  // AppendBatch calls so far.
+  size_t batches() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return batches_;
   }
   Status health() const override {
     std::lock_guard<std::mutex> l(mu_);
@@ -49,7 +68,9 @@ class RecordingSink : public EventSink {
  private:
   mutable std::mutex mu_;
   std::vector<Event> log_;
+  size_t batches_ = 0;
   Status health_;
+  bool yield_ = false;  // set before the threads start
 };
 
 const std::vector<std::string> kLeaves = {"root/a/x", "root/b/x", "root/c/x", "root/d/x"};
@@ -141,6 +162,68 @@ TEST(ConcurrentTreeTest, TheSinksOrderIsASerialOrder) {
     EXPECT_TRUE(ct.tree().CheckInvariants().ok()) << ct.tree().CheckInvariants().ToString();
   }
   ExpectLogReplaysTo(log, kCpus, DigestOf(ct));
+}
+
+// Logged runs (concurrent_tree_batch.cc): batches apply task events while
+// two threads send single task events on the same jobs, with a cluster
+// small enough that jobs run out of tasks and allocations escalate, and a
+// sink that takes its time before it numbers anything (an event appended
+// after the lock that ordered it was released is then overtaken: with the
+// in-order path's runs, or a grouped window's shard, appended after their
+// locks were released, it failed every run tried on the 2-core dev VM, 5
+// and 3): the log (the order of Append and AppendBatch calls) replays to
+// the live state, and the batches' events went in runs. First one batching
+// thread in order (alone, so its runs hold their shards' locks until
+// appended), then one in order and one grouped by shard.
+TEST(ConcurrentTreeTest, BatchRunsKeepTheSinksOrderASerialOrder) {
+  constexpr int64_t kCpus = 200;
+  for (int batchers : {1, 2}) {
+    SCOPED_TRACE(std::to_string(batchers) + " batching threads");
+    RecordingSink sink;
+    sink.set_yield(true);
+    ConcurrentTree ct;
+    ct.Init(NewTree(kCpus), 0, &sink);
+    const std::vector<JobRef> refs = SubmitJobs(ct, 4);
+    auto random_op = [&](std::mt19937_64& rng) {
+      const JobRef job = refs[rng() % refs.size()];
+      const auto type = rng() % 2 ? Event::Type::kAllocate : (rng() % 4 ? Event::Type::kRelease : Event::Type::kFinish);
+      return Op{type, job, 1 + static_cast<int64_t>(rng() % 20)};
+    };
+    std::atomic<size_t> applied{0};
+    std::vector<std::thread> threads;
+    for (int th = 0; th < 2 + batchers; ++th)
+      threads.emplace_back([&, th] {
+        std::mt19937_64 rng(th + 11);
+        if (th < 2) {  // single events
+          for (int i = 0; i < 20000; ++i) {
+            uint64_t seq = 0;
+            if (ct.TaskEvent(random_op(rng), &seq).ok()) applied.fetch_add(1, std::memory_order_relaxed);
+          }
+          return;
+        }
+        const auto grouping = th == 2 ? EngineOptions::BatchGrouping::kNever : EngineOptions::BatchGrouping::kAlways;
+        for (int b = 0; b < 200; ++b) {
+          std::vector<Engine::TaskOp> ops;
+          for (int i = 0; i < 200; ++i) {
+            const Op op = random_op(rng);
+            ops.push_back(Engine::TaskOp{op.job, op.n, op.type});
+          }
+          uint64_t last = 0, logged = 0;
+          size_t refused = 0;
+          ASSERT_TRUE(ct.ApplyTasks(ops.data(), ops.size(), grouping, &last, &refused, &logged).ok());
+          applied.fetch_add(ops.size() - refused, std::memory_order_relaxed);
+        }
+      });
+    for (auto& t : threads) t.join();
+    const std::vector<Event> log = sink.log();
+    EXPECT_EQ(log.size(), refs.size() + applied.load());
+    EXPECT_GT(sink.batches(), 0u);
+    {
+      ConcurrentTree::Exclusive lock(ct);
+      EXPECT_EQ(ct.last_seq(), log.size());
+    }
+    ExpectLogReplaysTo(log, kCpus, DigestOf(ct));
+  }
 }
 
 // A batch grouped by shard (kAlways) gives the state and the statuses of the
