@@ -56,9 +56,9 @@ constexpr size_t kWakeEvents = 8192;
 // kPoolFull non-task events (480 bytes each, sizeof(Event): 120 KB). A
 // group is usually a millisecond of events (a few thousand); the larger
 // ones, taken while the writer was behind, are freed. Keeping any batch of
-// up to 2^18 events, as before, held 23-37 MB of spare buffers at the
-// peak of a 10^6-job replay, 23 of it the setup's submissions
-// (bench/README.md "The durable engine's memory outside the image").
+// up to 2^18 events, as before, kept 23 MB of the setup's groups of
+// submissions to the end of a 10^6-job replay (bench/README.md "The
+// durable engine's memory outside the image").
 constexpr size_t kPoolBatches = 4;
 constexpr size_t kPoolOps = size_t{1} << 15;
 constexpr size_t kPoolFull = 256;

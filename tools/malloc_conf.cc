@@ -16,9 +16,9 @@
 //   dirty_decay_ms:1000 freed pages go back to the system after about 1 s
 //                       instead of 10 s.
 //
-// Together they took 30-50 MB off the peak of a durable 10^6-job replay
-// (0.93 GB instead of 0.97-0.99 GB), and 10 MB off an in-memory one
-// (bench/README.md "The durable engine's memory outside the image").
+// Together they took 25-50 MiB off the peak of a durable 10^6-job replay
+// and about 10 MiB off an in-memory one (bench/README.md "The durable
+// engine's memory outside the image").
 extern "C" {
 extern const char* malloc_conf;
 const char* malloc_conf = "narenas:1,dirty_decay_ms:1000";

@@ -1,5 +1,5 @@
 // The journal's spare batches (storage/journal.cc GiveBack, docs/storage.md
-// "Flow control"): a group of submissions, whose events the queue holds
+// "Writing: group commit"): a group of submissions, whose events the queue holds
 // whole (480 bytes each in EventBatch::full), is freed once the checkpoint
 // copy has applied it, not kept for the rest of the run. Measured as the
 // bytes in use (glibc's mallinfo2: this test does not link jemalloc) that
