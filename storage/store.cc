@@ -111,11 +111,15 @@ rocksdb::Options MakeOptions(bool create) {
   o.stats_persist_period_sec = 0;
   // Memtables: they hold only the log (a checkpoint's chunks bypass them,
   // Store::TableFile), which is read back only by recovery and followers,
-  // so two of 4 MB (one filling, one being flushed) suffice; two of 16 MB
-  // held 10-20 MB more of a durable engine's peak memory (bench/README.md
-  // "The durable engine's memory outside the image", issue 25).
+  // so 4 MB each suffice; two of 16 MB held 10-20 MB more of a durable
+  // engine's peak memory (bench/README.md "The durable engine's memory
+  // outside the image", issue 25). Up to four: with two of 4 MB, the
+  // writer filled both before the flush of the first ended (80 ms of log
+  // at 3 M events/s) and RocksDB stopped its writes six times in a 10^6-job
+  // replay on the loaded 2-core VM; with four, none. Only a full one waits
+  // for its flush, so at most 16 MB, usually one or two.
   o.write_buffer_size = 4 << 20;
-  o.max_write_buffer_number = 2;
+  o.max_write_buffer_number = 4;
   // Level 0 holds as much log before a compaction as it did with 16 MB
   // memtables (RocksDB's defaults 4, 20 and 36 files, times four): with the
   // default 4 files, compactions merged the log into one large level-1
