@@ -53,6 +53,17 @@ constexpr auto kAsyncSyncInterval = std::chrono::milliseconds(100);
 // many queued events wake it early.
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
 constexpr size_t kWakeEvents = 8192;
+// The spare batches kept for reuse (GiveBack): at most kPoolBatches, each
+// with room for at most kPoolOps events (32 bytes an event: 1 MB) and
+// kPoolFull non-task events (480 bytes each, sizeof(Event): 120 KB). A
+// group is usually a millisecond of events (a few thousand); the larger
+// ones, taken while the writer was behind, are freed. Keeping any batch of
+// up to 2^18 events, as before, kept 23 MB of the setup's groups of
+// submissions to the end of a 10^6-job replay (bench/README.md "The
+// durable engine's memory outside the image").
+constexpr size_t kPoolBatches = 4;
+constexpr size_t kPoolOps = size_t{1} << 15;
+constexpr size_t kPoolFull = 256;
 
 std::atomic<bool> g_ack_before_sync{false};  // SetAckBeforeSyncForTesting
 
@@ -241,11 +252,14 @@ class JournalImpl final : public Journal {
     return b;
   }
 
+  // Keeps `b`'s buffers for a later group (kPoolBatches of them), unless
+  // they are larger than a usual group needs (kPoolOps, kPoolFull).
   void GiveBack(EventBatch&& b) {
     b.clear();
-    if (b.ops.capacity() > 4 * kRecordEvents) return;  // let big ones go
+    if (b.ops.capacity() > kPoolOps || b.times.capacity() > kPoolOps) return;  // let big ones go
+    if (b.full.capacity() > kPoolFull) std::vector<Event>().swap(b.full);
     base::MutexLock l(pool_mu_);
-    if (pool_.size() < 4) pool_.push_back(std::move(b));
+    if (pool_.size() < kPoolBatches) pool_.push_back(std::move(b));
   }
 
   // Under mu_: when the token is free and events are pending, takes the

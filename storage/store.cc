@@ -109,12 +109,26 @@ rocksdb::Options MakeOptions(bool create) {
   o.keep_log_file_num = 3;
   o.stats_dump_period_sec = 0;
   o.stats_persist_period_sec = 0;
-  // Memtables: a checkpoint of 10^6 jobs (about 100 MB of chunks) filled
-  // four of 64 MB before it flushed them; two of 16 MB took 100 MB less of
-  // a durable engine's peak memory (bench/README.md, issue 25). The chunks
-  // now bypass them (Store::TableFile): they hold the log.
-  o.write_buffer_size = 16 << 20;
-  o.max_write_buffer_number = 2;
+  // Memtables: they hold only the log (a checkpoint's chunks bypass them,
+  // Store::TableFile), which is read back only by recovery and followers,
+  // so 4 MB each suffice; two of 16 MB held 10-20 MB more of a durable
+  // engine's peak memory (bench/README.md "The durable engine's memory
+  // outside the image", issue 25). Up to four: with two of 4 MB, the
+  // writer filled both before the flush of the first ended (80 ms of log
+  // at 3 M events/s) and RocksDB stopped its writes six times in a 10^6-job
+  // replay on the loaded 2-core VM; with four, none. Only a full one waits
+  // for its flush, so at most 16 MB, usually one or two.
+  o.write_buffer_size = 4 << 20;
+  o.max_write_buffer_number = 4;
+  // Level 0 holds as much log before a compaction as it did with 16 MB
+  // memtables (RocksDB's defaults 4, 20 and 36 files, times four): with the
+  // default 4 files, compactions merged the log into one large level-1
+  // file that straddled the deleted log range, and a store held 138 MB
+  // after Close instead of 60 (DropFilesInRange drops only whole files, and
+  // none of level 0).
+  o.level0_file_num_compaction_trigger = 16;
+  o.level0_slowdown_writes_trigger = 80;
+  o.level0_stop_writes_trigger = 144;
   o.avoid_flush_during_recovery = true;
   // Close() does not flush the memtable itself: Journal::Close flushes
   // it when the store is healthy, and everything in it is in the WAL too.
