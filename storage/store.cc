@@ -437,10 +437,18 @@ Store::TableFile::~TableFile() {
   if (store_->db_) (void)store_->db_->GetEnv()->DeleteFile(path_);
 }
 
+// A checkpoint's table file is compressed block by block on this many
+// threads of RocksDB's table builder besides the one that writes it (the
+// checkpoint thread), so that the compression does not take the checkpoint
+// thread's time from applying events (docs/storage.md "Writing: group
+// commit", the table of RocksDB options).
+constexpr uint32_t kTableFileCompressionThreads = 2;
+
 StatusOr<std::unique_ptr<Store::TableFile>> Store::NewTableFile() {
   HDRF_RETURN_IF_ERROR(CheckWritable());
   std::unique_ptr<TableFile> t(new TableFile(this));
   rocksdb::Options o = MakeOptions(false);
+  o.compression_opts.parallel_threads = kTableFileCompressionThreads;
   t->writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(o), o);
   HDRF_RETURN_IF_ERROR(FromRocks(t->writer_->Open(t->path_), "creating " + std::string(kTableFile)));
   return t;
