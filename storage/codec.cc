@@ -630,6 +630,59 @@ Status LogEncoder::Encode(const EventBatch& batch, size_t begin, size_t end, std
   return Status::Ok();
 }
 
+namespace {
+
+// The body of a full event `fe` (its type set in `*e` already);
+// `where` names it in errors.
+Status DecodeFullEvent(const fbs::FullEvent* fe, const std::vector<std::string>& names, const std::string& where,
+                       Event* e) {
+  switch (e->type) {
+    case Event::Type::kSubmit:
+      if (!fe->job()) return Bad(where + ": no job");
+      HDRF_RETURN_IF_ERROR(DecodeJobSpec(fe->job(), names, &e->job).WithContext(where));
+      break;
+    case Event::Type::kCreateQueue:
+    case Event::Type::kUpdateQueue:
+      if (!fe->queue()) return Bad(where + ": no queue");
+      HDRF_RETURN_IF_ERROR(DecodeQueue(fe->queue(), names, &e->queue).WithContext(where));
+      break;
+    case Event::Type::kSetQueueState: {
+      if (!fe->path()) return Bad(where + ": no queue path");
+      e->path = fe->path()->str();
+      auto st = static_cast<uint8_t>(fe->state());
+      if (st > static_cast<uint8_t>(QueueState::kClosed))
+        return Bad(where + ": unknown queue state " + std::to_string(st));
+      e->state = static_cast<QueueState>(st);
+      break;
+    }
+    case Event::Type::kDeleteQueue:
+      if (!fe->path()) return Bad(where + ": no queue path");
+      e->path = fe->path()->str();
+      break;
+    case Event::Type::kSetCapacity:
+      HDRF_RETURN_IF_ERROR(
+          DecodeAmounts(fe->cluster(), names, (where + ": capacity").c_str(), &e->cluster));
+      break;
+    case Event::Type::kApplyPlan: {
+      e->job_seq = fe->job_seq();
+      e->n = fe->n();
+      const uint32_t nv = fe->victims() ? fe->victims()->size() : 0;
+      for (uint32_t k = 0; k < nv; ++k) {
+        fbs::TaskOp v;  // copied out: see DecodeAmounts on alignment
+        std::memcpy(&v, fe->victims()->Data() + size_t{k} * sizeof(fbs::TaskOp), sizeof v);
+        if (v.n() < 1) return Bad(where + ": plan entry " + std::to_string(k) + " stops " + std::to_string(v.n()) + " tasks");
+        e->victims.push_back({v.job_seq(), v.n()});
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& names,
                       uint64_t key_seq, EventBatch* out) {
   out->clear();
@@ -676,48 +729,7 @@ Status DecodeLogBatch(std::string_view value, const std::vector<std::string>& na
       Event e;
       e.type = op.type;
       const std::string where = "event " + std::to_string(seq) + " (" + EventTypeName(op.type) + ")";
-      switch (op.type) {
-        case Event::Type::kSubmit:
-          if (!fe->job()) return Bad(where + ": no job");
-          HDRF_RETURN_IF_ERROR(DecodeJobSpec(fe->job(), names, &e.job).WithContext(where));
-          break;
-        case Event::Type::kCreateQueue:
-        case Event::Type::kUpdateQueue:
-          if (!fe->queue()) return Bad(where + ": no queue");
-          HDRF_RETURN_IF_ERROR(DecodeQueue(fe->queue(), names, &e.queue).WithContext(where));
-          break;
-        case Event::Type::kSetQueueState: {
-          if (!fe->path()) return Bad(where + ": no queue path");
-          e.path = fe->path()->str();
-          auto st = static_cast<uint8_t>(fe->state());
-          if (st > static_cast<uint8_t>(QueueState::kClosed))
-            return Bad(where + ": unknown queue state " + std::to_string(st));
-          e.state = static_cast<QueueState>(st);
-          break;
-        }
-        case Event::Type::kDeleteQueue:
-          if (!fe->path()) return Bad(where + ": no queue path");
-          e.path = fe->path()->str();
-          break;
-        case Event::Type::kSetCapacity:
-          HDRF_RETURN_IF_ERROR(
-              DecodeAmounts(fe->cluster(), names, (where + ": capacity").c_str(), &e.cluster));
-          break;
-        case Event::Type::kApplyPlan: {
-          e.job_seq = op.job_seq;
-          e.n = op.n;
-          const uint32_t nv = fe->victims() ? fe->victims()->size() : 0;
-          for (uint32_t k = 0; k < nv; ++k) {
-            fbs::TaskOp v;  // copied out: see DecodeAmounts on alignment
-            std::memcpy(&v, fe->victims()->Data() + size_t{k} * sizeof(fbs::TaskOp), sizeof v);
-            if (v.n() < 1) return Bad(where + ": plan entry " + std::to_string(k) + " stops " + std::to_string(v.n()) + " tasks");
-            e.victims.push_back({v.job_seq(), v.n()});
-          }
-          break;
-        }
-        default:
-          break;
-      }
+      HDRF_RETURN_IF_ERROR(DecodeFullEvent(fe, names, where, &e));
       op.full = static_cast<uint32_t>(out->full.size());
       out->full.push_back(std::move(e));
       continue;

@@ -207,6 +207,27 @@ void AppendSeconds(std::string& out, int64_t ms) {
   out += buf;
 }
 
+// `text` as JSON, or an error naming `source`'s line (and the JSON's
+// complaint, escaped like names).
+StatusOr<json> ParseJson(std::string_view text, const std::string& source) {
+  try {
+    return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    const size_t byte = std::min<size_t>(e.byte ? e.byte - 1 : 0, text.size());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+    std::string msg = e.what();
+    if (size_t c = msg.find(": syntax error"); c != std::string::npos) msg = msg.substr(c + 2);
+    // nlohmann's "last read: '...'" shows the input's bytes (DEL and
+    // non-ASCII ones raw): escaped like names (volcano_fuzz).
+    return Status::InvalidArgument(source + ":" + std::to_string(line) + ": JSON " + EscapeName(msg));
+  } catch (const json::exception& e) {
+    // Not a syntax error: a number too large for a double (out_of_range
+    // 406, "1e999"), which escaped as an exception and aborted the tool
+    // (volcano_fuzz). No byte offset comes with it.
+    return Status::InvalidArgument(source + ": JSON " + EscapeName(e.what()));
+  }
+}
+
 }  // namespace
 
 StatusOr<VolcanoImportSummary> ImportVolcanoEvents(std::string_view text, const std::string& source,
@@ -218,23 +239,9 @@ StatusOr<VolcanoImportSummary> ImportVolcanoEvents(std::string_view text, const 
   if (!(options.open_duration >= 0 && options.open_duration <= 1e9))
     return Status::InvalidArgument("open_duration: " + std::to_string(options.open_duration) +
                                    " is not a number of seconds in 0..1e9");
-  json doc;
-  try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    const size_t byte = std::min<size_t>(e.byte ? e.byte - 1 : 0, text.size());
-    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
-    std::string msg = e.what();
-    if (size_t c = msg.find(": syntax error"); c != std::string::npos) msg = msg.substr(c + 2);
-    // nlohmann's "last read: '...'" shows the input's bytes (DEL and
-    // non-ASCII ones raw): escaped like names (volcano_fuzz).
-    return Status::InvalidArgument(at(line, "JSON " + EscapeName(msg)));
-  } catch (const json::exception& e) {
-    // Not a syntax error: a number too large for a double (out_of_range
-    // 406, "1e999"), which escaped as an exception and aborted the tool
-    // (volcano_fuzz). No byte offset comes with it.
-    return Status::InvalidArgument(source + ": JSON " + EscapeName(e.what()));
-  }
+  auto parsed = ParseJson(text, source);
+  if (!parsed.ok()) return parsed.status();
+  const json& doc = *parsed;
   if (!doc.is_array()) return Status::InvalidArgument(at(1, "expected a JSON array of events"));
   const std::vector<int> lines = ElementLines(text);
   VolcanoImportSummary sum;
