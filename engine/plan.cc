@@ -111,19 +111,27 @@ inline double TreeDecisions::PlainShare(const int64_t* y) const {
   return s;
 }
 
-StatusOr<TreeDecisions::PlanCtx> TreeDecisions::MakePlanCtx(JobId j, int64_t k) const {
-  PlanCtx c;
-  c.j = j;
-  c.leaf = jobs_[j].queue;
-  c.k = k;
+// Fills `c` for k tasks of job j (mode left as it is); false when the
+// demand overflows.
+bool TreeDecisions::FillPlanCtx(JobId j, int64_t k, PlanCtx* c) const {
+  c->j = j;
+  c->leaf = jobs_[j].queue;
+  c->k = k;
   const int64_t* t = &task_[size_t{j} * R_];
   for (int r = 0; r < R_; ++r) {
     const __int128 d = static_cast<__int128>(k) * t[r];
-    if (d > INT64_MAX) return Status::OutOfRange("job " + job_names_[j] + ": demand overflows");
-    c.D[r] = static_cast<int64_t>(d);
+    if (d > INT64_MAX) return false;
+    c->D[r] = static_cast<int64_t>(d);
   }
-  for (QueueId a = c.leaf; a != kNone; a = queues_[a].parent) c.path.push_back(a);
-  c.leaf_depth = queues_[c.leaf].depth;
+  c->path.clear();
+  for (QueueId a = c->leaf; a != kNone; a = queues_[a].parent) c->path.push_back(a);
+  c->leaf_depth = queues_[c->leaf].depth;
+  return true;
+}
+
+StatusOr<TreeDecisions::PlanCtx> TreeDecisions::MakePlanCtx(JobId j, int64_t k) const {
+  PlanCtx c;
+  if (!FillPlanCtx(j, k, &c)) return Status::OutOfRange("job " + job_names_[j] + ": demand overflows");
   return c;
 }
 
@@ -625,15 +633,10 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
   if (mode != PlanMode::kReclaim || !CheckJobId(j).ok()) return true;
   const Job& J = jobs_[j];
   if (J.state == JobState::kPending || J.allocated >= J.tasks) return true;
-  const int64_t k = StepDemand(j);
-  const int64_t* task = &task_[size_t{j} * R_];
-  int64_t D[kMaxResources] = {};
-  for (int r = 0; r < R_; ++r) {
-    const __int128 d = static_cast<__int128>(k) * task[r];
-    if (d > INT64_MAX) return true;  // MakePlanCtx's error
-    D[r] = static_cast<int64_t>(d);
-  }
-  return PathMayTake(J.queue, D, cache) && PlanMayFree(j, D, *cache);
+  thread_local PlanCtx c;  // kept: its path's buffer is reused
+  if (!FillPlanCtx(j, StepDemand(j), &c)) return true;  // MakePlanCtx's error
+  c.mode = PlanMode::kReclaim;
+  return PathMayTake(J.queue, c.D.data(), cache) && PlanMayFree(c, *cache);
 }
 
 // docs/spec.md §15, mode reclaim: the demand fits at the end only when the
@@ -651,21 +654,14 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
 // siblings, that bounds what a plan can free; false when it is short of
 // D - room in a resource. A queue with a guarantee bounds none of its
 // siblings (within it, any unit is permitted).
-bool TreeDecisions::PlanMayFree(JobId j, const int64_t* D, const ScreenCache& cache) const {
+bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) const {
   if (cache.ratio.size() != size_t{static_cast<uint32_t>(R_)} * static_cast<uint32_t>(R_)) return true;
   double inv_total[kMaxResources];
   for (int r = 0; r < R_; ++r) {
     if (total_[r] <= 0) return true;
     inv_total[r] = 1.0 / static_cast<double>(total_[r]);
   }
-  thread_local PlanCtx c;  // MakePlanCtx's, without its allocation
-  c.j = j;
-  c.leaf = jobs_[j].queue;
-  c.mode = PlanMode::kReclaim;
-  std::copy(D, D + R_, c.D.begin());
-  c.path.clear();
-  for (QueueId a = c.leaf; a != kNone; a = queues_[a].parent) c.path.push_back(a);
-  c.leaf_depth = queues_[c.leaf].depth;
+  const int64_t* D = c.D.data();
   int64_t room[kMaxResources];
   Room(c, PlanState(R_), room);
   double need[kMaxResources];  // D - room where short, else <= 0

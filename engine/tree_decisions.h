@@ -117,6 +117,7 @@ class TreeDecisions : public TreeScheduler {
   // units taken so far) and the transfer rule of docs/spec.md §15.
   struct PlanState;
   struct PlanCtx;
+  bool FillPlanCtx(JobId j, int64_t k, PlanCtx* c) const;
   StatusOr<PlanCtx> MakePlanCtx(JobId j, int64_t k) const;
   int64_t UnitOf(JobId v, const PlanState& s) const;
   bool Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
@@ -135,8 +136,9 @@ class TreeDecisions : public TreeScheduler {
   // any D > 0 in some resource); a parent's ChildShares on this state.
   bool PathMayTake(QueueId leaf, const int64_t* D, ScreenCache* cache) const;
   // PlanMayTake's second test (with cache.ratio): false only when no plan
-  // of j (demand D) can free what the demand needs (engine/plan.cc).
-  bool PlanMayFree(JobId j, const int64_t* D, const ScreenCache& cache) const;
+  // of c's job (mode reclaim, demand c.D) can free what the demand needs
+  // (engine/plan.cc).
+  bool PlanMayFree(const PlanCtx& c, const ScreenCache& cache) const;
   const ChildShares& SiblingShares(QueueId parent, ScreenCache* cache) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
