@@ -42,6 +42,17 @@ void ExpectSameCheckpoint(const Store& a, const Store& b, uint64_t seq) {
 
 // A tree of the test queues, two stores of its state (one for the image's
 // checkpoints, one for the tree's) and an image loaded from the first.
+// A submission of `tasks` tasks of one unit of `resource` each.
+Event Submission(const std::string& name, const std::string& queue, int64_t tasks, const std::string& resource) {
+  Event e;
+  e.type = Event::Type::kSubmit;
+  e.job.name = name;
+  e.job.queue = queue;
+  e.job.tasks = tasks;
+  e.job.task = {{resource, 1}};
+  return e;
+}
+
 struct ImageAndTree {
   std::unique_ptr<engine::Tree> tree;
   std::vector<std::string> names;
@@ -108,12 +119,7 @@ TEST(CheckpointImage, WritesWhatTheTreeWrites) {
   int extra = 0;
   for (int round = 0; round < 40; ++round)
     for (const QueueSpec& q : qs) {
-      Event e;
-      e.type = Event::Type::kSubmit;
-      e.job.name = "inner-" + std::to_string(extra++);
-      e.job.queue = round % 5 == 0 ? "" : q.path;
-      e.job.tasks = 3;
-      e.job.task = {{names[0], 1}};
+      const Event e = Submission("inner-" + std::to_string(extra++), round % 5 == 0 ? "" : q.path, 3, names[0]);
       const uint64_t job_seq = t.next_seq();
       if (apply(e)) (void)apply(Event::Allocate(job_seq, 1 + round % 2));
     }
@@ -134,12 +140,7 @@ TEST(CheckpointImage, CompactionKeepsNames) {
   const std::string leaf = t.QueueSpecs().back().path;
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 3000; ++i) {
-    Event e;
-    e.type = Event::Type::kSubmit;
-    e.job.name = "job-" + std::string(static_cast<size_t>(i % 40), 'x') + std::to_string(i);
-    e.job.queue = leaf;
-    e.job.tasks = 2;
-    e.job.task = {{it.names[0], 1}};
+    const Event e = Submission("job-" + std::string(static_cast<size_t>(i % 40), 'x') + std::to_string(i), leaf, 2, it.names[0]);
     seqs.push_back(t.next_seq());
     apply(e);
   }
@@ -160,12 +161,7 @@ TEST(CheckpointImage, RecordsAcrossChunks) {
   const std::string leaf = t.QueueSpecs().back().path;
   std::vector<uint64_t> seqs;
   for (int i = 0; i < 80000; ++i) {
-    Event e;
-    e.type = Event::Type::kSubmit;
-    e.job.name = "c" + std::to_string(i);
-    e.job.queue = leaf;
-    e.job.tasks = 2;
-    e.job.task = {{it.names[0], 1}};
+    const Event e = Submission("c" + std::to_string(i), leaf, 2, it.names[0]);
     seqs.push_back(t.next_seq());
     ASSERT_TRUE(it.Apply(e));
   }
@@ -213,12 +209,7 @@ TEST(CheckpointImage, TaskEventsAppliedWhileWriting) {
     if (calls == 1) {  // a submission must wait for the write
       storage::EventBatch other;
       other.first_seq = it.batch.last_seq() + 1;
-      Event e;
-      e.type = Event::Type::kSubmit;
-      e.job.name = "while-writing";
-      e.job.queue = t.QueueSpecs().back().path;
-      e.job.tasks = 1;
-      e.job.task = {{it.names[0], 1}};
+      const Event e = Submission("while-writing", t.QueueSpecs().back().path, 1, it.names[0]);
       other.Add(e);
       refused_other = !it.image->Apply(other, 0).ok();
     }
@@ -249,12 +240,7 @@ TEST(CheckpointImage, CopiesMadeAsTheWriteReachesTheirWindow) {
   engine::Tree& t = *it.tree;
   std::vector<uint64_t> seqs;  // the records' order (no removals)
   for (int i = 0; i < 200; ++i) {
-    Event e;
-    e.type = Event::Type::kSubmit;
-    e.job.name = "w" + std::to_string(i);
-    e.job.queue = t.QueueSpecs().back().path;
-    e.job.tasks = 4;
-    e.job.task = {{it.names[0], 1}};
+    const Event e = Submission("w" + std::to_string(i), t.QueueSpecs().back().path, 4, it.names[0]);
     seqs.push_back(t.next_seq());
     ASSERT_TRUE(it.Apply(e));
     if (i % 3 == 0) {
