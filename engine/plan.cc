@@ -65,8 +65,12 @@ bool TreeDecisions::FillPlanCtx(JobId j, int64_t k, PlanCtx* c) const {
 
 StatusOr<TreeDecisions::PlanCtx> TreeDecisions::MakePlanCtx(JobId j, int64_t k) const {
   PlanCtx c;
-  if (!FillPlanCtx(j, k, &c)) return Status::OutOfRange("job " + job_names_[j] + ": demand overflows");
+  if (!FillPlanCtx(j, k, &c)) return DemandOverflows(j);
   return c;
+}
+
+Status TreeDecisions::DemandOverflows(JobId j) const {
+  return Status::OutOfRange("job " + job_names_[j] + ": demand overflows");
 }
 
 // docs/spec.md §15: a unit of V is one task when V holds more than m_V tasks, else
@@ -499,28 +503,25 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(const PlanCtx&
 }
 
 // Valid (docs/spec.md §15): each entry, in order, is its job's unit and permitted
-// on the state after the entries before it; then the demand fits. Whether
-// the demand fits is asked first (the usual reason a pruned plan is not
-// valid), the rule for each entry only then.
+// on the state after the entries before it; then the demand fits. One pass
+// over the plan: every condition is a pure test of the state the entries
+// before it leave, so the answer is that of asking them in any order; an
+// entry's unit is bounded (0 to the tasks its job still holds) before the
+// rule reads it, so no sum overflows. The state is one per thread, reused
+// (PlanValid runs for every applied plan and every pruning step).
 bool TreeDecisions::PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const {
-  PlanState all(R_);
+  thread_local PlanState s(0);
+  s.Reset(R_);
   for (const PlanEntry& e : plan) {
     if (e.job == c.j || e.job >= jobs_.size() || !jobs_[e.job].alive) return false;
     const bool same_leaf = jobs_[e.job].queue == c.leaf;
     if ((c.mode == PlanMode::kReclaim && same_leaf) || (c.mode == PlanMode::kPreempt && !same_leaf))
       return false;
-    // A unit is 0 to the tasks the job still holds: past that the check
-    // below fails anyway (and the sums could overflow).
-    if (e.tasks < 0 || e.tasks > jobs_[e.job].allocated - all.Taken(e.job)) return false;
-    TakeUnit(all, e.job, e.tasks);
-  }
-  if (!DemandFits(c, all)) return false;
-  PlanState s(R_);
-  for (const PlanEntry& e : plan) {
+    if (e.tasks < 0 || e.tasks > jobs_[e.job].allocated - s.Taken(e.job)) return false;
     if (UnitOf(e.job, s) != e.tasks || !Permitted(c, s, e.job, e.tasks)) return false;
     TakeUnit(s, e.job, e.tasks);
   }
-  return true;
+  return DemandFits(c, s);
 }
 
 // docs/spec.md §8: each victim judged on its own by the transfer rule of §15, with
@@ -611,18 +612,24 @@ Status TreeDecisions::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEn
   HDRF_RETURN_IF_ERROR(CheckJobId(j));
   for (const PlanEntry& e : victims) HDRF_RETURN_IF_ERROR(CheckJobId(e.job));
   const Job& J = jobs_[j];
-  const std::string stale = "stale plan for job " + job_names_[j] + ": ";
+  auto stale = [&](const std::string& why) { return Status::Aborted("stale plan for job " + job_names_[j] + ": " + why); };
   if (J.state == JobState::kPending || J.allocated >= J.tasks)
-    return Status::Aborted(stale + "it no longer waits with an unallocated task");
+    return stale("it no longer waits with an unallocated task");
   if (tasks != StepDemand(j))
-    return Status::Aborted(stale + "its demand is now " + std::to_string(StepDemand(j)) + " tasks, not " +
-                           std::to_string(tasks));
-  HDRF_ASSIGN_OR_RETURN(PlanCtx c, MakePlanCtx(j, tasks));
+    return stale("its demand is now " + std::to_string(StepDemand(j)) + " tasks, not " + std::to_string(tasks));
+  // One context per thread, reused: its path costs no allocation.
+  thread_local PlanCtx c;
+  if (!FillPlanCtx(j, tasks, &c)) return DemandOverflows(j);
   c.mode = mode;
   if (!PlanValid(c, victims))
-    return Status::Aborted(stale + "an entry is no longer its job's unit or permitted, or the demand would not fit");
-  for (const PlanEntry& e : victims) ChangeAllocation(e.job, -e.tasks, 0);
-  ChangeAllocation(j, tasks, 0);
+    return stale("an entry is no longer its job's unit or permitted, or the demand would not fit");
+  // Each victim's tasks stop, then j's start: one batch (ChangeAllocations
+  // settles the shares once when the set flips away and back).
+  thread_local std::vector<AllocChange> changes;
+  changes.clear();
+  for (const PlanEntry& e : victims) changes.push_back({e.job, -e.tasks});
+  changes.push_back({j, tasks});
+  ChangeAllocations(changes.data(), changes.size());
   AdmitPending();
   return Status::Ok();
 }

@@ -25,6 +25,16 @@ inline constexpr double kPlanEps = 1e-9;
 // amounts given back.
 struct TreeDecisions::PlanState {
   explicit PlanState(int r) : R(r) {}
+  // Empty again for R resources, the buffers kept (a reused state costs
+  // no allocation).
+  void Reset(int r) {
+    R = r;
+    taken.clear();
+    dq.clear();
+    dq_d.clear();
+    dfree.fill(0);
+    dq_bits = 0;
+  }
   int R;
   std::vector<std::pair<JobId, int64_t>> taken;  // job -> tasks taken
   std::vector<QueueId> dq;

@@ -119,6 +119,7 @@ class TreeDecisions : public TreeScheduler {
   struct PlanCtx;
   bool FillPlanCtx(JobId j, int64_t k, PlanCtx* c) const;
   StatusOr<PlanCtx> MakePlanCtx(JobId j, int64_t k) const;
+  Status DemandOverflows(JobId j) const;  // MakePlanCtx's error
   int64_t UnitOf(JobId v, const PlanState& s) const;
   bool Permitted(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
   enum class Rule { kOk, kOrder, kNotReclaimable, kGuarantee };
