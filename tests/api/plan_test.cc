@@ -110,6 +110,80 @@ TEST(PlanTest, StalePlanIsAbortedAndChangesNothing) {
   EXPECT_EQ(e->last_seq(), seq);
 }
 
+// ApplyPlan checks the plan it is given, whatever it was made as: a plan
+// edited by its caller (an entry's size, an entry dropped or repeated, the
+// taker changed) is refused as stale when an entry is not its job's unit or
+// not permitted, or the demand would not fit, and changes nothing; the same
+// plan re-targeted to a job it is valid for (the simulator gives a key's
+// plan to another job of the key) applies.
+TEST(PlanTest, EditedPlanIsCheckedAgain) {
+  auto e = MakeEngine({{"cpu", 4000}}, {Q("root/a"), Q("root/b")});
+  auto h = e->Submit(Job("h", "root/b", 4, {{"cpu", 1000}}));
+  ASSERT_EQ(*e->Fill(), 4);
+  auto w = e->Submit(Job("w", "root/a", 4, {{"cpu", 1000}}));
+  auto w2 = e->Submit(Job("w2", "root/a", 4, {{"cpu", 1000}}));
+  auto hb = e->Submit(Job("hb", "root/b", 1, {{"cpu", 1000}}));  // waits in the giver's leaf
+  ASSERT_TRUE(w.ok() && w2.ok() && hb.ok());
+  auto p = e->Plan(*w);
+  ASSERT_TRUE(p.ok() && p->fits);
+  ASSERT_EQ(p->victims.size(), 1u);
+  ASSERT_EQ(p->victims[0].tasks, 1);
+  const std::string digest = e->DigestHex();
+  auto refused = [&](const hdrf::Plan& edited, const char* what) {
+    Status s = e->ApplyPlan(edited);
+    EXPECT_EQ(s.code(), StatusCode::kAborted) << what << ": " << s.ToString();
+    EXPECT_NE(s.message().find("stale plan for job"), std::string::npos) << what << ": " << s.ToString();
+    EXPECT_EQ(e->DigestHex(), digest) << what;
+  };
+  hdrf::Plan bigger = *p;
+  bigger.victims[0].tasks = 2;  // not h's unit (one task)
+  refused(bigger, "an entry larger than its unit");
+  hdrf::Plan none = *p;
+  none.victims.clear();  // the demand does not fit without it
+  refused(none, "no victims");
+  hdrf::Plan demand = *p;
+  demand.tasks = 2;
+  refused(demand, "its demand changed");
+  // h's unit four times: the first three pass the order (a at 0 below b at
+  // .75, .5, .25, and a + D = .25 not above what b keeps), the fourth not
+  // (b would keep 0).
+  hdrf::Plan four = *p;
+  for (int i = 0; i < 3; ++i) four.victims.push_back(p->victims[0]);
+  refused(four, "an entry not permitted");
+  hdrf::Plan zero = *p;
+  zero.victims[0].tasks = 0;
+  refused(zero, "an entry of no task");
+  hdrf::Plan own = *p;  // a taker in the victim's leaf: preemption, not reclaim
+  own.id = hb->id;
+  own.seq = hb->seq;
+  own.job = "hb";
+  refused(own, "a taker for which the entry is preemption");
+  hdrf::Plan self = *p;  // the taker as its own victim
+  self.victims[0] = {w2->id, w2->seq, "w2", 1};
+  self.id = w2->id;
+  self.seq = w2->seq;
+  refused(self, "the taker as its own victim");
+  // The plan as made, re-targeted to w2 (the same demand in the same leaf):
+  // valid on this state, so it applies.
+  hdrf::Plan moved = *p;
+  moved.id = w2->id;
+  moved.seq = w2->seq;
+  moved.job = "w2";
+  ASSERT_TRUE(e->ApplyPlan(moved).ok());
+  EXPECT_EQ(e->GetJob("w2")->allocated, 1);
+  EXPECT_EQ(e->GetJob("h")->allocated, 3);
+  // The original, made before it, is checked on this state: still valid
+  // (a at .25 below b at .75; after, .5 and .5), so it applies; a third time
+  // it is not (a at .5 is not below b at .5).
+  ASSERT_TRUE(e->ApplyPlan(*p).ok());
+  const std::string after = e->DigestHex();
+  Status s = e->ApplyPlan(*p);
+  EXPECT_EQ(s.code(), StatusCode::kAborted) << s.ToString();
+  EXPECT_EQ(e->DigestHex(), after);
+  EXPECT_EQ(e->GetJob("h")->allocated, 2);
+  (void)h;
+}
+
 TEST(PlanTest, BadInputGetsAClearErrorAndChangesNothing) {
   auto e = MakeEngine({{"cpu", 4000}}, {Q("root/a"), Q("root/b")});
   auto h = e->Submit(Job("h", "root/b", 4, {{"cpu", 1000}}));
