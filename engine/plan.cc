@@ -623,13 +623,8 @@ Status TreeDecisions::ApplyPlan(JobId j, int64_t tasks, const std::vector<PlanEn
   c.mode = mode;
   if (!PlanValid(c, victims))
     return stale("an entry is no longer its job's unit or permitted, or the demand would not fit");
-  // Each victim's tasks stop, then j's start: one batch (ChangeAllocations
-  // settles the shares once when the set flips away and back).
-  thread_local std::vector<AllocChange> changes;
-  changes.clear();
-  for (const PlanEntry& e : victims) changes.push_back({e.job, -e.tasks});
-  changes.push_back({j, tasks});
-  ChangeAllocations(changes.data(), changes.size());
+  for (const PlanEntry& e : victims) ChangeAllocation(e.job, -e.tasks, 0);
+  ChangeAllocation(j, tasks, 0);
   AdmitPending();
   return Status::Ok();
 }

@@ -508,9 +508,25 @@ void TreeShares::SwitchView(uint64_t exact_to) {
     cur_ = found;
     View& v = views_[cur_];
     ++main_->counters.view_switches;
-    CatchUp(v.log_pos, log_end);
+    log_touched_ = false;  // the catch-up itself logs nothing (set again below)
+    for (uint64_t p = v.log_pos; p < log_end; ++p) {
+      JobId j = touched_[p - touched_base_];
+      ++main_->counters.view_catchups;
+      if (jobs_[j].alive) {
+        RefreshJob(j);  // as any refresh: only what changed is redone
+        continue;
+      }
+      // Removed since this view was current (a retired record, Remove):
+      // take its contribution out of this view.
+      const JobView& jv = JV(j);
+      if (!jv.blocked || jv.contrib_alloc != 0) {
+        RemoveJobContribution(j);
+        MarkDirty(jobs_[j].queue);
+      }
+    }
     v.log_pos = log_end;
     v.last_used = ++view_clock_;
+    Propagate();
   } else {
     if (found < views_.size()) {
       cur_ = found;  // too far behind: rebuild it in place
@@ -533,35 +549,8 @@ void TreeShares::SwitchView(uint64_t exact_to) {
     v.last_used = ++view_clock_;
   }
   log_touched_ = true;
-  TrimLog(log_end, limit);
-}
-
-// The current view, exact up to log position `from`, re-derives the jobs
-// logged from there to `to` and propagates what changed.
-void TreeShares::CatchUp(uint64_t from, uint64_t to) {
-  log_touched_ = false;  // the catch-up itself logs nothing (the caller sets it again)
-  for (uint64_t p = from; p < to; ++p) {
-    JobId j = touched_[p - touched_base_];
-    ++main_->counters.view_catchups;
-    if (jobs_[j].alive) {
-      RefreshJob(j);  // as any refresh: only what changed is redone
-      continue;
-    }
-    // Removed since this view was current (a retired record, Remove):
-    // take its contribution out of this view.
-    const JobView& jv = JV(j);
-    if (!jv.blocked || jv.contrib_alloc != 0) {
-      RemoveJobContribution(j);
-      MarkDirty(jobs_[j].queue);
-    }
-  }
-  Propagate();
-}
-
-// Trims the log to what the oldest saved view still needs; drops saved
-// views that fell too far behind (more than `limit` entries) to be worth
-// catching up.
-void TreeShares::TrimLog(uint64_t log_end, uint64_t limit) {
+  // Trim the log to what the oldest saved view still needs; drop saved
+  // views that fell too far behind to be worth catching up.
   uint64_t need = log_end;
   for (size_t i = 0; i < views_.size(); ++i) {
     if (i == cur_) continue;
@@ -718,9 +707,7 @@ void TreeShares::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc)
   // one re-derivation per job instead of one in each view, and a job that
   // flips the set back (release, then allocate) costs the old view nothing
   // when it returns (docs/algorithm.md, "Saturation changes").
-  // Inside ChangeAllocations' deferred run (defer_refresh_ already set) the
-  // batch handles the flips.
-  const bool flip = !sc.local && !defer_refresh_ && touched != 0 && SaturatedNow() != saturated_;
+  const bool flip = !sc.local && touched != 0 && SaturatedNow() != saturated_;
   uint64_t event_pos = 0;
   if (flip) {
     log_touched_ = true;
@@ -782,90 +769,6 @@ void TreeShares::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc)
   defer_refresh_ = false;
   UpdateSaturation();
   SwitchView(event_pos);
-}
-
-// ChangeAllocation(ch[i].job, ch[i].delta, 0) for each change in order, as
-// one exclusive event, ending with the raw state and the current view as
-// those calls leave them. The usual reclaim plan on a full cluster (a
-// victim's release frees a saturated resource, the taker's allocation
-// saturates it again) would switch to the view of the unsaturated set and
-// back, catching up and propagating in each. For such a round trip (the
-// set leaves the current one at change `first`, stays at one other set and
-// comes back at change `back`), one by one leaves the current view as it
-// was before `first` (saved exact up to that event) and at `back` catches
-// it up from there: so here the changes first..back are applied to the raw
-// state and logged only, and the current view catches up from the same
-// position, with the same refreshes in the same log order, then one
-// propagation. The other set's view is not visited: it catches up from the
-// log when it is next current (views other than the current one are
-// caches). Changes outside round trips run one by one.
-void TreeShares::ChangeAllocations(const AllocChange* ch, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    size_t first = n;
-    const size_t back = RoundTrip(ch, i, n, &first);
-    for (; i < first; ++i) ChangeAllocation(ch[i].job, ch[i].delta, 0);
-    if (back == n) return;  // no round trip: the rest ran one by one
-    // As ChangeAllocation at a flip: the current view stays exact up to here.
-    const uint64_t event_pos = touched_base_ + touched_.size();
-    log_floor_ = event_pos;
-    defer_refresh_ = true;
-    for (; i <= back; ++i) ChangeAllocation(ch[i].job, ch[i].delta, 0);
-    defer_refresh_ = false;
-    // The set is the current view's again (UpdateSaturation would change
-    // nothing): the switch back's catch-up, or its rebuild when the log
-    // grew past what SwitchView catches up.
-    const uint64_t log_end = touched_base_ + touched_.size();
-    const uint64_t limit = live_jobs_ / 2 + 64;
-    if (log_end - event_pos <= limit) {
-      CatchUp(event_pos, log_end);
-    } else {
-      cv().jobs.clear();
-      cv().queues.clear();
-      GrowViews();
-      RebuildView();
-    }
-    cv().log_pos = log_end;
-    cv().last_used = ++view_clock_;
-    log_touched_ = true;
-    TrimLog(log_end, limit);
-  }
-}
-
-// The first round trip of the saturated set among changes from..n-1 on the
-// current state: the change that flips the set back to saturated_ (`first`
-// set to the one that flips it away), or n (`first` then n as well) when
-// there is none, or the set changes in another way first, or no view is
-// saved (the log is off). A change flips the set when it moves some free
-// amount and the set of the free amounts after it differs
-// (ChangeAllocation's test).
-size_t TreeShares::RoundTrip(const AllocChange* ch, size_t from, size_t n, size_t* first) const {
-  *first = n;
-  if (views_.size() < 2) return n;
-  int64_t f[kMaxResources];
-  std::copy(free_.begin(), free_.begin() + R_, f);
-  ResMask m = saturated_;
-  for (size_t i = from; i < n; ++i) {
-    const int64_t* t = &task_[size_t{ch[i].job} * R_];
-    bool touched = false;
-    ResMask now = 0;
-    for (int r = 0; r < R_; ++r) {
-      const int64_t d = ch[i].delta * t[r];
-      touched = touched || d != 0;
-      f[r] -= d;
-      now |= ResMask{f[r] <= 0} << r;
-    }
-    if (!touched || now == m) continue;
-    if (*first == n) {
-      *first = i;
-      m = now;
-      continue;
-    }
-    if (now == saturated_) return i;
-    break;  // on to a third set
-  }
-  *first = n;
-  return n;
 }
 
 // After job `id`'s allocation changed: refreshes the other jobs whose

@@ -99,12 +99,6 @@ class TreeShares : public TreeStructure {
   // The saturated set changed to saturated_: switch to (or build) its view.
   // The current view is exact up to touched-log position `exact_to`.
   void SwitchView(uint64_t exact_to);
-  // The current view, exact up to log position `from`, re-derives the jobs
-  // logged up to `to` and propagates (SwitchView, ChangeAllocations).
-  void CatchUp(uint64_t from, uint64_t to);
-  // Drops the log below what the saved views need; marks a view more than
-  // `limit` entries behind `log_end` as never matching.
-  void TrimLog(uint64_t log_end, uint64_t limit);
   // Records that `j`'s derived state may differ from what saved views hold.
   void Touch(JobId j, Scratch& sc);
   void Touch(JobId j) { Touch(j, *main_); }
@@ -160,18 +154,6 @@ class TreeShares : public TreeStructure {
   void ChangeAllocation(JobId j, int64_t delta_alloc, int64_t delta_tasks) {
     ChangeAllocation(j, delta_alloc, delta_tasks, *main_);
   }
-  // ChangeAllocation(job, delta, 0) for each change in order, in an
-  // exclusive section: the raw state and the current view end as those
-  // calls one by one leave them; a release and allocation that leave the
-  // saturated set and come back (a reclaim plan on a full cluster) are
-  // settled in the current view once, without visiting the other set's
-  // view (shares.cc).
-  struct AllocChange {
-    JobId job;
-    int64_t delta;
-  };
-  void ChangeAllocations(const AllocChange* changes, size_t n);
-  size_t RoundTrip(const AllocChange* changes, size_t from, size_t n, size_t* first) const;
   ResMask SaturatedNow() const;  // the resources with free <= 0
   void UpdateSaturation();
   void SetShareResources();

@@ -124,7 +124,10 @@ Status Engine::ApplyPlan(const hdrf::Plan& plan) {
     e.type = Event::Type::kApplyPlan;
     e.job_seq = plan.seq;
     e.n = plan.tasks;
-    std::vector<engine::Tree::PlanEntry> victims;
+    // One buffer per thread: the entries cost no allocation per plan.
+    thread_local std::vector<engine::Tree::PlanEntry> victims;
+    victims.clear();
+    e.victims.reserve(plan.victims.size());
     for (const PlanVictim& v : plan.victims) {
       if (!CheckRef(t, JobRef{v.id, v.seq}).ok())
         return Status::Aborted("stale plan for job " + plan.job + ": victim " + v.name + " is gone");
