@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_access.h"
+#include "engine/concurrent_tree.h"
 #include "engine/tree.h"
 
 namespace hdrf {
@@ -22,8 +24,7 @@ class PlanScreen {
   void Clear() { ++cache_.gen; }
 
  private:
-  friend bool PlanMayTake(const Engine&, JobRef, const PlanOptions&, PlanScreen*);
-  friend bool LeafMayTake(const Engine&, QueueId, PlanScreen*, const std::vector<int64_t>*);
+  friend class PlanSession;
   friend void SetTaskShapes(const Engine&, const std::vector<int64_t>&, PlanScreen*);
   engine::Tree::ScreenCache cache_;
 };
@@ -72,6 +73,41 @@ bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, dou
 // The resources that count in a share on the current state (a bit per
 // resource in the engine's order).
 uint64_t ShareResources(const Engine& engine);
+
+
+// One exclusive section of the engine for a run of the calls above, for a
+// host that asks many of them on one state (a reclaim phase asks a few
+// screens, orders and plans per applied plan): each free function enters
+// a section of its own (the lock, the shards' counts folded in), which
+// costs about as much as a screen. A session's calls give what the free
+// functions (and Engine::Plan) give. Thread safety: the session holds the
+// engine's exclusive lock from its construction to its destruction, so
+// the thread that holds it must make no other call on the engine in
+// between (the lock is not reentrant: that call would wait forever), and
+// other threads wait for it; a host closes it before it changes the state
+// (ApplyPlan, a fill, task events).
+class PlanSession {
+ public:
+  explicit PlanSession(const Engine& engine);
+  PlanSession(const PlanSession&) = delete;
+  PlanSession& operator=(const PlanSession&) = delete;
+
+  bool PlanMayTake(JobRef job, const PlanOptions& options, PlanScreen* screen) const;
+  bool LeafMayTake(QueueId leaf, PlanScreen* screen, const std::vector<int64_t>* least = nullptr) const;
+  void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
+  void LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit, std::vector<JobRef>* out) const;
+  bool HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const;
+  uint64_t ShareResources() const;
+  // Engine::Plan.
+  StatusOr<Plan> MakePlan(JobRef job, const PlanOptions& options) const;
+
+ private:
+  engine::ConcurrentTree::Exclusive lock_;
+  // The tree and the last event's number, read once the lock is held
+  // (neither changes while it is).
+  const engine::Tree& t_;
+  uint64_t last_seq_;
+};
 
 }  // namespace hdrf
 

@@ -179,6 +179,15 @@ class Simulator {
   StatusOr<bool> LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po);
   StatusOr<bool> KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po);
   PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
+  // The reclaim phase's calls on the engine between two changes of its
+  // state go through one exclusive section (plan_screen.h), opened by the
+  // first and closed before the state changes (Apply) and at the phase's
+  // end: no other call on the engine is made while it is open.
+  std::optional<PlanSession> session_;
+  const PlanSession& Session() {
+    if (!session_) session_.emplace(eng_);
+    return *session_;
+  }
   // Without --preempt, and when every job's demand needs some resource and
   // cannot overflow: the leaves (stats index, engine id), whose
   // LeafMayTake ends a phase where no waiting job's plan can succeed.
@@ -457,10 +466,13 @@ void Simulator::Explain() {
 Status Simulator::Reclaim(int64_t t) {
   if (untracked_) return Status::Internal("a job waits in a queue the simulator does not know as a leaf");
   screen_.Clear();
-  if (!AnyLeafMayTake()) return Status::Ok();  // every try would fail
-  int64_t evicted_now = 0;
-  const Status s = TryInOrder(t, &evicted_now);
-  book_.EndPhase();
+  Status s;
+  if (AnyLeafMayTake()) {  // else every try would fail
+    int64_t evicted_now = 0;
+    s = TryInOrder(t, &evicted_now);
+    book_.EndPhase();
+  }
+  session_.reset();
   return s;
 }
 
@@ -486,7 +498,7 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
   constexpr size_t kFirstLeaves = 4, kGrow = 4;
   size_t want = kFirstLeaves;
   for (;;) {
-    WaitingLeaves(eng_, book_.untried(), want, &leaves_);
+    Session().WaitingLeaves(book_.untried(), want, &leaves_);
     if (leaves_.empty()) return Status::Ok();  // every waiting job tried
     LeafTries r = LeafTries::kNone;
     for (QueueId q : leaves_) {
@@ -528,7 +540,7 @@ StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const Pl
     book_.LeafCandidates(leaf, n, &candidates_);
     candidate_ids_.clear();
     for (uint32_t i : candidates_) candidate_ids_.push_back(jobs_[i].id);
-    LeafOrderOf(eng_, q, candidate_ids_, n, &order_);
+    Session().LeafOrderOf(q, candidate_ids_, n, &order_);
     if (order_.size() != n) return Status::Internal("the reclaim phase's count of untried jobs disagrees with the engine");
     HDRF_ASSIGN_OR_RETURN(LeafTries r, TryJobs(t, po, evicted_now));
     if (r != LeafTries::kNone) return r;
@@ -589,9 +601,9 @@ StatusOr<std::optional<Simulator::LeafTries>> Simulator::TryIdle(int64_t t, uint
 // (engine.HeldAfterIdle for every shape, with the largest weight): asked
 // again only when the resources that count in a share change.
 bool Simulator::IdleFirst() {
-  const uint64_t res = ShareResources(eng_);
+  const uint64_t res = Session().ShareResources();
   if (!idle_first_res_ || *idle_first_res_ != res) {
-    idle_first_ = HeldAfterIdle(eng_, shapes_.all(), max_weight_);
+    idle_first_ = Session().HeldAfterIdle(shapes_.all(), max_weight_);
     idle_first_res_ = res;
   }
   return idle_first_;
@@ -606,6 +618,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
   plan.id = jobs_[taker].id;
   plan.seq = jobs_[taker].seq;
   plan.job = w_.jobs[taker].spec.name;
+  session_.reset();  // the state changes
   HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
   ++state_;
   ++changes_;
@@ -639,11 +652,11 @@ StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const 
   // A cheap necessary test first: most keys fail the transfer rule at
   // every level of their path, and Plan would only confirm it.
   const JobRef ref = jobs_[job].ref();
-  if (!PlanMayTake(eng_, ref, po, &screen_)) {
+  if (!Session().PlanMayTake(ref, po, &screen_)) {
     key->failed_on = fail_state;
     return true;
   }
-  auto p = eng_.Plan(ref, po);
+  auto p = Session().MakePlan(ref, po);
   if (!p.ok()) return p.status().WithContext("reclaim at " + FormatMs(t) + " s");
   // With nodes the demand must also be placed once the victims' tasks
   // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
@@ -706,7 +719,7 @@ bool Simulator::LeastMayTake(uint32_t leaf) {
     const int64_t* shape = shapes_.at(jobs_[k->jobs.front()].shape);
     for (int r = 0; r < R_; ++r) least_[r] = std::min(least_[r], k->key->k * shape[r]);
   }
-  if (asked_.size() < 2 || LeafMayTake(eng_, book_.EngineLeaf(leaf), &screen_, &least_)) return true;
+  if (asked_.size() < 2 || Session().LeafMayTake(book_.EngineLeaf(leaf), &screen_, &least_)) return true;
   for (KeyJobs* k : asked_) k->failed_on = fail_state;
   return false;
 }
@@ -718,7 +731,7 @@ bool Simulator::LeastMayTake(uint32_t leaf) {
 bool Simulator::AnyLeafMayTake() {
   if (!screen_by_leaf_) return true;
   for (const auto& [q, id] : screen_leaves_)
-    if (stats_.waiting_jobs(q) > 0 && LeafMayTake(eng_, id, &screen_)) return true;
+    if (stats_.waiting_jobs(q) > 0 && Session().LeafMayTake(id, &screen_)) return true;
   return false;
 }
 
