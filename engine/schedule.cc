@@ -298,6 +298,31 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<J
       if (parts.size() > begin) items.push_back({QV(q.children[i]).key, i, begin, parts.size()});
     }
   }
+  // With counts, a few children are picked by selection first (two passes
+  // over the items per pick, no sort): WaitingLeaves mostly wants a few
+  // leaves, from the first child or two. The rule below picks, among the
+  // unused items with a key at most the smallest unused key +
+  // kKeyEpsilon, the one of least tie: which one it is does not depend on
+  // the items' order, so a pick here is the sorted loop's pick, and the
+  // loop goes on with the items left.
+  constexpr int kSelectPicks = 8;
+  for (int n = 0; lazy && !q.children.empty() && n < kSelectPicks && !items.empty() && out->size() < walk.limit; ++n) {
+    size_t first = 0;
+    for (size_t k = 1; k < items.size(); ++k)
+      if (items[k].key < items[first].key) first = k;
+    size_t pick = first;
+    const double bound = items[first].key + kKeyEpsilon;
+    for (size_t k = 0; k < items.size(); ++k)
+      if (items[k].key <= bound && items[k].tie < items[pick].tie) pick = k;
+    const QueueId c = static_cast<QueueId>(items[pick].begin);
+    items[pick] = items.back();
+    items.pop_back();
+    if (walk.leaves && queues_[c].children.empty()) {
+      out->push_back(c);  // what entering it would do
+    } else {
+      WaitingOrderIn(c, walk, out);
+    }
+  }
   auto by_key = [](const Item& a, const Item& b) { return a.key < b.key; };
   // Only the first `need` picks of a leaf are wanted: they come from the
   // jobs whose key is at most the need-th smallest key + kKeyEpsilon (the

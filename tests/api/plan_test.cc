@@ -208,6 +208,70 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   }
 }
 
+// WaitingLeaves on wide trees (up to 14 children per queue, engine/schedule.cc
+// picks the first 8 children of a queue by selection and sorts the rest):
+// every limit gives the first leaves of WaitingOrder, in one session or
+// one call each, on states with ties (equal weights, empty queues).
+TEST(PlanTest, WaitingLeavesOnWideTrees) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rnd rnd(seed);
+    std::vector<std::string> paths;
+    for (int g = 0; g < 12; ++g)
+      for (int l = 0; l <= (g * 5 + static_cast<int>(seed)) % 12; ++l)
+        paths.push_back("root/g" + std::to_string(10 + g) + "/q" + std::to_string(10 + l));
+    for (int l = 0; l < 2; ++l) paths.push_back("root/l" + std::to_string(l));
+    std::vector<const char*> cpaths;
+    for (const std::string& p : paths) cpaths.push_back(p.c_str());
+    auto e = MakeEngine({{"cpu", 40000}, {"memory", 40000}}, RandomWeights(cpaths, rnd, 2));
+    std::vector<JobRef> refs;
+    for (int i = 0; i < 160; ++i) {
+      const int64_t tasks = 1 + rnd(3);
+      ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(2))}};
+      if (rnd(2)) shape["memory"] = 1000;
+      auto r = e->Submit(Job("j" + std::to_string(i), paths[rnd(static_cast<int>(paths.size()))], tasks, shape));
+      ASSERT_TRUE(r.ok());
+      refs.push_back(*r);
+      if (rnd(8) == 0) (void)e->Fill();
+    }
+    std::map<QueueId, QueueId> parent;
+    std::map<std::string, QueueId> id_of;
+    QueueId ids = 0;
+    for (const QueueInfo& q : e->Queues()) {
+      for (QueueId c : q.children) parent[c] = q.id;
+      id_of[q.path] = q.id;
+      ids = std::max(ids, q.id + 1);
+    }
+    std::vector<int64_t> untried(ids, 0);
+    PlacementSkips skips;
+    for (const JobRef& r : refs) {
+      auto j = e->GetJob(r);
+      ASSERT_TRUE(j.ok());
+      if (j->allocated >= j->tasks) continue;
+      if (rnd(3) == 0) {
+        skips.Add(r);
+        continue;
+      }
+      for (QueueId q = id_of.at(j->queue);; q = parent.at(q)) {
+        ++untried[q];
+        if (!parent.count(q)) break;
+      }
+    }
+    std::vector<QueueId> expected;
+    for (const JobRef& r : e->WaitingOrder(&skips)) {
+      const QueueId leaf = id_of.at(e->GetJob(r)->queue);
+      if (expected.empty() || expected.back() != leaf) expected.push_back(leaf);
+    }
+    ASSERT_GT(expected.size(), size_t{20}) << "seed " << seed;
+    PlanSession session(*e);
+    for (size_t limit : {size_t{1}, size_t{3}, size_t{8}, size_t{9}, size_t{15}, size_t{40}, size_t{1000}}) {
+      const std::vector<QueueId> want(expected.begin(), expected.begin() + std::min(limit, expected.size()));
+      std::vector<QueueId> got;
+      session.WaitingLeaves(untried, limit, &got);
+      EXPECT_EQ(got, want) << "seed " << seed << " limit " << limit;
+    }
+  }
+}
+
 // WaitingLeaves and LeafOrderOf (api/facade/plan_screen.h) give the
 // leaves of WaitingOrder from a host's counts of untried waiting jobs per
 // queue, and each leaf's part of it from the jobs the host names (those
