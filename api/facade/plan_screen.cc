@@ -65,6 +65,10 @@ bool PlanSession::HeldAfterIdle(const std::vector<int64_t>& shapes, double max_w
 
 uint64_t PlanSession::ShareResources() const { return t_.share_resources(); }
 
+void PlanSession::Changed(PlanScreen* screen, const std::vector<QueueId>& leaves) const {
+  for (QueueId q : leaves) t_.ScreenChanged(q, &screen->cache_);
+}
+
 bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, PlanScreen* screen) {
   return PlanSession(engine).PlanMayTake(job, options, screen);
 }

@@ -16,9 +16,12 @@ namespace hdrf {
 
 // PlanMayTake's numbers for one state of the engine (per queue, the largest
 // shares among its children). Clear() it whenever the engine's state may
-// have changed since the last call; each queue's own shares are kept across
-// Clear() with the numbers they were computed from, and computed again only
-// when those differ (engine::Tree::ScreenCache).
+// have changed since the last call, or, when the only changes are task
+// events (allocations) of jobs of some leaves and submissions to them, name
+// those leaves (PlanSession::Changed): only the numbers of their ancestors
+// are computed again. Each queue's own shares are kept across Clear()
+// with the numbers they were computed from, and computed again only when
+// those differ (engine::Tree::ScreenCache).
 class PlanScreen {
  public:
   void Clear() { ++cache_.gen; }
@@ -98,6 +101,11 @@ class PlanSession {
   void LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit, std::vector<JobRef>* out) const;
   bool HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const;
   uint64_t ShareResources() const;
+  // The state changed since `screen` was last used only by allocations of
+  // jobs of `leaves` (tasks started, ended or evicted, plans applied) and
+  // submissions to them: no queue, weight or the cluster changed. Cheaper
+  // than screen->Clear(), with the same answers after it (PlanScreen).
+  void Changed(PlanScreen* screen, const std::vector<QueueId>& leaves) const;
   // Engine::Plan.
   StatusOr<Plan> MakePlan(JobRef job, const PlanOptions& options) const;
 

@@ -178,7 +178,29 @@ class Simulator {
   // it does not fail, kept_ is its plan).
   StatusOr<bool> LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po);
   StatusOr<bool> KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po);
-  PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
+  PlanScreen screen_;  // PlanMayTake's numbers, brought up to date when the state changes (Rescreen)
+  // With reclaim: the leaves (stats index) whose jobs' allocations changed,
+  // or that got a submission, since the last Rescreen (each once: marked
+  // with changed_epoch_), and whether a job of no known leaf did.
+  std::vector<uint32_t> changed_;
+  std::vector<QueueId> changed_ids_;
+  std::vector<uint64_t> changed_mark_;
+  uint64_t changed_epoch_ = 1;
+  bool changed_unknown_ = false;
+  void Changed(uint32_t leaf) {
+    if (!o_.reclaim) return;
+    if (leaf >= changed_mark_.size() || book_.EngineLeaf(leaf) == engine::kNone) {
+      changed_unknown_ = true;
+    } else if (changed_mark_[leaf] != changed_epoch_) {
+      changed_mark_[leaf] = changed_epoch_;
+      changed_.push_back(leaf);
+    }
+  }
+  // The screen after a change of the state: the allocations of jobs and
+  // the submissions (their leaves in changed_) are all that changes during
+  // a run (queues, weights and the cluster do not), so only the numbers
+  // of those leaves' ancestors are computed again (plan_screen.h).
+  void Rescreen();
   // The reclaim phase's calls on the engine between two changes of its
   // state go through one exclusive section (plan_screen.h), opened by the
   // first and closed before the state changes (Apply) and at the phase's
@@ -233,6 +255,7 @@ Status Simulator::Complete(int64_t t) {
     JobRec& j = jobs_[e.job];
     j.unfinished -= static_cast<uint32_t>(e.count);
     ++changes_;
+    Changed(j.leaf);
     Book(e.job);
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
@@ -275,6 +298,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
   }
   j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
   if (o_.reclaim && (j.leaf >= limited_.size() || limited_[j.leaf])) ++changes_;  // Room's user limits
+  Changed(j.leaf);  // its queues' min_task
   shapes_.AddWaiting(j.shape, 1);
   Book(i);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
@@ -293,6 +317,7 @@ void Simulator::Start(int64_t t, uint32_t i) {
   }
   --j.unstarted;
   ++changes_;
+  Changed(j.leaf);
   if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
   Book(i);
   const int64_t* shape = shapes_.at(j.shape);
@@ -465,7 +490,7 @@ void Simulator::Explain() {
 // order, each tried once per instant.
 Status Simulator::Reclaim(int64_t t) {
   if (untracked_) return Status::Internal("a job waits in a queue the simulator does not know as a leaf");
-  screen_.Clear();
+  Rescreen();
   Status s;
   if (AnyLeafMayTake()) {  // else every try would fail
     int64_t evicted_now = 0;
@@ -474,6 +499,19 @@ Status Simulator::Reclaim(int64_t t) {
   }
   session_.reset();
   return s;
+}
+
+void Simulator::Rescreen() {
+  if (changed_unknown_) {
+    screen_.Clear();
+  } else {
+    changed_ids_.clear();
+    for (uint32_t leaf : changed_) changed_ids_.push_back(book_.EngineLeaf(leaf));
+    Session().Changed(&screen_, changed_ids_);
+  }
+  changed_.clear();
+  changed_unknown_ = false;
+  ++changed_epoch_;
 }
 
 // The order of tries is WaitingOrder with the jobs tried so far in this
@@ -624,7 +662,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
   ++changes_;
   HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
   HDRF_RETURN_IF_ERROR(Fill(t));
-  screen_.Clear();
+  Rescreen();
   return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
 }
 
@@ -815,6 +853,7 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   evicted_[i] += n;
   evicted_tasks_ += n;
   ++changes_;
+  Changed(j.leaf);
   return Status::Ok();
 }
 
@@ -828,6 +867,7 @@ void Simulator::InitReclaim(size_t n) {
   for (size_t q = 0; q < qs.size(); ++q)
     if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
   book_.Init(qs, n);
+  changed_mark_.assign(qs.size(), 0);
   screen_by_leaf_ = !o_.preempt;
   for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
     const int64_t* shape = shapes_.at(jobs_[i].shape);

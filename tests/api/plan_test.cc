@@ -8,7 +8,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -474,6 +476,86 @@ TEST(PlanTest, KeptScreenAnswersAsAFreshOne) {
   }
   EXPECT_GT(refused, 0);
   EXPECT_GT(refused_by_leaf, 0);
+}
+
+// A PlanScreen told which leaves changed (PlanSession::Changed: those whose
+// usage moved, by fills, task ends and applied plans, and those that got a
+// submission), never cleared, answers as a fresh one on every state: its
+// numbers for the other queues' parents stay exact. Leaves at two depths,
+// so that a change reaches a grandparent.
+TEST(PlanTest, ScreenToldOfChangedLeavesAnswersAsAFreshOne) {
+  int refused = 0;  // screens that said no (the test must see some)
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rnd rnd(seed);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/a/v", "root/b", "root/c/z", "root/c/u/p", "root/c/u/q"};
+    const int n_leaves = static_cast<int>(std::size(leaves));
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}},
+                        RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3));
+    std::vector<JobRef> refs;
+    PlanScreen kept;
+    PlanOptions po;
+    po.mode = PlanMode::kReclaim;
+    auto usage = [&] {
+      std::map<QueueId, std::vector<int64_t>> u;
+      for (const QueueInfo& q : e->Queues())
+        if (q.is_leaf) u[q.id] = q.usage;
+      return u;
+    };
+    std::map<QueueId, std::vector<int64_t>> before = usage();
+    std::map<std::string, QueueId> id_of;
+    for (const QueueInfo& q : e->Queues()) id_of[q.path] = q.id;
+    for (int step = 0; step < 60; ++step) {
+      std::vector<QueueId> changed;  // what the host knows
+      if (rnd(3) != 0 || refs.empty()) {
+        const int64_t tasks = 1 + rnd(4);
+        ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(2))}};
+        if (rnd(2)) shape["memory"] = 1000 * (1 + rnd(2));
+        const char* leaf = leaves[rnd(n_leaves)];
+        auto r = e->Submit(Job("j" + std::to_string(step), leaf, tasks, shape));
+        ASSERT_TRUE(r.ok());
+        refs.push_back(*r);
+        changed.push_back(id_of.at(leaf));
+        if (rnd(2)) (void)e->Fill();
+      } else {  // a running task ends
+        const JobRef j = refs[rnd(static_cast<int>(refs.size()))];
+        auto info = e->GetJob(j);
+        if (info.ok() && info->allocated > 0) {
+          Engine::TaskOp op;
+          op.job = j;
+          op.type = Event::Type::kFinish;
+          op.n = 1;
+          size_t refused_ops = 0;
+          ASSERT_TRUE(e->ApplyTasks(&op, 1, nullptr, &refused_ops).ok());
+        }
+      }
+      for (int round = 0; round < 2; ++round) {
+        const std::map<QueueId, std::vector<int64_t>> now = usage();
+        for (const auto& [q, u] : now)
+          if (before.at(q) != u) changed.push_back(q);
+        before = now;
+        PlanSession(*e).Changed(&kept, changed);
+        changed.clear();
+        std::optional<Plan> apply;
+        for (const JobRef& j : refs) {
+          if (!e->GetJob(j).ok()) continue;
+          PlanScreen fresh;
+          const bool may = PlanMayTake(*e, j, po, &kept);
+          ASSERT_EQ(may, PlanMayTake(*e, j, po, &fresh)) << "seed " << seed << " step " << step;
+          refused += !may;
+          auto plan = e->Plan(j, po);
+          if (!apply && plan.ok() && plan->fits && !plan->victims.empty() && rnd(2) == 0) apply = *plan;
+        }
+        for (const QueueInfo& q : e->Queues()) {
+          if (!q.is_leaf) continue;
+          PlanScreen fresh;
+          ASSERT_EQ(LeafMayTake(*e, q.id, &kept), LeafMayTake(*e, q.id, &fresh)) << "seed " << seed << " step " << step;
+        }
+        if (!apply) break;
+        ASSERT_TRUE(e->ApplyPlan(*apply).ok());  // usage moves between queues: then asked again
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
 }
 
 // With the task shapes known (SetTaskShapes), PlanMayTake also bounds what
