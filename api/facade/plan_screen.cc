@@ -51,6 +51,11 @@ void PlanSession::WaitingLeaves(const std::vector<int64_t>& untried, size_t limi
   t_.WaitingLeaves(untried, limit, out);
 }
 
+void PlanSession::NextWaitingLeaves(const std::vector<int64_t>& untried, size_t limit, LeafWalk* walk,
+                                    std::vector<QueueId>* out) const {
+  t_.NextWaitingLeaves(untried, limit, walk, out);
+}
+
 void PlanSession::LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
                               std::vector<JobRef>* out) const {
   thread_local std::vector<JobId> ids;

@@ -78,6 +78,10 @@ bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, dou
 uint64_t ShareResources(const Engine& engine);
 
 
+// Where a walk of PlanSession::NextWaitingLeaves stands (a default one, or
+// one Clear()ed, starts at the root).
+using LeafWalk = engine::Tree::LeafWalk;
+
 // One exclusive section of the engine for a run of the calls above, for a
 // host that asks many of them on one state (a reclaim phase asks a few
 // screens, orders and plans per applied plan): each free function enters
@@ -98,6 +102,12 @@ class PlanSession {
   bool PlanMayTake(JobRef job, const PlanOptions& options, PlanScreen* screen) const;
   bool LeafMayTake(QueueId leaf, PlanScreen* screen, const std::vector<int64_t>* least = nullptr) const;
   void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
+  // WaitingLeaves in pieces on one state (engine/tree_schedule.h,
+  // Tree::NextWaitingLeaves): the next `limit` leaves, going on with
+  // `walk`, for a host that passes over every job of the leaves it was
+  // given before it asks for more. Clear() the walk when the state changes.
+  void NextWaitingLeaves(const std::vector<int64_t>& untried, size_t limit, LeafWalk* walk,
+                         std::vector<QueueId>* out) const;
   void LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit, std::vector<JobRef>* out) const;
   bool HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const;
   uint64_t ShareResources() const;

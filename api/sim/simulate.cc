@@ -158,6 +158,7 @@ class Simulator {
       untracked_ = true;
   }
   std::vector<QueueId> leaves_;  // the leaves of the order of tries on one state
+  LeafWalk leaf_walk_;  // the walk that lists them, on this state
   std::vector<JobRef> order_;    // the jobs of a leaf being tried
   std::vector<uint32_t> candidates_;  // the jobs order_ is made of (TryBook::LeafCandidates)
   std::vector<JobId> candidate_ids_;
@@ -535,8 +536,9 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
   // tried are not listed again).
   constexpr size_t kFirstLeaves = 4, kGrow = 4;
   size_t want = kFirstLeaves;
+  leaf_walk_.Clear();
   for (;;) {
-    Session().WaitingLeaves(book_.untried(), want, &leaves_);
+    Session().NextWaitingLeaves(book_.untried(), want, &leaf_walk_, &leaves_);
     if (leaves_.empty()) return Status::Ok();  // every waiting job tried
     LeafTries r = LeafTries::kNone;
     for (QueueId q : leaves_) {
@@ -553,6 +555,7 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
     if (r == LeafTries::kEnd) return Status::Ok();
     if (r == LeafTries::kApplied) {
       want = kFirstLeaves;  // the state changed: the order anew
+      leaf_walk_.Clear();
     } else if (leaves_.size() < want) {
       return Status::Ok();  // every waiting job tried
     } else {

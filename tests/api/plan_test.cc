@@ -210,10 +210,10 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   }
 }
 
-// WaitingLeaves on wide trees (up to 14 children per queue, engine/schedule.cc
-// picks the first 8 children of a queue by selection and sorts the rest):
-// every limit gives the first leaves of WaitingOrder, in one session or
-// one call each, on states with ties (equal weights, empty queues).
+// WaitingLeaves on wide trees (up to 14 children per queue): every limit
+// gives the first leaves of WaitingOrder, and so do pieces of a walk
+// (NextWaitingLeaves) with the leaves given passed over in between, on
+// states with ties (equal weights, empty queues).
 TEST(PlanTest, WaitingLeavesOnWideTrees) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     Rnd rnd(seed);
@@ -270,6 +270,26 @@ TEST(PlanTest, WaitingLeavesOnWideTrees) {
       std::vector<QueueId> got;
       session.WaitingLeaves(untried, limit, &got);
       EXPECT_EQ(got, want) << "seed " << seed << " limit " << limit;
+    }
+    // In pieces (NextWaitingLeaves), each leaf given passed over before the
+    // next piece, as the reclaim phase does: the same leaves.
+    for (size_t piece : {size_t{1}, size_t{3}, size_t{7}}) {
+      std::vector<int64_t> left = untried;
+      LeafWalk walk;
+      std::vector<QueueId> all, got;
+      do {
+        session.NextWaitingLeaves(left, piece, &walk, &got);
+        ASSERT_LE(got.size(), piece);
+        for (QueueId leaf : got) {
+          all.push_back(leaf);
+          const int64_t n = left[leaf];
+          for (QueueId q = leaf;; q = parent.at(q)) {
+            left[q] -= n;
+            if (!parent.count(q)) break;
+          }
+        }
+      } while (got.size() == piece);
+      EXPECT_EQ(all, expected) << "seed " << seed << " piece " << piece;
     }
   }
 }
