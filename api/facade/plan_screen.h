@@ -1,5 +1,7 @@
-// Internal: a necessary test for Engine::Plan, for hosts that ask for many
-// plans on one state (the reclaim phase of hdrf simulate, api/sim/simulate.cc).
+// Internal: a necessary test for Engine::Plan, the order of waiting leaves
+// and jobs, and PlanSession (one exclusive section for many of these), for
+// hosts that ask for many plans on one state (the reclaim phase of hdrf
+// simulate, api/sim/simulate.cc).
 #ifndef HDRF_API_FACADE_PLAN_SCREEN_H_
 #define HDRF_API_FACADE_PLAN_SCREEN_H_
 
