@@ -182,6 +182,47 @@ std::vector<QueueSpec> RandomWeights(const std::vector<const char*>& paths, Rnd&
   return qs;
 }
 
+// A host's map of the queues (Engine::Queues): parents and ids by path.
+struct QueueMaps {
+  std::map<QueueId, QueueId> parent;
+  std::map<std::string, QueueId> id_of;
+  QueueId ids = 0;  // above every id
+  explicit QueueMaps(const Engine& e) {
+    for (const QueueInfo& q : e.Queues()) {
+      for (QueueId c : q.children) parent[c] = q.id;
+      id_of[q.path] = q.id;
+      ids = std::max(ids, q.id + 1);
+    }
+  }
+  // Adds n to (*counts)[q] and to each ancestor's.
+  void Add(QueueId q, int64_t n, std::vector<int64_t>* counts) const {
+    for (;; q = parent.at(q)) {
+      (*counts)[q] += n;
+      if (!parent.count(q)) break;
+    }
+  }
+};
+
+// Of refs' jobs with an unallocated task, a third (at random) go to *skips
+// (passed over); the others are counted in *untried (their leaf and its
+// ancestors) and given to each(ref, job, leaf).
+template <typename Each>
+void PassOverSome(const Engine& e, const std::vector<JobRef>& refs, Rnd& rnd, const QueueMaps& maps,
+                  PlacementSkips* skips, std::vector<int64_t>* untried, Each each) {
+  for (const JobRef& r : refs) {
+    auto j = e.GetJob(r);
+    EXPECT_TRUE(j.ok());
+    if (!j.ok() || j->allocated >= j->tasks) continue;
+    if (rnd(3) == 0) {
+      skips->Add(r);
+      continue;
+    }
+    const QueueId leaf = maps.id_of.at(j->queue);
+    maps.Add(leaf, 1, untried);
+    each(r, *j, leaf);
+  }
+}
+
 // WaitingOrder is the order of successive FirstWaiting calls (each passing
 // over the ones before), on states with ties, blocked jobs and gangs.
 TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
@@ -235,29 +276,11 @@ TEST(PlanTest, WaitingLeavesOnWideTrees) {
       refs.push_back(*r);
       if (rnd(8) == 0) (void)e->Fill();
     }
-    std::map<QueueId, QueueId> parent;
-    std::map<std::string, QueueId> id_of;
-    QueueId ids = 0;
-    for (const QueueInfo& q : e->Queues()) {
-      for (QueueId c : q.children) parent[c] = q.id;
-      id_of[q.path] = q.id;
-      ids = std::max(ids, q.id + 1);
-    }
-    std::vector<int64_t> untried(ids, 0);
+    const QueueMaps maps(*e);
+    const std::map<std::string, QueueId>& id_of = maps.id_of;
+    std::vector<int64_t> untried(maps.ids, 0);
     PlacementSkips skips;
-    for (const JobRef& r : refs) {
-      auto j = e->GetJob(r);
-      ASSERT_TRUE(j.ok());
-      if (j->allocated >= j->tasks) continue;
-      if (rnd(3) == 0) {
-        skips.Add(r);
-        continue;
-      }
-      for (QueueId q = id_of.at(j->queue);; q = parent.at(q)) {
-        ++untried[q];
-        if (!parent.count(q)) break;
-      }
-    }
+    PassOverSome(*e, refs, rnd, maps, &skips, &untried, [](const JobRef&, const JobInfo&, QueueId) {});
     std::vector<QueueId> expected;
     for (const JobRef& r : e->WaitingOrder(&skips)) {
       const QueueId leaf = id_of.at(e->GetJob(r)->queue);
@@ -282,11 +305,7 @@ TEST(PlanTest, WaitingLeavesOnWideTrees) {
         ASSERT_LE(got.size(), piece);
         for (QueueId leaf : got) {
           all.push_back(leaf);
-          const int64_t n = left[leaf];
-          for (QueueId q = leaf;; q = parent.at(q)) {
-            left[q] -= n;
-            if (!parent.count(q)) break;
-          }
+          maps.Add(leaf, -left[leaf], &left);
         }
       } while (got.size() == piece);
       EXPECT_EQ(all, expected) << "seed " << seed << " piece " << piece;
@@ -319,37 +338,19 @@ TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
     }
     // The queues' parents, and per queue its waiting jobs not passed over;
     // per leaf, those holding a task and those holding none (by seq).
-    std::map<QueueId, QueueId> parent;
-    std::map<std::string, QueueId> id_of;
-    QueueId ids = 0;
-    for (const QueueInfo& q : e->Queues()) {
-      for (QueueId c : q.children) parent[c] = q.id;
-      id_of[q.path] = q.id;
-      ids = std::max(ids, q.id + 1);
-    }
-    std::vector<int64_t> untried(ids, 0);
+    const QueueMaps maps(*e);
+    const std::map<std::string, QueueId>& id_of = maps.id_of;
+    std::vector<int64_t> untried(maps.ids, 0);
     std::map<QueueId, std::vector<JobId>> holding;
     std::map<QueueId, std::map<uint64_t, JobId>> idle;
     PlacementSkips skips;
-    for (const JobRef& r : refs) {
-      auto j = e->GetJob(r);
-      ASSERT_TRUE(j.ok());
-      if (j->allocated >= j->tasks) continue;
-      if (rnd(3) == 0) {
-        skips.Add(r);
-        continue;
-      }
-      const QueueId leaf = id_of.at(j->queue);
-      if (j->allocated > 0) {
+    PassOverSome(*e, refs, rnd, maps, &skips, &untried, [&](const JobRef& r, const JobInfo& j, QueueId leaf) {
+      if (j.allocated > 0) {
         holding[leaf].push_back(r.id);
       } else {
         idle[leaf][r.seq] = r.id;
       }
-      for (QueueId q = leaf;; q = parent.at(q)) {
-        ++untried[q];
-        if (!parent.count(q)) break;
-      }
-    }
+    });
     const std::vector<JobRef> full = e->WaitingOrder(&skips);
     std::vector<QueueId> expected;  // the leaves of the full order, each once
     std::map<QueueId, std::vector<uint64_t>> part;  // per leaf, its jobs in the full order
