@@ -23,6 +23,7 @@
 #include "api/sim/simulate_stats.h"
 #include "api/sim/task_shapes.h"
 #include "api/sim/try_book.h"
+#include "api/sim/wait_reason.h"
 
 namespace hdrf {
 namespace {
@@ -434,40 +435,6 @@ Status Simulator::FillOnNodes(int64_t t) {
   return Status::Ok();
 }
 
-// The word of `s` right after `marker` ("" when there is none).
-std::string WordAfter(const std::string& s, const std::string& marker) {
-  const size_t at = s.find(marker);
-  if (at == std::string::npos) return "";
-  const size_t from = at + marker.size();
-  std::string w = s.substr(from, s.find(' ', from) - from);
-  if (!w.empty() && w.back() == ',') w.pop_back();
-  return w;
-}
-
-// One reason per explained job, from the engine's explanation (the texts
-// of engine/decisions.cc): the first blocked reason (docs/spec.md §4), else the
-// first reason one more task does not fit (docs/spec.md §6), else (a job that could
-// run) a sibling went first.
-std::string Reason(const Explanation& e, const std::vector<std::string>& names, const int64_t* task,
-                   const std::vector<int64_t>& free) {
-  for (const std::string& b : e.blocked_by) {
-    if (b.rfind("resource ", 0) == 0) return "cluster saturated in " + WordAfter(b, "resource ");
-    if (b.rfind("queue ", 0) == 0)
-      return "capability of " + WordAfter(b, "queue ") + " in " + WordAfter(b, "capability in ");
-    if (b.rfind("held back", 0) == 0) return "guarantees held back in " + WordAfter(b, "free ");
-    if (b.rfind("user ", 0) == 0) return "user limit in " + WordAfter(b, "user limit in ");
-  }
-  for (size_t r = 0; r < names.size(); ++r)
-    if (task[r] > free[r]) return "not enough free " + names[r];
-  for (const std::string& u : e.unfit_because) {
-    if (u.rfind("task needs ", 0) == 0) return "guarantees held back in " + WordAfter(u, WordAfter(u, "needs ") + " ");
-    if (u.rfind("queue ", 0) == 0)
-      return "capability of " + WordAfter(u, "queue ") + " in " + WordAfter(u, "capability ");
-    if (u.rfind("user limit", 0) == 0) return "user limit";
-  }
-  return e.schedulable ? "a sibling went first" : "other";
-}
-
 void Simulator::Explain() {
   const std::vector<std::string> names = eng_.ResourceNames();
   for (uint32_t q = 0; q < waiting_.size(); ++q) {
@@ -481,7 +448,7 @@ void Simulator::Explain() {
     for (uint32_t i : sample) {
       auto e = eng_.Explain(w_.jobs[i].spec.name);
       if (!e.ok()) continue;
-      stats_.AddWhy(q, Reason(*e, names, shapes_.at(jobs_[i].shape), free_),
+      stats_.AddWhy(q, sim::WaitReason(*e, names, shapes_.at(jobs_[i].shape), free_),
                     static_cast<double>(total) / static_cast<double>(sample.size()));
     }
   }
