@@ -126,23 +126,33 @@ const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, S
     const Queue& QB = queues_[b];
     if (!QB.reclaimable) continue;
     ChildShares& own = tops[b];
-    bool same = own.own_set && own.own_weight == QB.weight;
-    for (int r = 0; r < R_ && same; ++r) same = own.own_in[r] == QB.usage[r] && own.own_in[R_ + r] == QB.min_task[r];
-    if (!same) {
-      own.own_in.resize(2 * size_t{static_cast<uint32_t>(R_)});
-      int64_t y[kMaxResources];
-      for (int r = 0; r < R_; ++r) y[r] = own.own_in[r] = QB.usage[r];
-      own.own = PlainShare(y) / QB.weight;
-      for (int r = 0; r < R_; ++r) own.own_in[R_ + r] = QB.min_task[r];
-      for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
-      own.own_less = PlainShare(y) / QB.weight;
-      own.own_weight = QB.weight;
-      own.own_set = true;
+    if (own.own_gen != cache->gen) {  // else checked in this gen, and b's numbers did not change since
+      own.own_gen = cache->gen;
+      bool same = own.own_set && own.own_weight == QB.weight;
+      for (int r = 0; r < R_ && same; ++r) same = own.own_in[r] == QB.usage[r] && own.own_in[R_ + r] == QB.min_task[r];
+      if (!same) {
+        own.own_in.resize(2 * size_t{static_cast<uint32_t>(R_)});
+        int64_t y[kMaxResources];
+        for (int r = 0; r < R_; ++r) y[r] = own.own_in[r] = QB.usage[r];
+        own.own = PlainShare(y) / QB.weight;
+        for (int r = 0; r < R_; ++r) own.own_in[R_ + r] = QB.min_task[r];
+        for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
+        own.own_less = PlainShare(y) / QB.weight;
+        own.own_weight = QB.weight;
+        own.own_set = true;
+      }
     }
     add(own.own, b, &top.first, &top.second, &top.first_of);
     add(own.own_less, b, &top.first_less, &top.second_less, &top.first_less_of);
   }
   return top;
+}
+
+// SiblingShares(p) reads, of p's reclaimable children, their usage, min_task
+// and weight (and the total): a change of q's usage or min_task reaches
+// those of q's ancestors only, and the own shares of q and its ancestors.
+void TreeDecisions::ScreenChanged(QueueId q, ScreenCache* cache) const {
+  for (; q < queues_.size() && q < cache->tops.size(); q = queues_[q].parent) cache->tops[q].gen = cache->tops[q].own_gen = 0;
 }
 
 bool TreeDecisions::LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least) const {

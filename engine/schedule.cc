@@ -11,6 +11,24 @@
 #include "engine/tree_internal.h"
 
 namespace hdrf::engine {
+namespace {
+
+// The rule of WaitingOrderIn's traversal over items sorted by key: from the
+// first unused one, the unused ones with a key within kKeyEpsilon of its
+// key, the one of least tie (which one it is does not depend on how the
+// sort ordered equal keys). passed(k): item k is used. *first is moved
+// past the used items at the front; items.size() when none is left.
+template <typename Items, typename Passed>
+size_t PickSorted(const Items& items, size_t* first, Passed passed) {
+  while (*first < items.size() && passed(*first)) ++*first;
+  if (*first == items.size()) return items.size();
+  size_t pick = *first;
+  for (size_t k = *first + 1; k < items.size() && items[k].key <= items[*first].key + kKeyEpsilon; ++k)
+    if (!passed(k) && items[k].tie < items[pick].tie) pick = k;
+  return pick;
+}
+
+}  // namespace
 
 // docs/spec.md §6 with §14's k tasks. Capability and held-back checks are written
 // as headroom comparisons so that unlimited capabilities cannot overflow;
@@ -195,14 +213,11 @@ std::optional<JobId> TreeScheduler::WaitingIn(QueueId qid, const SkipSet* skip) 
   return best;
 }
 
-// What a traversal passes over: WaitingOrder's skip set, or the caller's
-// counts of WaitingLeaves, or the jobs LeafOrderOf names (then `limit`
-// ends it).
+// What a traversal passes over: WaitingOrder's skip set, or the jobs
+// LeafOrderOf names (then `limit` ends it).
 struct TreeScheduler::WaitingWalk {
   const SkipSet* skip = nullptr;
-  const std::vector<int64_t>* untried = nullptr;
   size_t limit = SIZE_MAX;
-  bool leaves = false;  // WaitingLeaves: a leaf entered is written to `out`, not its jobs
   const std::vector<JobId>* only = nullptr;  // LeafOrderOf: the leaf's jobs to order
 };
 
@@ -215,13 +230,67 @@ std::vector<JobId> TreeScheduler::WaitingOrder(const SkipSet* skip) const {
 }
 
 void TreeScheduler::WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const {
+  LeafWalk walk;
+  NextWaitingLeaves(untried, limit, &walk, out);
+}
+
+// The traversal of WaitingOrderIn below with counts: a child is an item
+// when its count is not 0, and it is entered only when picked, a leaf
+// picked being written to `out`. The walk is kept between calls: a frame
+// per queue entered and not finished, each with its items sorted by key
+// and the ones used marked. A call goes on where the last one stopped;
+// what changed in between is only that the leaves given were passed over
+// (their counts, and maybe some of their ancestors', are 0 now), and an
+// item whose count is 0 is marked used when met: a walk made anew would
+// not list it, and the picks among the others are the same (the rule
+// reads only the unused items: the least key, ties within kKeyEpsilon of
+// it to the least tie).
+void TreeScheduler::NextWaitingLeaves(const std::vector<int64_t>& untried, size_t limit, LeafWalk* walk,
+                                      std::vector<QueueId>* out) const {
   out->clear();
-  if (untried.size() < queues_.size() || untried[0] == 0) return;
-  WaitingWalk walk;
-  walk.untried = &untried;
-  walk.limit = limit;
-  walk.leaves = true;
-  WaitingOrderIn(0, walk, out);
+  if (untried.size() < queues_.size()) return;
+  if (!walk->begun) {
+    walk->begun = true;
+    walk->depth = 0;
+    if (untried[0] == 0) return;
+    if (queues_[0].children.empty()) {
+      out->push_back(0);
+      return;
+    }
+    EnterWalk(0, untried, walk);
+  }
+  while (out->size() < limit && walk->depth > 0) {
+    LeafWalk::Frame& f = walk->frames[walk->depth - 1];
+    std::vector<LeafWalk::Item>& items = f.items;
+    auto passed = [&](size_t k) {  // used, or no untried job left (then marked used)
+      if (!f.used[k] && untried[items[k].q] == 0) f.used[k] = true;
+      return static_cast<bool>(f.used[k]);
+    };
+    const size_t pick = PickSorted(items, &f.first, passed);
+    if (pick == items.size()) {
+      --walk->depth;
+      continue;
+    }
+    f.used[pick] = true;
+    const QueueId c = items[pick].q;
+    if (queues_[c].children.empty()) {
+      out->push_back(c);
+    } else {
+      EnterWalk(c, untried, walk);  // f is not used after this: frames may grow
+    }
+  }
+}
+
+void TreeScheduler::EnterWalk(QueueId q, const std::vector<int64_t>& untried, LeafWalk* walk) const {
+  if (walk->frames.size() <= walk->depth) walk->frames.resize(walk->depth + 1);
+  LeafWalk::Frame& f = walk->frames[walk->depth++];
+  f.items.clear();
+  const std::vector<QueueId>& ch = queues_[q].children;
+  for (size_t i = 0; i < ch.size(); ++i)  // children are in name order
+    if (untried[ch[i]] != 0) f.items.push_back({QV(ch[i]).key, static_cast<uint32_t>(i), ch[i]});
+  std::sort(f.items.begin(), f.items.end(), [](const LeafWalk::Item& a, const LeafWalk::Item& b) { return a.key < b.key; });
+  f.used.assign(f.items.size(), false);
+  f.first = 0;
 }
 
 void TreeScheduler::LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
@@ -245,16 +314,14 @@ bool TreeScheduler::HeldAfterIdle(const std::vector<int64_t>& shapes, double max
 // the same child until its subtree has no untried job left: the order is a
 // traversal that, at each node, takes the children (with a waiting job) by
 // the descent's rule: the smallest key, ties within kKeyEpsilon of it to the
-// name sorting first (to the earlier submitted among jobs). With counts
-// (WaitingLeaves) a child is an item when its count is not 0, and it is
-// entered only when picked, writing its own id to `out` if a leaf, until
-// `limit`; LeafOrderOf enters one leaf and reads only the jobs it names.
+// name sorting first (to the earlier submitted among jobs). LeafOrderOf
+// enters one leaf and reads only the jobs it names, until `limit`.
 void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<JobId>* out) const {
   const Queue& q = queues_[qid];
   struct Item {
     double key;
     uint64_t tie;  // job: submission number; queue: rank of its name
-    size_t begin, end;  // its part of `parts` (queues), the job id (begin), the queue id (begin, with counts)
+    size_t begin, end;  // its part of `parts` (queues), the job id (begin)
   };
   // Buffers kept per depth (the traversal recurses), so that an order costs
   // no allocation once they have grown; a deque, so that growing it keeps
@@ -270,11 +337,6 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<J
   std::vector<JobId>& parts = by_depth[q.depth].parts;
   items.clear();
   parts.clear();
-  const bool lazy = walk.untried != nullptr;
-  if (walk.leaves && q.children.empty()) {
-    out->push_back(qid);
-    return;
-  }
   if (q.children.empty()) {
     for (JobId id : walk.only ? *walk.only : q.jobs) {
       if (walk.only && (id >= jobs_.size() || !job_alive(id) || jobs_[id].queue != qid)) continue;
@@ -285,11 +347,6 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<J
         if (it != walk.skip->end() && it->second == j.seq) continue;
       }
       items.push_back({JobKey(id), j.seq, id, id});
-    }
-  } else if (lazy) {
-    for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
-      const QueueId c = q.children[i];
-      if ((*walk.untried)[c] != 0) items.push_back({QV(c).key, i, c, c});
     }
   } else {
     for (size_t i = 0; i < q.children.size(); ++i) {  // children are in name order
@@ -311,19 +368,12 @@ void TreeScheduler::WaitingOrderIn(QueueId qid, WaitingWalk& walk, std::vector<J
   std::sort(items.begin(), items.end(), by_key);
   std::vector<bool>& used = by_depth[q.depth].used;
   used.assign(items.size(), false);
-  for (size_t first = 0; first < items.size() && out->size() < walk.limit;) {
-    if (used[first]) {
-      ++first;
-      continue;
-    }
-    size_t pick = first;
-    for (size_t k = first + 1; k < items.size() && items[k].key <= items[first].key + kKeyEpsilon; ++k)
-      if (!used[k] && items[k].tie < items[pick].tie) pick = k;
+  for (size_t first = 0; out->size() < walk.limit;) {
+    const size_t pick = PickSorted(items, &first, [&](size_t k) { return static_cast<bool>(used[k]); });
+    if (pick == items.size()) break;
     used[pick] = true;
     if (q.children.empty()) {
       out->push_back(static_cast<JobId>(items[pick].begin));
-    } else if (lazy) {
-      WaitingOrderIn(static_cast<QueueId>(items[pick].begin), walk, out);
     } else {
       out->insert(out->end(), parts.begin() + static_cast<std::ptrdiff_t>(items[pick].begin),
                   parts.begin() + static_cast<std::ptrdiff_t>(items[pick].end));

@@ -79,10 +79,15 @@ class TreeDecisions : public TreeScheduler {
     bool own_set = false;
     double own = 0, own_less = 0, own_weight = 0;
     std::vector<int64_t> own_in;
+    // The gen in which own_in was last found equal to the queue's numbers
+    // (0: not since ScreenChanged named the queue or a queue below it).
+    uint64_t own_gen = 0;
   };
   // PlanMayTake's numbers between calls: `gen` is changed by the caller
-  // whenever the state may have changed; `total` is the cluster total the
-  // kept own shares were computed with (checked once per gen).
+  // whenever the state may have changed (or, where only some queues' usage
+  // or min_task changed, ScreenChanged marks the ChildShares that read
+  // them); `total` is the cluster total the kept own shares were computed
+  // with (checked once per gen).
   struct ScreenCache {
     std::vector<ChildShares> tops;  // per QueueId
     uint64_t gen = 1, total_gen = 0;
@@ -101,6 +106,11 @@ class TreeDecisions : public TreeScheduler {
   // `least` (R amounts): only for the jobs whose demand is at least `least`
   // in every resource (the test only gets harder as D grows).
   bool LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least = nullptr) const;
+  // The numbers of `cache` that may read queue q's usage or min_task: the
+  // ChildShares of q and of each of its ancestors, computed again at their
+  // next use (the others stay as they are, for the caller who knows that
+  // nothing else changed).
+  void ScreenChanged(QueueId q, ScreenCache* cache) const;
   // Checks the plan (j's demand `tasks`, `victims` in order) again on the
   // current state and applies it: each victim's tasks stop (allocation
   // down, task count unchanged), then j gets `tasks` tasks. Aborted when an

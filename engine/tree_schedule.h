@@ -59,6 +59,37 @@ class TreeScheduler : public TreeShards {
   // of waiting jobs in q's subtree not passed over; a queue with
   // untried[q] == 0 is not entered, and no job is read. *out is replaced.
   void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
+  // WaitingLeaves in pieces on one state: each call gives the next `limit`
+  // leaves of the order into *out (replaced), going on with `walk` (a
+  // default one, or one Clear()ed, starts at the root). Before each call
+  // the caller passes over every job of the leaves it was given (their
+  // untried counts are 0), so a call gives what WaitingLeaves would give
+  // then, without walking again the queues walked before. Clear the walk
+  // whenever the state changes.
+  struct LeafWalk {
+    struct Item {
+      double key;
+      uint32_t tie;  // rank of its name among its siblings
+      QueueId q;
+    };
+    // A queue being walked: its children with a waiting job when it was
+    // entered, sorted by key; used[i]: picked, or found without an untried
+    // job; first: none before it is unused.
+    struct Frame {
+      std::vector<Item> items;
+      std::vector<bool> used;
+      size_t first = 0;
+    };
+    std::vector<Frame> frames;  // kept, with their buffers
+    size_t depth = 0;           // frames in use
+    bool begun = false;
+    void Clear() {
+      depth = 0;
+      begun = false;
+    }
+  };
+  void NextWaitingLeaves(const std::vector<int64_t>& untried, size_t limit, LeafWalk* walk,
+                         std::vector<QueueId>* out) const;
   // The first `limit` jobs of that order among `jobs` in leaf `leaf` (the
   // others, and any job not waiting in that leaf, are passed over): the
   // order the leaf's descent takes them in. For a host that knows which
@@ -97,7 +128,9 @@ class TreeScheduler : public TreeShards {
   bool Pickable(JobId j, const SkipSet* skip) const;
   std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
   std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
-  struct WaitingWalk;  // WaitingOrder's, WaitingLeaves' and LeafOrderOf's arguments
+  struct WaitingWalk;  // WaitingOrder's and LeafOrderOf's arguments
+  // NextWaitingLeaves: enters queue q (its children with an untried job).
+  void EnterWalk(QueueId q, const std::vector<int64_t>& untried, LeafWalk* walk) const;
   void WaitingOrderIn(QueueId q, WaitingWalk& walk, std::vector<JobId>* out) const;
   // docs/spec.md §12: admits the Pending jobs the gate lets in, in
   // submission order (after an event that frees capacity).

@@ -1,67 +1,14 @@
 // Engine::Plan and Engine::ApplyPlan (docs/spec.md §15): the facade's side
 // of engine/plan.cc. A plan is made under the exclusive section (it reads
-// the whole tree); applying one is one event, re-checked and logged under
-// the same section.
+// the whole tree; PlanSession::MakePlan, api/facade/plan_screen.cc);
+// applying one is one event, re-checked and logged under the same section.
 #include "api/facade/engine_impl.h"
 #include "api/facade/plan_screen.h"
-
-#include <algorithm>
-#include <limits>
 
 namespace hdrf {
 
 StatusOr<hdrf::Plan> Engine::Plan(JobRef job, const PlanOptions& options) const {
-  Exclusive lock(impl_->ct);
-  const engine::Tree& t = impl_->ct.tree();
-  HDRF_RETURN_IF_ERROR(CheckRef(t, job));
-  HDRF_ASSIGN_OR_RETURN(engine::Tree::PlanOutcome o, t.MakePlan(job.id, options.mode, options.max_victims));
-  hdrf::Plan p;
-  p.id = job.id;
-  p.seq = job.seq;
-  p.job = t.job_name(job.id);
-  p.mode = options.mode;
-  p.fits = o.fits;
-  p.tasks = o.tasks;
-  for (const engine::Tree::PlanEntry& e : o.victims)
-    p.victims.push_back({e.job, t.job_seq(e.job), t.job_name(e.job), e.tasks});
-  const auto& names = t.resource_names();
-  for (size_t r = 0; r < o.short_by.size(); ++r)
-    if (o.short_by[r] > 0) p.short_by[names[r]] = o.short_by[r];
-  p.made_at_seq = impl_->ct.last_seq();
-  return p;
-}
-
-bool PlanMayTake(const Engine& engine, JobRef job, const PlanOptions& options, PlanScreen* screen) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  const engine::Tree& t = impl.ct.tree();
-  if (!CheckRef(t, job).ok() || (options.max_victims && *options.max_victims < 0)) return true;
-  return t.PlanMayTake(job.id, options.mode, &screen->cache_);
-}
-
-void SetTaskShapes(const Engine& engine, const std::vector<int64_t>& shapes, PlanScreen* screen) {
-  const size_t R = engine.ResourceNames().size();
-  std::vector<double>& ratio = screen->cache_.ratio;
-  ratio.clear();
-  if (R == 0 || shapes.size() % R != 0) return;
-  ratio.assign(R * R, 0);
-  for (size_t at = 0; at < shapes.size(); at += R)
-    for (size_t r = 0; r < R; ++r) {
-      if (shapes[at + r] <= 0) continue;
-      for (size_t r2 = 0; r2 < R; ++r2) {
-        const double x = shapes[at + r2] > 0 ? static_cast<double>(shapes[at + r]) / static_cast<double>(shapes[at + r2])
-                                             : std::numeric_limits<double>::infinity();
-        ratio[r * R + r2] = std::max(ratio[r * R + r2], x);
-      }
-    }
-}
-
-bool LeafMayTake(const Engine& engine, QueueId leaf, PlanScreen* screen, const std::vector<int64_t>* least) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  const engine::Tree& t = impl.ct.tree();
-  if (least && least->size() != t.resource_names().size()) return true;
-  return t.LeafMayTake(leaf, &screen->cache_, least ? least->data() : nullptr);
+  return PlanSession(*this).MakePlan(job, options);
 }
 
 std::optional<JobRef> Engine::FirstWaiting(const PlacementSkips* skip) const {
@@ -78,36 +25,6 @@ std::vector<JobRef> Engine::WaitingOrder(const PlacementSkips* skip) const {
   std::vector<JobRef> out;
   for (JobId j : t.WaitingOrder(skip ? &skip->jobs_ : nullptr)) out.push_back(JobRef{j, t.job_seq(j)});
   return out;
-}
-
-void WaitingLeaves(const Engine& engine, const std::vector<int64_t>& untried, size_t limit,
-                   std::vector<QueueId>* out) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  impl.ct.tree().WaitingLeaves(untried, limit, out);
-}
-
-void LeafOrderOf(const Engine& engine, QueueId leaf, const std::vector<JobId>& jobs, size_t limit,
-                 std::vector<JobRef>* out) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  const engine::Tree& t = impl.ct.tree();
-  thread_local std::vector<JobId> ids;
-  t.LeafOrderOf(leaf, jobs, limit, &ids);
-  out->clear();
-  for (JobId j : ids) out->push_back(JobRef{j, t.job_seq(j)});
-}
-
-bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, double max_weight) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  return impl.ct.tree().HeldAfterIdle(shapes, max_weight);
-}
-
-uint64_t ShareResources(const Engine& engine) {
-  const EngineImpl& impl = EngineAccess::impl(engine);
-  Exclusive lock(impl.ct);
-  return impl.ct.tree().share_resources();
 }
 
 Status Engine::ApplyPlan(const hdrf::Plan& plan) {

@@ -1,5 +1,7 @@
-// Internal: a necessary test for Engine::Plan, for hosts that ask for many
-// plans on one state (the reclaim phase of hdrf simulate, api/sim/simulate.cc).
+// Internal: a necessary test for Engine::Plan, the order of waiting leaves
+// and jobs, and PlanSession (one exclusive section for many of these), for
+// hosts that ask for many plans on one state (the reclaim phase of hdrf
+// simulate, api/sim/simulate.cc).
 #ifndef HDRF_API_FACADE_PLAN_SCREEN_H_
 #define HDRF_API_FACADE_PLAN_SCREEN_H_
 
@@ -8,22 +10,26 @@
 #include <vector>
 
 #include "hdrf/engine.h"
+#include "api/facade/engine_access.h"
+#include "engine/concurrent_tree.h"
 #include "engine/tree.h"
 
 namespace hdrf {
 
 // PlanMayTake's numbers for one state of the engine (per queue, the largest
 // shares among its children). Clear() it whenever the engine's state may
-// have changed since the last call; each queue's own shares are kept across
-// Clear() with the numbers they were computed from, and computed again only
-// when those differ (engine::Tree::ScreenCache).
+// have changed since the last call, or, when the only changes are task
+// events (allocations) of jobs of some leaves and submissions to them, name
+// those leaves (PlanSession::Changed): only the numbers of their ancestors
+// are computed again. Each queue's own shares are kept across Clear()
+// with the numbers they were computed from, and computed again only when
+// those differ (engine::Tree::ScreenCache).
 class PlanScreen {
  public:
   void Clear() { ++cache_.gen; }
 
  private:
-  friend bool PlanMayTake(const Engine&, JobRef, const PlanOptions&, PlanScreen*);
-  friend bool LeafMayTake(const Engine&, QueueId, PlanScreen*, const std::vector<int64_t>*);
+  friend class PlanSession;
   friend void SetTaskShapes(const Engine&, const std::vector<int64_t>&, PlanScreen*);
   engine::Tree::ScreenCache cache_;
 };
@@ -72,6 +78,56 @@ bool HeldAfterIdle(const Engine& engine, const std::vector<int64_t>& shapes, dou
 // The resources that count in a share on the current state (a bit per
 // resource in the engine's order).
 uint64_t ShareResources(const Engine& engine);
+
+
+// Where a walk of PlanSession::NextWaitingLeaves stands (a default one, or
+// one Clear()ed, starts at the root).
+using LeafWalk = engine::Tree::LeafWalk;
+
+// One exclusive section of the engine for a run of the calls above, for a
+// host that asks many of them on one state (a reclaim phase asks a few
+// screens, orders and plans per applied plan): each free function enters
+// a section of its own (the lock, the shards' counts folded in), which
+// costs about as much as a screen. A session's calls give what the free
+// functions (and Engine::Plan) give. Thread safety: the session holds the
+// engine's exclusive lock from its construction to its destruction, so
+// the thread that holds it must make no other call on the engine in
+// between (the lock is not reentrant: that call would wait forever), and
+// other threads wait for it; a host closes it before it changes the state
+// (ApplyPlan, a fill, task events).
+class PlanSession {
+ public:
+  explicit PlanSession(const Engine& engine);
+  PlanSession(const PlanSession&) = delete;
+  PlanSession& operator=(const PlanSession&) = delete;
+
+  bool PlanMayTake(JobRef job, const PlanOptions& options, PlanScreen* screen) const;
+  bool LeafMayTake(QueueId leaf, PlanScreen* screen, const std::vector<int64_t>* least = nullptr) const;
+  void WaitingLeaves(const std::vector<int64_t>& untried, size_t limit, std::vector<QueueId>* out) const;
+  // WaitingLeaves in pieces on one state (engine/tree_schedule.h,
+  // Tree::NextWaitingLeaves): the next `limit` leaves, going on with
+  // `walk`, for a host that passes over every job of the leaves it was
+  // given before it asks for more. Clear() the walk when the state changes.
+  void NextWaitingLeaves(const std::vector<int64_t>& untried, size_t limit, LeafWalk* walk,
+                         std::vector<QueueId>* out) const;
+  void LeafOrderOf(QueueId leaf, const std::vector<JobId>& jobs, size_t limit, std::vector<JobRef>* out) const;
+  bool HeldAfterIdle(const std::vector<int64_t>& shapes, double max_weight) const;
+  uint64_t ShareResources() const;
+  // The state changed since `screen` was last used only by allocations of
+  // jobs of `leaves` (tasks started, ended or evicted, plans applied) and
+  // submissions to them: no queue, weight or the cluster changed. Cheaper
+  // than screen->Clear(), with the same answers after it (PlanScreen).
+  void Changed(PlanScreen* screen, const std::vector<QueueId>& leaves) const;
+  // Engine::Plan.
+  StatusOr<Plan> MakePlan(JobRef job, const PlanOptions& options) const;
+
+ private:
+  engine::ConcurrentTree::Exclusive lock_;
+  // The tree and the last event's number, read once the lock is held
+  // (neither changes while it is).
+  const engine::Tree& t_;
+  uint64_t last_seq_;
+};
 
 }  // namespace hdrf
 

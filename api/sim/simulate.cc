@@ -23,6 +23,7 @@
 #include "api/sim/simulate_stats.h"
 #include "api/sim/task_shapes.h"
 #include "api/sim/try_book.h"
+#include "api/sim/wait_reason.h"
 
 namespace hdrf {
 namespace {
@@ -158,6 +159,7 @@ class Simulator {
       untracked_ = true;
   }
   std::vector<QueueId> leaves_;  // the leaves of the order of tries on one state
+  LeafWalk leaf_walk_;  // the walk that lists them, on this state
   std::vector<JobRef> order_;    // the jobs of a leaf being tried
   std::vector<uint32_t> candidates_;  // the jobs order_ is made of (TryBook::LeafCandidates)
   std::vector<JobId> candidate_ids_;
@@ -178,7 +180,38 @@ class Simulator {
   // it does not fail, kept_ is its plan).
   StatusOr<bool> LeafMayApply(int64_t t, uint32_t leaf, const PlanOptions& po);
   StatusOr<bool> KeyFails(int64_t t, KeyJobs* key, uint32_t job, const PlanOptions& po);
-  PlanScreen screen_;  // PlanMayTake's numbers, cleared when the state changes
+  PlanScreen screen_;  // PlanMayTake's numbers, brought up to date when the state changes (Rescreen)
+  // With reclaim: the leaves (stats index) whose jobs' allocations changed,
+  // or that got a submission, since the last Rescreen (each once: marked
+  // with changed_epoch_), and whether a job of no known leaf did.
+  std::vector<uint32_t> changed_;
+  std::vector<QueueId> changed_ids_;
+  std::vector<uint64_t> changed_mark_;
+  uint64_t changed_epoch_ = 1;
+  bool changed_unknown_ = false;
+  void Changed(uint32_t leaf) {
+    if (!o_.reclaim) return;
+    if (leaf >= changed_mark_.size() || book_.EngineLeaf(leaf) == engine::kNone) {
+      changed_unknown_ = true;
+    } else if (changed_mark_[leaf] != changed_epoch_) {
+      changed_mark_[leaf] = changed_epoch_;
+      changed_.push_back(leaf);
+    }
+  }
+  // The screen after a change of the state: the allocations of jobs and
+  // the submissions (their leaves in changed_) are all that changes during
+  // a run (queues, weights and the cluster do not), so only the numbers
+  // of those leaves' ancestors are computed again (plan_screen.h).
+  void Rescreen();
+  // The reclaim phase's calls on the engine between two changes of its
+  // state go through one exclusive section (plan_screen.h), opened by the
+  // first and closed before the state changes (Apply) and at the phase's
+  // end: no other call on the engine is made while it is open.
+  std::optional<PlanSession> session_;
+  const PlanSession& Session() {
+    if (!session_) session_.emplace(eng_);
+    return *session_;
+  }
   // Without --preempt, and when every job's demand needs some resource and
   // cannot overflow: the leaves (stats index, engine id), whose
   // LeafMayTake ends a phase where no waiting job's plan can succeed.
@@ -224,6 +257,7 @@ Status Simulator::Complete(int64_t t) {
     JobRec& j = jobs_[e.job];
     j.unfinished -= static_cast<uint32_t>(e.count);
     ++changes_;
+    Changed(j.leaf);
     Book(e.job);
     const int64_t* shape = shapes_.at(j.shape);
     for (int r = 0; r < R_; ++r) free_[r] += e.count * shape[r];
@@ -266,6 +300,7 @@ void Simulator::Arrive(int64_t t, uint32_t i) {
   }
   j.unstarted = j.unfinished = static_cast<uint32_t>(wj.spec.tasks);  // <= UINT32_MAX: Simulate checked
   if (o_.reclaim && (j.leaf >= limited_.size() || limited_[j.leaf])) ++changes_;  // Room's user limits
+  Changed(j.leaf);  // its queues' min_task
   shapes_.AddWaiting(j.shape, 1);
   Book(i);
   stats_.Submitted(j.leaf, t, wj.spec.tasks);
@@ -284,6 +319,7 @@ void Simulator::Start(int64_t t, uint32_t i) {
   }
   --j.unstarted;
   ++changes_;
+  Changed(j.leaf);
   if (j.unstarted == 0) shapes_.AddWaiting(j.shape, -1);
   Book(i);
   const int64_t* shape = shapes_.at(j.shape);
@@ -399,40 +435,6 @@ Status Simulator::FillOnNodes(int64_t t) {
   return Status::Ok();
 }
 
-// The word of `s` right after `marker` ("" when there is none).
-std::string WordAfter(const std::string& s, const std::string& marker) {
-  const size_t at = s.find(marker);
-  if (at == std::string::npos) return "";
-  const size_t from = at + marker.size();
-  std::string w = s.substr(from, s.find(' ', from) - from);
-  if (!w.empty() && w.back() == ',') w.pop_back();
-  return w;
-}
-
-// One reason per explained job, from the engine's explanation (the texts
-// of engine/decisions.cc): the first blocked reason (docs/spec.md §4), else the
-// first reason one more task does not fit (docs/spec.md §6), else (a job that could
-// run) a sibling went first.
-std::string Reason(const Explanation& e, const std::vector<std::string>& names, const int64_t* task,
-                   const std::vector<int64_t>& free) {
-  for (const std::string& b : e.blocked_by) {
-    if (b.rfind("resource ", 0) == 0) return "cluster saturated in " + WordAfter(b, "resource ");
-    if (b.rfind("queue ", 0) == 0)
-      return "capability of " + WordAfter(b, "queue ") + " in " + WordAfter(b, "capability in ");
-    if (b.rfind("held back", 0) == 0) return "guarantees held back in " + WordAfter(b, "free ");
-    if (b.rfind("user ", 0) == 0) return "user limit in " + WordAfter(b, "user limit in ");
-  }
-  for (size_t r = 0; r < names.size(); ++r)
-    if (task[r] > free[r]) return "not enough free " + names[r];
-  for (const std::string& u : e.unfit_because) {
-    if (u.rfind("task needs ", 0) == 0) return "guarantees held back in " + WordAfter(u, WordAfter(u, "needs ") + " ");
-    if (u.rfind("queue ", 0) == 0)
-      return "capability of " + WordAfter(u, "queue ") + " in " + WordAfter(u, "capability ");
-    if (u.rfind("user limit", 0) == 0) return "user limit";
-  }
-  return e.schedulable ? "a sibling went first" : "other";
-}
-
 void Simulator::Explain() {
   const std::vector<std::string> names = eng_.ResourceNames();
   for (uint32_t q = 0; q < waiting_.size(); ++q) {
@@ -446,7 +448,7 @@ void Simulator::Explain() {
     for (uint32_t i : sample) {
       auto e = eng_.Explain(w_.jobs[i].spec.name);
       if (!e.ok()) continue;
-      stats_.AddWhy(q, Reason(*e, names, shapes_.at(jobs_[i].shape), free_),
+      stats_.AddWhy(q, sim::WaitReason(*e, names, shapes_.at(jobs_[i].shape), free_),
                     static_cast<double>(total) / static_cast<double>(sample.size()));
     }
   }
@@ -456,12 +458,28 @@ void Simulator::Explain() {
 // order, each tried once per instant.
 Status Simulator::Reclaim(int64_t t) {
   if (untracked_) return Status::Internal("a job waits in a queue the simulator does not know as a leaf");
-  screen_.Clear();
-  if (!AnyLeafMayTake()) return Status::Ok();  // every try would fail
-  int64_t evicted_now = 0;
-  const Status s = TryInOrder(t, &evicted_now);
-  book_.EndPhase();
+  Rescreen();
+  Status s;
+  if (AnyLeafMayTake()) {  // else every try would fail
+    int64_t evicted_now = 0;
+    s = TryInOrder(t, &evicted_now);
+    book_.EndPhase();
+  }
+  session_.reset();
   return s;
+}
+
+void Simulator::Rescreen() {
+  if (changed_unknown_) {
+    screen_.Clear();
+  } else {
+    changed_ids_.clear();
+    for (uint32_t leaf : changed_) changed_ids_.push_back(book_.EngineLeaf(leaf));
+    Session().Changed(&screen_, changed_ids_);
+  }
+  changed_.clear();
+  changed_unknown_ = false;
+  ++changed_epoch_;
 }
 
 // The order of tries is WaitingOrder with the jobs tried so far in this
@@ -485,8 +503,9 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
   // tried are not listed again).
   constexpr size_t kFirstLeaves = 4, kGrow = 4;
   size_t want = kFirstLeaves;
+  leaf_walk_.Clear();
   for (;;) {
-    WaitingLeaves(eng_, book_.untried(), want, &leaves_);
+    Session().NextWaitingLeaves(book_.untried(), want, &leaf_walk_, &leaves_);
     if (leaves_.empty()) return Status::Ok();  // every waiting job tried
     LeafTries r = LeafTries::kNone;
     for (QueueId q : leaves_) {
@@ -503,6 +522,7 @@ Status Simulator::TryInOrder(int64_t t, int64_t* evicted_now) {
     if (r == LeafTries::kEnd) return Status::Ok();
     if (r == LeafTries::kApplied) {
       want = kFirstLeaves;  // the state changed: the order anew
+      leaf_walk_.Clear();
     } else if (leaves_.size() < want) {
       return Status::Ok();  // every waiting job tried
     } else {
@@ -528,7 +548,7 @@ StatusOr<Simulator::LeafTries> Simulator::TryLeaf(int64_t t, QueueId q, const Pl
     book_.LeafCandidates(leaf, n, &candidates_);
     candidate_ids_.clear();
     for (uint32_t i : candidates_) candidate_ids_.push_back(jobs_[i].id);
-    LeafOrderOf(eng_, q, candidate_ids_, n, &order_);
+    Session().LeafOrderOf(q, candidate_ids_, n, &order_);
     if (order_.size() != n) return Status::Internal("the reclaim phase's count of untried jobs disagrees with the engine");
     HDRF_ASSIGN_OR_RETURN(LeafTries r, TryJobs(t, po, evicted_now));
     if (r != LeafTries::kNone) return r;
@@ -589,9 +609,9 @@ StatusOr<std::optional<Simulator::LeafTries>> Simulator::TryIdle(int64_t t, uint
 // (engine.HeldAfterIdle for every shape, with the largest weight): asked
 // again only when the resources that count in a share change.
 bool Simulator::IdleFirst() {
-  const uint64_t res = ShareResources(eng_);
+  const uint64_t res = Session().ShareResources();
   if (!idle_first_res_ || *idle_first_res_ != res) {
-    idle_first_ = HeldAfterIdle(eng_, shapes_.all(), max_weight_);
+    idle_first_ = Session().HeldAfterIdle(shapes_.all(), max_weight_);
     idle_first_res_ = res;
   }
   return idle_first_;
@@ -606,12 +626,13 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
   plan.id = jobs_[taker].id;
   plan.seq = jobs_[taker].seq;
   plan.job = w_.jobs[taker].spec.name;
+  session_.reset();  // the state changes
   HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
   ++state_;
   ++changes_;
   HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
   HDRF_RETURN_IF_ERROR(Fill(t));
-  screen_.Clear();
+  Rescreen();
   return AnyLeafMayTake() ? LeafTries::kApplied : LeafTries::kEnd;
 }
 
@@ -639,11 +660,11 @@ StatusOr<bool> Simulator::KeyFails(int64_t t, KeyJobs* key, uint32_t job, const 
   // A cheap necessary test first: most keys fail the transfer rule at
   // every level of their path, and Plan would only confirm it.
   const JobRef ref = jobs_[job].ref();
-  if (!PlanMayTake(eng_, ref, po, &screen_)) {
+  if (!Session().PlanMayTake(ref, po, &screen_)) {
     key->failed_on = fail_state;
     return true;
   }
-  auto p = eng_.Plan(ref, po);
+  auto p = Session().MakePlan(ref, po);
   if (!p.ok()) return p.status().WithContext("reclaim at " + FormatMs(t) + " s");
   // With nodes the demand must also be placed once the victims' tasks
   // stop (docs/simulate_nodes.md "Reclaim"); else the job is passed over.
@@ -706,7 +727,7 @@ bool Simulator::LeastMayTake(uint32_t leaf) {
     const int64_t* shape = shapes_.at(jobs_[k->jobs.front()].shape);
     for (int r = 0; r < R_; ++r) least_[r] = std::min(least_[r], k->key->k * shape[r]);
   }
-  if (asked_.size() < 2 || LeafMayTake(eng_, book_.EngineLeaf(leaf), &screen_, &least_)) return true;
+  if (asked_.size() < 2 || Session().LeafMayTake(book_.EngineLeaf(leaf), &screen_, &least_)) return true;
   for (KeyJobs* k : asked_) k->failed_on = fail_state;
   return false;
 }
@@ -718,7 +739,7 @@ bool Simulator::LeastMayTake(uint32_t leaf) {
 bool Simulator::AnyLeafMayTake() {
   if (!screen_by_leaf_) return true;
   for (const auto& [q, id] : screen_leaves_)
-    if (stats_.waiting_jobs(q) > 0 && LeafMayTake(eng_, id, &screen_)) return true;
+    if (stats_.waiting_jobs(q) > 0 && Session().LeafMayTake(id, &screen_)) return true;
   return false;
 }
 
@@ -802,6 +823,7 @@ Status Simulator::Evict(int64_t t, uint32_t i, int64_t n) {
   evicted_[i] += n;
   evicted_tasks_ += n;
   ++changes_;
+  Changed(j.leaf);
   return Status::Ok();
 }
 
@@ -815,6 +837,7 @@ void Simulator::InitReclaim(size_t n) {
   for (size_t q = 0; q < qs.size(); ++q)
     if (qs[q].is_leaf) screen_leaves_.emplace_back(static_cast<uint32_t>(q), qs[q].id);
   book_.Init(qs, n);
+  changed_mark_.assign(qs.size(), 0);
   screen_by_leaf_ = !o_.preempt;
   for (size_t i = 0; i < n && screen_by_leaf_; ++i) {
     const int64_t* shape = shapes_.at(jobs_[i].shape);

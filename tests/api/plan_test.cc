@@ -8,7 +8,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -254,6 +256,47 @@ std::vector<QueueSpec> RandomWeights(const std::vector<const char*>& paths, Rnd&
   return qs;
 }
 
+// A host's map of the queues (Engine::Queues): parents and ids by path.
+struct QueueMaps {
+  std::map<QueueId, QueueId> parent;
+  std::map<std::string, QueueId> id_of;
+  QueueId ids = 0;  // above every id
+  explicit QueueMaps(const Engine& e) {
+    for (const QueueInfo& q : e.Queues()) {
+      for (QueueId c : q.children) parent[c] = q.id;
+      id_of[q.path] = q.id;
+      ids = std::max(ids, q.id + 1);
+    }
+  }
+  // Adds n to (*counts)[q] and to each ancestor's.
+  void Add(QueueId q, int64_t n, std::vector<int64_t>* counts) const {
+    for (;; q = parent.at(q)) {
+      (*counts)[q] += n;
+      if (!parent.count(q)) break;
+    }
+  }
+};
+
+// Of refs' jobs with an unallocated task, a third (at random) go to *skips
+// (passed over); the others are counted in *untried (their leaf and its
+// ancestors) and given to each(ref, job, leaf).
+template <typename Each>
+void PassOverSome(const Engine& e, const std::vector<JobRef>& refs, Rnd& rnd, const QueueMaps& maps,
+                  PlacementSkips* skips, std::vector<int64_t>* untried, Each each) {
+  for (const JobRef& r : refs) {
+    auto j = e.GetJob(r);
+    EXPECT_TRUE(j.ok());
+    if (!j.ok() || j->allocated >= j->tasks) continue;
+    if (rnd(3) == 0) {
+      skips->Add(r);
+      continue;
+    }
+    const QueueId leaf = maps.id_of.at(j->queue);
+    maps.Add(leaf, 1, untried);
+    each(r, *j, leaf);
+  }
+}
+
 // WaitingOrder is the order of successive FirstWaiting calls (each passing
 // over the ones before), on states with ties, blocked jobs and gangs.
 TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
@@ -282,6 +325,68 @@ TEST(PlanTest, WaitingOrderIsSuccessiveFirstWaiting) {
   }
 }
 
+// WaitingLeaves on wide trees (up to 14 children per queue): every limit
+// gives the first leaves of WaitingOrder, and so do pieces of a walk
+// (NextWaitingLeaves) with the leaves given passed over in between, on
+// states with ties (equal weights, empty queues).
+TEST(PlanTest, WaitingLeavesOnWideTrees) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rnd rnd(seed);
+    std::vector<std::string> paths;
+    for (int g = 0; g < 12; ++g)
+      for (int l = 0; l <= (g * 5 + static_cast<int>(seed)) % 12; ++l)
+        paths.push_back("root/g" + std::to_string(10 + g) + "/q" + std::to_string(10 + l));
+    for (int l = 0; l < 2; ++l) paths.push_back("root/l" + std::to_string(l));
+    std::vector<const char*> cpaths;
+    for (const std::string& p : paths) cpaths.push_back(p.c_str());
+    auto e = MakeEngine({{"cpu", 40000}, {"memory", 40000}}, RandomWeights(cpaths, rnd, 2));
+    std::vector<JobRef> refs;
+    for (int i = 0; i < 160; ++i) {
+      const int64_t tasks = 1 + rnd(3);
+      ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(2))}};
+      if (rnd(2)) shape["memory"] = 1000;
+      auto r = e->Submit(Job("j" + std::to_string(i), paths[rnd(static_cast<int>(paths.size()))], tasks, shape));
+      ASSERT_TRUE(r.ok());
+      refs.push_back(*r);
+      if (rnd(8) == 0) (void)e->Fill();
+    }
+    const QueueMaps maps(*e);
+    const std::map<std::string, QueueId>& id_of = maps.id_of;
+    std::vector<int64_t> untried(maps.ids, 0);
+    PlacementSkips skips;
+    PassOverSome(*e, refs, rnd, maps, &skips, &untried, [](const JobRef&, const JobInfo&, QueueId) {});
+    std::vector<QueueId> expected;
+    for (const JobRef& r : e->WaitingOrder(&skips)) {
+      const QueueId leaf = id_of.at(e->GetJob(r)->queue);
+      if (expected.empty() || expected.back() != leaf) expected.push_back(leaf);
+    }
+    ASSERT_GT(expected.size(), size_t{20}) << "seed " << seed;
+    PlanSession session(*e);
+    for (size_t limit : {size_t{1}, size_t{3}, size_t{8}, size_t{9}, size_t{15}, size_t{40}, size_t{1000}}) {
+      const std::vector<QueueId> want(expected.begin(), expected.begin() + std::min(limit, expected.size()));
+      std::vector<QueueId> got;
+      session.WaitingLeaves(untried, limit, &got);
+      EXPECT_EQ(got, want) << "seed " << seed << " limit " << limit;
+    }
+    // In pieces (NextWaitingLeaves), each leaf given passed over before the
+    // next piece, as the reclaim phase does: the same leaves.
+    for (size_t piece : {size_t{1}, size_t{3}, size_t{7}}) {
+      std::vector<int64_t> left = untried;
+      LeafWalk walk;
+      std::vector<QueueId> all, got;
+      do {
+        session.NextWaitingLeaves(left, piece, &walk, &got);
+        ASSERT_LE(got.size(), piece);
+        for (QueueId leaf : got) {
+          all.push_back(leaf);
+          maps.Add(leaf, -left[leaf], &left);
+        }
+      } while (got.size() == piece);
+      EXPECT_EQ(all, expected) << "seed " << seed << " piece " << piece;
+    }
+  }
+}
+
 // WaitingLeaves and LeafOrderOf (api/facade/plan_screen.h) give the
 // leaves of WaitingOrder from a host's counts of untried waiting jobs per
 // queue, and each leaf's part of it from the jobs the host names (those
@@ -307,37 +412,19 @@ TEST(PlanTest, LeavesAndLeafOrdersAreWaitingOrder) {
     }
     // The queues' parents, and per queue its waiting jobs not passed over;
     // per leaf, those holding a task and those holding none (by seq).
-    std::map<QueueId, QueueId> parent;
-    std::map<std::string, QueueId> id_of;
-    QueueId ids = 0;
-    for (const QueueInfo& q : e->Queues()) {
-      for (QueueId c : q.children) parent[c] = q.id;
-      id_of[q.path] = q.id;
-      ids = std::max(ids, q.id + 1);
-    }
-    std::vector<int64_t> untried(ids, 0);
+    const QueueMaps maps(*e);
+    const std::map<std::string, QueueId>& id_of = maps.id_of;
+    std::vector<int64_t> untried(maps.ids, 0);
     std::map<QueueId, std::vector<JobId>> holding;
     std::map<QueueId, std::map<uint64_t, JobId>> idle;
     PlacementSkips skips;
-    for (const JobRef& r : refs) {
-      auto j = e->GetJob(r);
-      ASSERT_TRUE(j.ok());
-      if (j->allocated >= j->tasks) continue;
-      if (rnd(3) == 0) {
-        skips.Add(r);
-        continue;
-      }
-      const QueueId leaf = id_of.at(j->queue);
-      if (j->allocated > 0) {
+    PassOverSome(*e, refs, rnd, maps, &skips, &untried, [&](const JobRef& r, const JobInfo& j, QueueId leaf) {
+      if (j.allocated > 0) {
         holding[leaf].push_back(r.id);
       } else {
         idle[leaf][r.seq] = r.id;
       }
-      for (QueueId q = leaf;; q = parent.at(q)) {
-        ++untried[q];
-        if (!parent.count(q)) break;
-      }
-    }
+    });
     const std::vector<JobRef> full = e->WaitingOrder(&skips);
     std::vector<QueueId> expected;  // the leaves of the full order, each once
     std::map<QueueId, std::vector<uint64_t>> part;  // per leaf, its jobs in the full order
@@ -484,6 +571,86 @@ TEST(PlanTest, KeptScreenAnswersAsAFreshOne) {
   }
   EXPECT_GT(refused, 0);
   EXPECT_GT(refused_by_leaf, 0);
+}
+
+// A PlanScreen told which leaves changed (PlanSession::Changed: those whose
+// usage moved, by fills, task ends and applied plans, and those that got a
+// submission), never cleared, answers as a fresh one on every state: its
+// numbers for the other queues' parents stay exact. Leaves at two depths,
+// so that a change reaches a grandparent.
+TEST(PlanTest, ScreenToldOfChangedLeavesAnswersAsAFreshOne) {
+  int refused = 0;  // screens that said no (the test must see some)
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Rnd rnd(seed);
+    const char* leaves[] = {"root/a/x", "root/a/y", "root/a/v", "root/b", "root/c/z", "root/c/u/p", "root/c/u/q"};
+    const int n_leaves = static_cast<int>(std::size(leaves));
+    auto e = MakeEngine({{"cpu", 20000}, {"memory", 20000}},
+                        RandomWeights({std::begin(leaves), std::end(leaves)}, rnd, 3));
+    std::vector<JobRef> refs;
+    PlanScreen kept;
+    PlanOptions po;
+    po.mode = PlanMode::kReclaim;
+    auto usage = [&] {
+      std::map<QueueId, std::vector<int64_t>> u;
+      for (const QueueInfo& q : e->Queues())
+        if (q.is_leaf) u[q.id] = q.usage;
+      return u;
+    };
+    std::map<QueueId, std::vector<int64_t>> before = usage();
+    std::map<std::string, QueueId> id_of;
+    for (const QueueInfo& q : e->Queues()) id_of[q.path] = q.id;
+    for (int step = 0; step < 60; ++step) {
+      std::vector<QueueId> changed;  // what the host knows
+      if (rnd(3) != 0 || refs.empty()) {
+        const int64_t tasks = 1 + rnd(4);
+        ResourceAmounts shape{{"cpu", 1000 * (1 + rnd(2))}};
+        if (rnd(2)) shape["memory"] = 1000 * (1 + rnd(2));
+        const char* leaf = leaves[rnd(n_leaves)];
+        auto r = e->Submit(Job("j" + std::to_string(step), leaf, tasks, shape));
+        ASSERT_TRUE(r.ok());
+        refs.push_back(*r);
+        changed.push_back(id_of.at(leaf));
+        if (rnd(2)) (void)e->Fill();
+      } else {  // a running task ends
+        const JobRef j = refs[rnd(static_cast<int>(refs.size()))];
+        auto info = e->GetJob(j);
+        if (info.ok() && info->allocated > 0) {
+          Engine::TaskOp op;
+          op.job = j;
+          op.type = Event::Type::kFinish;
+          op.n = 1;
+          size_t refused_ops = 0;
+          ASSERT_TRUE(e->ApplyTasks(&op, 1, nullptr, &refused_ops).ok());
+        }
+      }
+      for (int round = 0; round < 2; ++round) {
+        const std::map<QueueId, std::vector<int64_t>> now = usage();
+        for (const auto& [q, u] : now)
+          if (before.at(q) != u) changed.push_back(q);
+        before = now;
+        PlanSession(*e).Changed(&kept, changed);
+        changed.clear();
+        std::optional<Plan> apply;
+        for (const JobRef& j : refs) {
+          if (!e->GetJob(j).ok()) continue;
+          PlanScreen fresh;
+          const bool may = PlanMayTake(*e, j, po, &kept);
+          ASSERT_EQ(may, PlanMayTake(*e, j, po, &fresh)) << "seed " << seed << " step " << step;
+          refused += !may;
+          auto plan = e->Plan(j, po);
+          if (!apply && plan.ok() && plan->fits && !plan->victims.empty() && rnd(2) == 0) apply = *plan;
+        }
+        for (const QueueInfo& q : e->Queues()) {
+          if (!q.is_leaf) continue;
+          PlanScreen fresh;
+          ASSERT_EQ(LeafMayTake(*e, q.id, &kept), LeafMayTake(*e, q.id, &fresh)) << "seed " << seed << " step " << step;
+        }
+        if (!apply) break;
+        ASSERT_TRUE(e->ApplyPlan(*apply).ok());  // usage moves between queues: then asked again
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
 }
 
 // With the task shapes known (SetTaskShapes), PlanMayTake also bounds what
