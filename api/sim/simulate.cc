@@ -627,7 +627,7 @@ StatusOr<Simulator::LeafTries> Simulator::Apply(int64_t t, uint32_t taker, int64
   plan.seq = jobs_[taker].seq;
   plan.job = w_.jobs[taker].spec.name;
   session_.reset();  // the state changes
-  HDRF_RETURN_IF_ERROR(eng_.ApplyPlan(plan).WithContext("reclaim at " + FormatMs(t) + " s"));
+  if (Status s = eng_.ApplyPlan(plan); !s.ok()) return s.WithContext("reclaim at " + FormatMs(t) + " s");
   ++state_;
   ++changes_;
   HDRF_RETURN_IF_ERROR(Taken(t, plan, taker, evicted_now));
