@@ -286,23 +286,75 @@ bool TreeDecisions::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t
 }
 
 // The taker's side of the share test at one level (A, the child of C on J's
-// path), computed once for all the siblings B asked about.
+// path), computed once per search for all the siblings B asked about.
 struct TreeDecisions::TakerTerms {
   QueueId a = kNone;
   bool within_guarantee = false;
   double before = 0, after = 0;  // d(A)/w_A, d(A + D)/w_A
 };
 
+// One victim search: the descent from root on one plan state and one room.
+// Neither changes during it, so what it learns of a queue holds for the
+// whole search and no subtree is tested twice: the existence test of the
+// subtree picked at one level and its full search at the next reuse each
+// other's answers. Seen is kept per QueueId in a thread's scratch and is
+// this search's where its stamp is.
+struct TreeDecisions::VictimSearch {
+  struct Seen {
+    uint32_t may_stamp = 0;    // may (SubtreeMayGive) is this search's
+    uint32_t share_stamp = 0;  // share is
+    uint32_t has_stamp = 0;    // has and unit are
+    bool may = false;
+    bool has = false;   // the subtree holds a permitted unit that helps: unit
+    bool full = false;  // unit is the full search's pick, not just any unit
+    double share = 0;   // d(subtree)/w on the plan's state
+    PlanEntry unit;
+  };
+  struct Scratch {
+    std::vector<Seen> seen;
+    uint32_t stamp = 0;
+    std::vector<TakerTerms> taker;  // by depth of C
+    std::vector<std::vector<std::pair<double, uint32_t>>> order;  // by depth: (share, child index)
+  };
+  const PlanCtx& c;
+  const PlanState& s;
+  const int64_t* room;
+  Scratch& x;
+  uint32_t stamp;
+};
+
+// d(q)/w_q on the search's state, computed once per search.
+double TreeDecisions::SearchShare(VictimSearch& vs, QueueId q) const {
+  VictimSearch::Seen& e = vs.x.seen[q];
+  if (e.share_stamp != vs.stamp) {
+    const Queue& Q = queues_[q];
+    const int64_t* taken = vs.s.Usage(q);
+    int64_t y[kMaxResources];
+    for (int r = 0; r < R_; ++r) y[r] = UsageOn(Q.usage.data(), taken, r);
+    e.share = PlainShare(y) / Q.weight;
+    e.share_stamp = vs.stamp;
+  }
+  return e.share;
+}
+
 // Whether q's subtree may hold a permitted unit that helps, from q's own
-// numbers (false only when none can). `taker` caches A's terms for the
-// children of one queue.
-bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
-                          TakerTerms* taker) const {
+// numbers (false only when none can); once per search.
+bool TreeDecisions::SubtreeMayGive(VictimSearch& vs, QueueId q) const {
+  VictimSearch::Seen& e = vs.x.seen[q];
+  if (e.may_stamp != vs.stamp) {
+    e.may = SubtreeMayGiveOnce(vs, q);
+    e.may_stamp = vs.stamp;
+  }
+  return e.may;
+}
+
+bool TreeDecisions::SubtreeMayGiveOnce(VictimSearch& vs, QueueId q) const {
+  const PlanCtx& c = vs.c;
   const Queue& Q = queues_[q];
-  const int64_t* taken = s.Usage(q);
+  const int64_t* taken = vs.s.Usage(q);
   bool short_held = false;
   for (int r = 0; r < R_ && !short_held; ++r)
-    short_held = c.D[r] > room[r] && UsageOn(Q.usage.data(), taken, r) > 0;
+    short_held = c.D[r] > vs.room[r] && UsageOn(Q.usage.data(), taken, r) > 0;
   if (!short_held) return false;
   if (c.OnPath(*this, q)) {
     // J's own path: units below it are preemption (J's leaf) or reclaim
@@ -312,11 +364,11 @@ bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId
   if (c.mode == PlanMode::kPreempt || !Q.reclaimable) return false;
   if (!c.OnPath(*this, Q.parent)) return true;  // judged at the level of B
   // q is B: C is its parent, A the child of C on J's path.
-  TakerTerms& t = *taker;
+  TakerTerms& t = vs.x.taker[Q.depth - 1];
   if (t.a == kNone) {
     t.a = c.path[c.leaf_depth - Q.depth];
     const Queue& QA = queues_[t.a];
-    const int64_t* ta = s.Usage(t.a);
+    const int64_t* ta = vs.s.Usage(t.a);
     int64_t a[kMaxResources];
     t.within_guarantee = true;
     for (int r = 0; r < R_; ++r) {
@@ -328,13 +380,15 @@ bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId
     t.after = PlainShare(a) / QA.weight;
   }
   if (t.within_guarantee) return true;
-  int64_t b[kMaxResources];
-  for (int r = 0; r < R_; ++r) b[r] = UsageOn(Q.usage.data(), taken, r);
-  if (!(t.before < PlainShare(b) / Q.weight - kEps)) return false;
+  if (!(t.before < SearchShare(vs, q) - kEps)) return false;
   // Every unit holds at least one task, and every task of the subtree at
   // least min_task: d(B - u) <= d(B - min_task). When A + D ends above that,
   // no unit passes the second half.
-  for (int r = 0; r < R_; ++r) b[r] -= std::min(b[r], Q.min_task[r]);
+  int64_t b[kMaxResources];
+  for (int r = 0; r < R_; ++r) {
+    b[r] = UsageOn(Q.usage.data(), taken, r);
+    b[r] -= std::min(b[r], Q.min_task[r]);
+  }
   return t.after <= PlainShare(b) / Q.weight + kEps;
 }
 
@@ -447,55 +501,88 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const Pl
 // unit found (an existence test, cheap where units abound). The descent
 // tests existence first and searches in full only the subtree it picks, so
 // equal shares (common: a tree of equal queues) cost one search, not one
-// per tied subtree.
-std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(const PlanCtx& c, const PlanState& s, QueueId q,
-                                                const int64_t* room, bool any) const {
+// per tied subtree. Every answer is kept for the search (VictimSearch).
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(VictimSearch& vs, QueueId q, bool any) const {
+  {
+    const VictimSearch::Seen& e = vs.x.seen[q];
+    if (e.has_stamp == vs.stamp && (any || e.full || !e.has))
+      return e.has ? std::optional<PlanEntry>(e.unit) : std::nullopt;
+  }
   const Queue& Q = queues_[q];
-  if (Q.children.empty()) return FindVictimInLeaf(c, s, q, room, any);
-  TakerTerms taker;
-  if (any) {  // any child's unit will do: no order needed
-    for (QueueId ch : Q.children)
-      if (SubtreeMayGive(c, s, ch, room, &taker))
-        if (std::optional<PlanEntry> e = FindVictim(c, s, ch, room, true)) return e;
-    return std::nullopt;
-  }
-  // One buffer per depth: the search recurses.
-  thread_local std::vector<std::vector<std::pair<double, QueueId>>> orders;
-  if (orders.size() <= static_cast<size_t>(Q.depth)) orders.resize(Q.depth + 1);
-  std::vector<std::pair<double, QueueId>>& order = orders[Q.depth];
-  order.clear();
-  for (QueueId ch : Q.children) {
-    if (!SubtreeMayGive(c, s, ch, room, &taker)) continue;
-    const Queue& C = queues_[ch];
-    const int64_t* taken = s.Usage(ch);
-    int64_t y[kMaxResources];
-    for (int r = 0; r < R_; ++r) y[r] = UsageOn(C.usage.data(), taken, r);
-    order.push_back({PlainShare(y) / C.weight, ch});
-  }
-  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  size_t first = 0;
   std::optional<PlanEntry> found;
-  for (; first < order.size(); ++first)
-    if ((found = FindVictim(c, s, order[first].second, room, true))) break;
-  if (!found) return std::nullopt;
-  // Ties: within 1e-9 of the largest share holding a unit, the name that
-  // sorts last (children are in name order). Tied queues are asked from the
-  // name sorting last down; the first holding a unit is the pick.
-  const double m = order[first].first;
-  QueueId pick = order[first].second;
-  thread_local std::vector<std::vector<QueueId>> ties_by_depth;
-  if (ties_by_depth.size() <= static_cast<size_t>(Q.depth)) ties_by_depth.resize(Q.depth + 1);
-  std::vector<QueueId>& ties = ties_by_depth[Q.depth];
-  ties.clear();
-  for (size_t i = 0; i < order.size() && order[i].first >= m - kEps; ++i)
-    if (queues_[order[i].second].name > queues_[pick].name) ties.push_back(order[i].second);
-  std::sort(ties.begin(), ties.end(), [&](QueueId x, QueueId y) { return queues_[x].name > queues_[y].name; });
-  for (QueueId t : ties)
-    if (FindVictim(c, s, t, room, true)) {
-      pick = t;
+  if (Q.children.empty()) {
+    found = FindVictimInLeaf(vs.c, vs.s, q, vs.room, any);
+  } else if (any) {  // any child's unit will do: no order needed
+    for (QueueId ch : Q.children)
+      if (SubtreeMayGive(vs, ch) && (found = FindVictim(vs, ch, true))) break;
+  } else {
+    found = FindVictimBelow(vs, q);
+  }
+  VictimSearch::Seen& e = vs.x.seen[q];
+  e.has_stamp = vs.stamp;
+  e.has = found.has_value();
+  e.full = !any;
+  if (found) e.unit = *found;
+  return found;
+}
+
+// The full search below q (not a leaf): its children in order of d/w,
+// largest first, until one holds a unit; then, within 1e-9 of that share,
+// the name that sorts last holding a unit (children are in name order, so
+// the largest index). Children are picked by selection, not sorted: the
+// first usually holds a unit.
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSearch& vs, QueueId q) const {
+  const Queue& Q = queues_[q];
+  std::vector<std::pair<double, uint32_t>>& order = vs.x.order[Q.depth];  // one buffer per depth: recursion
+  order.clear();
+  for (uint32_t i = 0; i < Q.children.size(); ++i)
+    if (SubtreeMayGive(vs, Q.children[i])) order.push_back({SearchShare(vs, Q.children[i]), i});
+  // order[0, tried) holds no unit; order[tried] is the largest share of the rest.
+  size_t tried = 0;
+  for (; tried < order.size(); ++tried) {
+    size_t top = tried;
+    for (size_t i = tried + 1; i < order.size(); ++i)
+      if (order[i].first > order[top].first) top = i;
+    std::swap(order[tried], order[top]);
+    // A leaf that may be the pick is searched in full at once: the answer
+    // also says whether it holds a unit.
+    const QueueId ch = Q.children[order[tried].second];
+    if (FindVictim(vs, ch, !queues_[ch].children.empty())) break;
+  }
+  if (tried == order.size()) return std::nullopt;
+  // Ties: the largest index within 1e-9 of m holding a unit; order[tried]
+  // holds one, those before it none.
+  const double m = order[tried].first;
+  uint32_t pick = order[tried].second;
+  for (;;) {
+    size_t best = order.size();
+    for (size_t i = tried + 1; i < order.size(); ++i)
+      if (order[i].second > pick && order[i].first >= m - kEps &&
+          (best == order.size() || order[i].second > order[best].second))
+        best = i;
+    if (best == order.size()) break;
+    if (FindVictim(vs, Q.children[order[best].second], true)) {
+      pick = order[best].second;
       break;
     }
-  return FindVictim(c, s, pick, room, false);
+    order[best].first = -1;  // holds no unit: out of the ties (shares are >= 0)
+  }
+  return FindVictim(vs, Q.children[pick], false);
+}
+
+// The descent from root on state s with `room` (a new VictimSearch).
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::SearchVictim(const PlanCtx& c, const PlanState& s,
+                                                                    const int64_t* room) const {
+  thread_local VictimSearch::Scratch x;
+  if (++x.stamp == 0) {  // wrapped: no entry may look current
+    x.seen.assign(x.seen.size(), VictimSearch::Seen{});
+    x.stamp = 1;
+  }
+  if (x.seen.size() < queues_.size()) x.seen.resize(queues_.size());
+  x.taker.assign(static_cast<size_t>(c.leaf_depth) + 1, TakerTerms{});
+  if (x.order.size() <= static_cast<size_t>(max_depth_)) x.order.resize(static_cast<size_t>(max_depth_) + 1);
+  VictimSearch vs{c, s, room, x, x.stamp};
+  return FindVictim(vs, 0, false);
 }
 
 // Valid (docs/spec.md §15): each entry, in order, is its job's unit and permitted
@@ -578,7 +665,7 @@ StatusOr<TreeDecisions::PlanOutcome> TreeDecisions::MakePlan(JobId j, PlanMode m
     for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
     if (fits) break;
     std::optional<PlanEntry> v;
-    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = FindVictim(c, s, 0, room, false);
+    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = SearchVictim(c, s, room);
     if (!v) {
       out.short_by.assign(R_, 0);
       for (int r = 0; r < R_; ++r) out.short_by[r] = std::max<int64_t>(0, c.D[r] - room[r]);

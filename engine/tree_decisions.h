@@ -142,13 +142,18 @@ class TreeDecisions : public TreeScheduler {
   const ChildShares& SiblingShares(QueueId parent, ScreenCache* cache) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
-  std::optional<PlanEntry> FindVictim(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
-                                      bool any) const;
+  // The victim descent of one plan step (engine/plan.cc): SearchVictim
+  // starts a VictimSearch from root on state s with `room`.
+  struct VictimSearch;
+  struct TakerTerms;
+  std::optional<PlanEntry> SearchVictim(const PlanCtx& c, const PlanState& s, const int64_t* room) const;
+  std::optional<PlanEntry> FindVictim(VictimSearch& vs, QueueId q, bool any) const;
+  std::optional<PlanEntry> FindVictimBelow(VictimSearch& vs, QueueId q) const;
   std::optional<PlanEntry> FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
                                             const int64_t* room, bool any) const;
-  struct TakerTerms;
-  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
-                      TakerTerms* taker) const;
+  bool SubtreeMayGive(VictimSearch& vs, QueueId q) const;
+  bool SubtreeMayGiveOnce(VictimSearch& vs, QueueId q) const;
+  double SearchShare(VictimSearch& vs, QueueId q) const;
   bool PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const;
   StatusOr<std::vector<bool>> TransferDecisions(JobId actor, const std::vector<JobId>& victims,
                                                 bool same_leaf) const;
