@@ -118,22 +118,67 @@ TreeDecisions::Rule TreeDecisions::Check(const PlanCtx& c, const PlanState& s, J
     for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
     return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps ? Rule::kOk : Rule::kOrder;
   }
-  // Reclaim: C, the lowest common ancestor, is the first queue of V's path
-  // that is on J's path; B its child on V's side.
-  QueueId B = kNone, C = V.queue;
-  while (!c.OnPath(*this, C)) {
-    const Queue& q = queues_[C];
-    if (!q.reclaimable) {  // condition 1: reclaimable below C
-      d.queue = C;
-      return Rule::kNotReclaimable;
+  const ReclaimSides x = SidesOf(c, V.queue);
+  if (x.refused != kNone) {  // condition 1: reclaimable below C
+    d.queue = x.refused;
+    return Rule::kNotReclaimable;
+  }
+  TakerTerms t;
+  TakerOf(c, s, x.a, &t);
+  const Queue& QB = queues_[x.b];
+  const int64_t* tb = s.Usage(x.b);
+  for (int r = 0; r < R_; ++r) b[r] = UsageOn(QB.usage.data(), tb, r);
+  return CheckReclaim(c, s, V.queue, u, x, t, PlainShare(b) / QB.weight, d);
+}
+
+// Reclaim (docs/spec.md §15): C, the lowest common ancestor of `leaf` and
+// J's leaf, is the first queue of leaf's path that is on J's path; B its
+// child on leaf's side, A on J's side.
+TreeDecisions::ReclaimSides TreeDecisions::SidesOf(const PlanCtx& c, QueueId leaf) const {
+  ReclaimSides x;
+  x.c = leaf;
+  while (!c.OnPath(*this, x.c)) {
+    const Queue& q = queues_[x.c];
+    if (!q.reclaimable) {
+      x.refused = x.c;
+      return x;
     }
-    B = C;
-    C = q.parent;
+    x.b = x.c;
+    x.c = q.parent;
+  }
+  x.a = c.path[c.leaf_depth - queues_[x.c].depth - 1];
+  return x;
+}
+
+// The taker's side of the share test: A's guarantee and d(A)/w_A, d(A + D)/w_A on s.
+void TreeDecisions::TakerOf(const PlanCtx& c, const PlanState& s, QueueId a, TakerTerms* t) const {
+  t->a = a;
+  const Queue& QA = queues_[a];
+  const int64_t* ta = s.Usage(a);
+  int64_t y[kMaxResources];
+  t->within_guarantee = true;
+  for (int r = 0; r < R_; ++r) {
+    y[r] = UsageOn(QA.usage.data(), ta, r);
+    if (c.D[r] > 0 && y[r] + c.D[r] > QA.guar[r]) t->within_guarantee = false;
+  }
+  t->before = PlainShare(y) / QA.weight;
+  for (int r = 0; r < R_; ++r) y[r] += c.D[r];
+  t->after = PlainShare(y) / QA.weight;
+}
+
+// The transfer rule for the unit u of a job in `leaf` (reclaim), given its
+// sides x, A's terms t and d(B)/w_B on s (share_b).
+TreeDecisions::Rule TreeDecisions::CheckReclaim(const PlanCtx& c, const PlanState& s, QueueId leaf, const int64_t* u,
+                                                const ReclaimSides& x, const TakerTerms& t, double share_b,
+                                                RuleDetail& d) const {
+  if (x.refused != kNone) {  // condition 1: reclaimable below C
+    d.queue = x.refused;
+    return Rule::kNotReclaimable;
   }
   // Condition 1: no queue on V's path drops below its guarantee.
   bool below_c = true;
-  for (QueueId q = V.queue; q != kNone; q = queues_[q].parent) {
-    if (q == C) below_c = false;
+  for (QueueId q = leaf; q != kNone; q = queues_[q].parent) {
+    if (q == x.c) below_c = false;
     const Queue& Q = queues_[q];
     // Without a guarantee (0) nothing drops below it: a queue's usage less
     // the units taken from it stays >= 0, and D >= 0.
@@ -149,30 +194,23 @@ TreeDecisions::Rule TreeDecisions::Check(const PlanCtx& c, const PlanState& s, J
     }
   }
   // Condition 2: the share test, or the taker within its guarantee.
-  const QueueId A = c.path[c.leaf_depth - queues_[C].depth - 1];
-  const Queue& QA = queues_[A];
-  const Queue& QB = queues_[B];
-  const int64_t* ta = s.Usage(A);
-  const int64_t* tb = s.Usage(B);
-  bool within_guarantee = true;
-  for (int r = 0; r < R_; ++r) {
-    a[r] = UsageOn(QA.usage.data(), ta, r);
-    b[r] = UsageOn(QB.usage.data(), tb, r);
-    if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
-  }
-  if (within_guarantee) return Rule::kOk;
-  d.other = A;
-  d.queue = B;
-  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return Rule::kOrder;
-  for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
-  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
+  if (t.within_guarantee) return Rule::kOk;
+  d.other = x.a;
+  d.queue = x.b;
+  if (!(t.before < share_b - kEps)) return Rule::kOrder;
+  const Queue& QB = queues_[x.b];
+  const int64_t* tb = s.Usage(x.b);
+  int64_t b[kMaxResources];
+  for (int r = 0; r < R_; ++r) b[r] = UsageOn(QB.usage.data(), tb, r) - u[r];
+  return t.after <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
 }
 
 // docs/spec.md §15 room[r]: the most one more allocation in J's leaf could take on
 // state s (free minus held back, capability headroom on J's path, the user
 // limit's headroom); with `more`, on s with that unit taken as well (the
 // arithmetic of TakeUnit, without writing s).
-void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more) const {
+void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more,
+                         RoomParts* parts) const {
   const Queue& leaf = queues_[c.leaf];
   int64_t u[kMaxResources] = {};
   QueueId more_b = kNone;  // the unit's queue whose parent is on J's path, itself not
@@ -208,6 +246,10 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
     more_b_done = more_b_done || e == more_b;
   }
   if (!more_b_done && queues_[more_b].guar_set) held_change(queues_[more_b], nullptr, true);
+  if (parts) {
+    std::copy(room, room + R_, parts->free);
+    std::fill(parts->user_at_room, parts->user_at_room + R_, false);
+  }
   for (QueueId a : c.path) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
@@ -217,7 +259,25 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
       if ((A.cap_set >> r) & 1)
         room[r] = std::min(room[r], A.cap[r] - (UsageOn(A.usage.data(), taken, r) - (on_more ? u[r] : 0)));
   }
-  if (!leaf.limits_active) return;
+  if (leaf.limits_active) UserRoom(c, s, more ? u : nullptr, more, room, parts);
+  if (!parts) return;
+  // Which terms room[r] is: the deepest capability of J's path that is.
+  std::fill(parts->cap_depth, parts->cap_depth + R_, -1);
+  for (QueueId a : c.path) {
+    const Queue& A = queues_[a];
+    if (!A.cap_set) continue;
+    const int64_t* taken = s.Usage(a);
+    for (int r = 0; r < R_; ++r)
+      if ((A.cap_set >> r) & 1 && A.cap[r] - UsageOn(A.usage.data(), taken, r) == room[r])
+        parts->cap_depth[r] = std::max(parts->cap_depth[r], A.depth);
+  }
+}
+
+// Room's user limit (docs/spec.md §6) in J's leaf: `u` the unit `more`
+// takes (null: none). With parts, whether room[r] is the limit's headroom.
+void TreeDecisions::UserRoom(const PlanCtx& c, const PlanState& s, const int64_t* u, const PlanEntry* more,
+                             int64_t* room, RoomParts* parts) const {
+  const Queue& leaf = queues_[c.leaf];
   const Job& J = jobs_[c.j];
   auto it = leaf.users.find(J.user);
   int64_t used[kMaxResources] = {};
@@ -230,12 +290,14 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
     for (int r = 0; r < R_; ++r) used[r] -= u[r];
   const int64_t n_users = std::max<int64_t>(1, leaf.active_users);
   for (int r = 0; r < R_; ++r) {
+    __int128 least = static_cast<__int128>(INT64_MAX) + 1;  // the least term: above any room
     const bool gset = (leaf.guar_set >> r) & 1;
     const __int128 B = gset ? leaf.guar[r] : leaf.realcap[r];
     if (leaf.min_user_limit_percent < 100) {
       // The largest `after` with 100·after <= B·p or n·after <= B.
       const __int128 lim = std::max<__int128>(B * leaf.min_user_limit_percent / 100, B / n_users);
       room[r] = static_cast<int64_t>(std::min<__int128>(room[r], lim - used[r]));
+      least = std::min<__int128>(least, lim - used[r]);
     }
     if (leaf.user_limit_factor && gset) {
       // The largest integer `after` with (double)after <= guar·f, as Fits.
@@ -244,7 +306,9 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
       while (x > INT64_MIN / 2 && static_cast<double>(x) > cap) --x;
       while (static_cast<double>(x + 1) <= cap && x < INT64_MAX / 2) ++x;
       room[r] = std::min(room[r], x - used[r]);
+      least = std::min<__int128>(least, x - used[r]);
     }
+    if (parts) parts->user_at_room[r] = least == room[r];
   }
 }
 
@@ -285,14 +349,6 @@ bool TreeDecisions::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t
   return false;
 }
 
-// The taker's side of the share test at one level (A, the child of C on J's
-// path), computed once per search for all the siblings B asked about.
-struct TreeDecisions::TakerTerms {
-  QueueId a = kNone;
-  bool within_guarantee = false;
-  double before = 0, after = 0;  // d(A)/w_A, d(A + D)/w_A
-};
-
 // One victim search: the descent from root on one plan state and one room.
 // Neither changes during it, so what it learns of a queue holds for the
 // whole search and no subtree is tested twice: the existence test of the
@@ -319,9 +375,18 @@ struct TreeDecisions::VictimSearch {
   const PlanCtx& c;
   const PlanState& s;
   const int64_t* room;
+  const RoomParts& parts;  // room's terms
   Scratch& x;
   uint32_t stamp;
 };
+
+// A's terms where C is at depth `c_depth` (A the child of C on J's path),
+// computed once per search.
+const TreeDecisions::TakerTerms& TreeDecisions::Taker(VictimSearch& vs, int c_depth) const {
+  TakerTerms& t = vs.x.taker[static_cast<size_t>(c_depth)];
+  if (t.a == kNone) TakerOf(vs.c, vs.s, vs.c.path[vs.c.leaf_depth - c_depth - 1], &t);
+  return t;
+}
 
 // d(q)/w_q on the search's state, computed once per search.
 double TreeDecisions::SearchShare(VictimSearch& vs, QueueId q) const {
@@ -364,21 +429,7 @@ bool TreeDecisions::SubtreeMayGiveOnce(VictimSearch& vs, QueueId q) const {
   if (c.mode == PlanMode::kPreempt || !Q.reclaimable) return false;
   if (!c.OnPath(*this, Q.parent)) return true;  // judged at the level of B
   // q is B: C is its parent, A the child of C on J's path.
-  TakerTerms& t = vs.x.taker[Q.depth - 1];
-  if (t.a == kNone) {
-    t.a = c.path[c.leaf_depth - Q.depth];
-    const Queue& QA = queues_[t.a];
-    const int64_t* ta = vs.s.Usage(t.a);
-    int64_t a[kMaxResources];
-    t.within_guarantee = true;
-    for (int r = 0; r < R_; ++r) {
-      a[r] = UsageOn(QA.usage.data(), ta, r);
-      if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) t.within_guarantee = false;
-    }
-    t.before = PlainShare(a) / QA.weight;
-    for (int r = 0; r < R_; ++r) a[r] += c.D[r];
-    t.after = PlainShare(a) / QA.weight;
-  }
+  const TakerTerms& t = Taker(vs, Q.depth - 1);
   if (t.within_guarantee) return true;
   if (!(t.before < SearchShare(vs, q) - kEps)) return false;
   // Every unit holds at least one task, and every task of the subtree at
@@ -392,12 +443,69 @@ bool TreeDecisions::SubtreeMayGiveOnce(VictimSearch& vs, QueueId q) const {
   return t.after <= PlainShare(b) / Q.weight + kEps;
 }
 
+// What the leaf scan asks of every unit of one leaf (docs/spec.md §15).
+struct TreeDecisions::LeafTerms {
+  bool preempt = false;           // the leaf is J's: each unit judged by Check
+  ReclaimSides x;                 // reclaim: the rule's queues,
+  const TakerTerms* t = nullptr;  // A's terms
+  double share_b = 0;             // and d(B)/w_B on the state
+  int more_c_depth = 0;           // Room's depth of C (J's leaf: its own depth)
+};
+
+// Helps and Permitted for the unit ut of job v (in lt's leaf). Helps from
+// the room's terms: taking the unit raises each term by what it frees
+// there (the free amount by u less what more B now holds back, the
+// capability headroom of the queues of J's path from C up, the user limit's
+// headroom for J's user in J's leaf) and leaves the others; room[r] rises
+// only when every term equal to it does.
+bool TreeDecisions::LeafUnitUsable(VictimSearch& vs, LeafTerms& lt, JobId v, int64_t ut) const {
+  const PlanCtx& c = vs.c;
+  const RoomParts& p = vs.parts;
+  const int64_t* tv = &task_[size_t{v} * R_];
+  int64_t u[kMaxResources];
+  for (int r = 0; r < R_; ++r) u[r] = ut * tv[r];
+  const bool user_gains = lt.preempt && jobs_[v].user == jobs_[c.j].user;
+  bool helps = false;
+  for (int r = 0; r < R_ && !helps; ++r) {
+    if (!(c.D[r] > vs.room[r] && tv[r] > 0)) continue;
+    if (p.cap_depth[r] > lt.more_c_depth || (p.user_at_room[r] && !user_gains)) continue;
+    if (p.free[r] == vs.room[r]) {
+      int64_t f = p.free[r] + u[r];
+      if (!lt.preempt && queues_[lt.x.b].guar_set) {  // held_back of B, as Room's held_change
+        const Queue& B = queues_[lt.x.b];
+        const int64_t* taken = vs.s.Usage(lt.x.b);
+        const int64_t d = taken ? taken[r] : 0;
+        f -= std::max<int64_t>(0, B.guar[r] - (B.usage[r] - (d + u[r]))) -
+             std::max<int64_t>(0, B.guar[r] - (B.usage[r] - d));
+      }
+      if (f <= vs.room[r]) continue;
+    }
+    helps = true;
+  }
+  if (!helps) return false;
+  if (lt.preempt) return Permitted(c, vs.s, v, ut);
+  RuleDetail d;
+  return CheckReclaim(c, vs.s, jobs_[v].queue, u, lt.x, *lt.t, lt.share_b, d) == Rule::kOk;
+}
+
 // docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
 // helps, the largest d(allocation)/w (ties to the later submitted); with
 // `any`, the first such unit found.
-std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
-                                                      const int64_t* room, bool any) const {
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSearch& vs, QueueId q, bool any) const {
+  const PlanCtx& c = vs.c;
+  const PlanState& s = vs.s;
   if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
+  LeafTerms lt;
+  if (q == c.leaf) {
+    lt.preempt = true;
+    lt.more_c_depth = c.leaf_depth;
+  } else {
+    lt.x = SidesOf(c, q);
+    if (lt.x.refused != kNone) return std::nullopt;  // no unit of q is permitted
+    lt.t = &Taker(vs, queues_[lt.x.c].depth);
+    lt.share_b = SearchShare(vs, lt.x.b);
+    lt.more_c_depth = queues_[lt.x.c].depth;
+  }
   // Outside J's leaf (reclaim) Helps and Check read the unit's job only
   // through its queue (q), its task and the unit's size: the answers of the
   // last few (task, unit) pairs are kept for the scan (jobs of one leaf
@@ -416,7 +524,7 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const Pl
     if (by_task)
       for (int i = 0; i < n_memo; ++i)
         if (memo[i].ut == ut && std::equal(t, t + R_, memo[i].t)) return memo[i].ok;
-    const bool ok = Helps(c, s, v, ut, room) && Permitted(c, s, v, ut);
+    const bool ok = LeafUnitUsable(vs, lt, v, ut);
     if (by_task) {
       memo[next_memo] = Memo{t, ut, ok};
       next_memo = (next_memo + 1) % kMemo;
@@ -511,7 +619,7 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(VictimSearch& 
   const Queue& Q = queues_[q];
   std::optional<PlanEntry> found;
   if (Q.children.empty()) {
-    found = FindVictimInLeaf(vs.c, vs.s, q, vs.room, any);
+    found = FindVictimInLeaf(vs, q, any);
   } else if (any) {  // any child's unit will do: no order needed
     for (QueueId ch : Q.children)
       if (SubtreeMayGive(vs, ch) && (found = FindVictim(vs, ch, true))) break;
@@ -544,10 +652,10 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSea
     for (size_t i = tried + 1; i < order.size(); ++i)
       if (order[i].first > order[top].first) top = i;
     std::swap(order[tried], order[top]);
-    // A leaf that may be the pick is searched in full at once: the answer
-    // also says whether it holds a unit.
-    const QueueId ch = Q.children[order[tried].second];
-    if (FindVictim(vs, ch, !queues_[ch].children.empty())) break;
+    // The subtree that may be the pick is searched in full at once: the
+    // answer also says whether it holds a unit, and where it holds none
+    // the full search asks what the existence test would.
+    if (FindVictim(vs, Q.children[order[tried].second], false)) break;
   }
   if (tried == order.size()) return std::nullopt;
   // Ties: the largest index within 1e-9 of m holding a unit; order[tried]
@@ -572,7 +680,7 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSea
 
 // The descent from root on state s with `room` (a new VictimSearch).
 std::optional<TreeDecisions::PlanEntry> TreeDecisions::SearchVictim(const PlanCtx& c, const PlanState& s,
-                                                                    const int64_t* room) const {
+                                                                    const int64_t* room, const RoomParts& parts) const {
   thread_local VictimSearch::Scratch x;
   if (++x.stamp == 0) {  // wrapped: no entry may look current
     x.seen.assign(x.seen.size(), VictimSearch::Seen{});
@@ -581,7 +689,7 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::SearchVictim(const PlanCt
   if (x.seen.size() < queues_.size()) x.seen.resize(queues_.size());
   x.taker.assign(static_cast<size_t>(c.leaf_depth) + 1, TakerTerms{});
   if (x.order.size() <= static_cast<size_t>(max_depth_)) x.order.resize(static_cast<size_t>(max_depth_) + 1);
-  VictimSearch vs{c, s, room, x, x.stamp};
+  VictimSearch vs{c, s, room, parts, x, x.stamp};
   return FindVictim(vs, 0, false);
 }
 
@@ -659,13 +767,14 @@ StatusOr<TreeDecisions::PlanOutcome> TreeDecisions::MakePlan(JobId j, PlanMode m
   c.mode = mode;
   PlanState s(R_);
   int64_t room[kMaxResources];
+  RoomParts parts;
   for (;;) {
-    Room(c, s, room);
+    Room(c, s, room, nullptr, &parts);
     bool fits = true;
     for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
     if (fits) break;
     std::optional<PlanEntry> v;
-    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = SearchVictim(c, s, room);
+    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = SearchVictim(c, s, room, parts);
     if (!v) {
       out.short_by.assign(R_, 0);
       for (int r = 0; r < R_; ++r) out.short_by[r] = std::max<int64_t>(0, c.D[r] - room[r]);
