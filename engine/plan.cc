@@ -550,8 +550,8 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSe
       __builtin_prefetch(&task_[size_t{jobs[k + 8]} * R_]);
     }
     const JobId v = jobs[k];
-    if (v == c.j) continue;
     const Job& V = jobs_[v];
+    if (V.allocated <= 0 || v == c.j) continue;
     const int64_t holds = V.allocated - s.Taken(v);
     if (holds <= 0) continue;
     const int64_t ut = holds > GangSize(v) ? 1 : holds;  // UnitOf
@@ -643,8 +643,9 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSea
   const Queue& Q = queues_[q];
   std::vector<std::pair<double, uint32_t>>& order = vs.x.order[Q.depth];  // one buffer per depth: recursion
   order.clear();
-  for (uint32_t i = 0; i < Q.children.size(); ++i)
-    if (SubtreeMayGive(vs, Q.children[i])) order.push_back({SearchShare(vs, Q.children[i]), i});
+  // Every child's share first; SubtreeMayGive only for the children the
+  // order reaches (the rest cannot be the pick whatever it says).
+  for (uint32_t i = 0; i < Q.children.size(); ++i) order.push_back({SearchShare(vs, Q.children[i]), i});
   // order[0, tried) holds no unit; order[tried] is the largest share of the rest.
   size_t tried = 0;
   for (; tried < order.size(); ++tried) {
@@ -652,14 +653,21 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSea
     for (size_t i = tried + 1; i < order.size(); ++i)
       if (order[i].first > order[top].first) top = i;
     std::swap(order[tried], order[top]);
-    // The subtree that may be the pick is searched in full at once: the
-    // answer also says whether it holds a unit, and where it holds none
-    // the full search asks what the existence test would.
-    if (FindVictim(vs, Q.children[order[tried].second], false)) break;
+    const QueueId ch = Q.children[order[tried].second];
+    if (!SubtreeMayGive(vs, ch)) continue;
+    // When no child left ties with it and sorts after it, it is the pick
+    // if it holds a unit: searched in full at once (the answer also says
+    // whether it holds one; where it holds none, the full search asks what
+    // the existence test would). Otherwise only whether it holds one.
+    bool tie_after = false;
+    for (size_t i = tried + 1; i < order.size() && !tie_after; ++i)
+      tie_after = order[i].second > order[tried].second && order[i].first >= order[tried].first - kEps;
+    if (FindVictim(vs, ch, tie_after)) break;
   }
   if (tried == order.size()) return std::nullopt;
   // Ties: the largest index within 1e-9 of m holding a unit; order[tried]
-  // holds one, those before it none.
+  // holds one, those before it none. Asked from the largest index down, the
+  // first holding a unit is the pick: each is searched in full at once.
   const double m = order[tried].first;
   uint32_t pick = order[tried].second;
   for (;;) {
@@ -669,7 +677,8 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSea
           (best == order.size() || order[i].second > order[best].second))
         best = i;
     if (best == order.size()) break;
-    if (FindVictim(vs, Q.children[order[best].second], true)) {
+    const QueueId ch = Q.children[order[best].second];
+    if (SubtreeMayGive(vs, ch) && FindVictim(vs, ch, false)) {
       pick = order[best].second;
       break;
     }
