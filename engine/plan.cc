@@ -393,10 +393,14 @@ double TreeDecisions::SearchShare(VictimSearch& vs, QueueId q) const {
   VictimSearch::Seen& e = vs.x.seen[q];
   if (e.share_stamp != vs.stamp) {
     const Queue& Q = queues_[q];
+    const int64_t* live = Q.usage.data();
     const int64_t* taken = vs.s.Usage(q);
-    int64_t y[kMaxResources];
-    for (int r = 0; r < R_; ++r) y[r] = UsageOn(Q.usage.data(), taken, r);
-    e.share = PlainShare(y) / Q.weight;
+    // PlainShare of UsageOn, without the copy (most queues lost nothing).
+    double d = 0;
+    for (int r = 0; r < R_; ++r)
+      if (total_[r] > 0)
+        d = std::max(d, static_cast<double>(live[r] - (taken ? taken[r] : 0)) / static_cast<double>(total_[r]));
+    e.share = d / Q.weight;
     e.share_stamp = vs.stamp;
   }
   return e.share;
