@@ -13,9 +13,18 @@
 //   * room (docs/spec.md §15) needs only what a plan changes: held_back(J's leaf)
 //     moves only through the siblings of J's path that lost usage (B), the
 //     capability headroom only at C and above, the user headroom only for
-//     units of J's user in J's leaf.
+//     units of J's user in J's leaf;
+//   * one descent (VictimSearch) works on one state and one room, so it
+//     keeps what it learns of each queue (d/w, SubtreeMayGive, whether the
+//     subtree holds a unit, a leaf's pick) and asks nothing twice; it
+//     allocates nothing (children are picked by selection, a plan state
+//     holds its first entries in place);
+//   * in a leaf, the parts of the rule that depend only on the leaf (C, B,
+//     A's terms, d(B)/w_B) are computed once, and Helps reads which of
+//     room's terms room[r] is (RoomParts) instead of a Room per unit.
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 
 #include "engine/plan_internal.h"
@@ -486,10 +495,13 @@ bool TreeDecisions::LeafUnitUsable(VictimSearch& vs, LeafTerms& lt, JobId v, int
     }
     helps = true;
   }
+  assert(helps == Helps(c, vs.s, v, ut, vs.room));  // what Room with the unit taken says
   if (!helps) return false;
   if (lt.preempt) return Permitted(c, vs.s, v, ut);
   RuleDetail d;
-  return CheckReclaim(c, vs.s, jobs_[v].queue, u, lt.x, *lt.t, lt.share_b, d) == Rule::kOk;
+  const bool ok = CheckReclaim(c, vs.s, jobs_[v].queue, u, lt.x, *lt.t, lt.share_b, d) == Rule::kOk;
+  assert(ok == Permitted(c, vs.s, v, ut));  // what Check says
+  return ok;
 }
 
 // docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
