@@ -465,6 +465,22 @@ struct TreeDecisions::LeafTerms {
   int more_c_depth = 0;           // Room's depth of C (J's leaf: its own depth)
 };
 
+// lt for leaf q; false when no unit of q can be permitted (a queue below
+// C is not reclaimable).
+bool TreeDecisions::LeafTermsOf(VictimSearch& vs, QueueId q, LeafTerms* lt) const {
+  if (q == vs.c.leaf) {
+    lt->preempt = true;
+    lt->more_c_depth = vs.c.leaf_depth;
+    return true;
+  }
+  lt->x = SidesOf(vs.c, q);
+  if (lt->x.refused != kNone) return false;
+  lt->t = &Taker(vs, queues_[lt->x.c].depth);
+  lt->share_b = SearchShare(vs, lt->x.b);
+  lt->more_c_depth = queues_[lt->x.c].depth;
+  return true;
+}
+
 // Helps and Permitted for the unit ut of job v (in lt's leaf). Helps from
 // the room's terms: taking the unit raises each term by what it frees
 // there (the free amount by u less what more B now holds back, the
@@ -512,16 +528,7 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSe
   const PlanState& s = vs.s;
   if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
   LeafTerms lt;
-  if (q == c.leaf) {
-    lt.preempt = true;
-    lt.more_c_depth = c.leaf_depth;
-  } else {
-    lt.x = SidesOf(c, q);
-    if (lt.x.refused != kNone) return std::nullopt;  // no unit of q is permitted
-    lt.t = &Taker(vs, queues_[lt.x.c].depth);
-    lt.share_b = SearchShare(vs, lt.x.b);
-    lt.more_c_depth = queues_[lt.x.c].depth;
-  }
+  if (!LeafTermsOf(vs, q, &lt)) return std::nullopt;  // no unit of q is permitted
   // Outside J's leaf (reclaim) Helps and Check read the unit's job only
   // through its queue (q), its task and the unit's size: the answers of the
   // last few (task, unit) pairs are kept for the scan (jobs of one leaf

@@ -162,6 +162,7 @@ class TreeDecisions : public TreeScheduler {
   std::optional<PlanEntry> FindVictimBelow(VictimSearch& vs, QueueId q) const;
   std::optional<PlanEntry> FindVictimInLeaf(VictimSearch& vs, QueueId q, bool any) const;
   struct LeafTerms;
+  bool LeafTermsOf(VictimSearch& vs, QueueId q, LeafTerms* lt) const;
   bool LeafUnitUsable(VictimSearch& vs, LeafTerms& lt, JobId v, int64_t ut) const;
   const TakerTerms& Taker(VictimSearch& vs, int c_depth) const;
   bool SubtreeMayGive(VictimSearch& vs, QueueId q) const;
