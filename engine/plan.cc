@@ -13,9 +13,18 @@
 //   * room (docs/spec.md §15) needs only what a plan changes: held_back(J's leaf)
 //     moves only through the siblings of J's path that lost usage (B), the
 //     capability headroom only at C and above, the user headroom only for
-//     units of J's user in J's leaf.
+//     units of J's user in J's leaf;
+//   * one descent (VictimSearch) works on one state and one room, so it
+//     keeps what it learns of each queue (d/w, SubtreeMayGive, whether the
+//     subtree holds a unit, a leaf's pick) and asks nothing twice; it
+//     allocates nothing (children are picked by selection, a plan state
+//     holds its first entries in place);
+//   * in a leaf, the parts of the rule that depend only on the leaf (C, B,
+//     A's terms, d(B)/w_B) are computed once, and Helps reads which of
+//     room's terms room[r] is (RoomParts) instead of a Room per unit.
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 
 #include "engine/plan_internal.h"
@@ -122,22 +131,67 @@ TreeDecisions::Rule TreeDecisions::Check(const PlanCtx& c, const PlanState& s, J
     for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
     return PlainShare(a) / J.weight <= PlainShare(b) / V.weight + kEps ? Rule::kOk : Rule::kOrder;
   }
-  // Reclaim: C, the lowest common ancestor, is the first queue of V's path
-  // that is on J's path; B its child on V's side.
-  QueueId B = kNone, C = V.queue;
-  while (!c.OnPath(*this, C)) {
-    const Queue& q = queues_[C];
-    if (!q.reclaimable) {  // condition 1: reclaimable below C
-      d.queue = C;
-      return Rule::kNotReclaimable;
+  const ReclaimSides x = SidesOf(c, V.queue);
+  if (x.refused != kNone) {  // condition 1: reclaimable below C
+    d.queue = x.refused;
+    return Rule::kNotReclaimable;
+  }
+  TakerTerms t;
+  TakerOf(c, s, x.a, &t);
+  const Queue& QB = queues_[x.b];
+  const int64_t* tb = s.Usage(x.b);
+  for (int r = 0; r < R_; ++r) b[r] = UsageOn(QB.usage.data(), tb, r);
+  return CheckReclaim(c, s, V.queue, u, x, t, PlainShare(b) / QB.weight, d);
+}
+
+// Reclaim (docs/spec.md §15): C, the lowest common ancestor of `leaf` and
+// J's leaf, is the first queue of leaf's path that is on J's path; B its
+// child on leaf's side, A on J's side.
+TreeDecisions::ReclaimSides TreeDecisions::SidesOf(const PlanCtx& c, QueueId leaf) const {
+  ReclaimSides x;
+  x.c = leaf;
+  while (!c.OnPath(*this, x.c)) {
+    const Queue& q = queues_[x.c];
+    if (!q.reclaimable) {
+      x.refused = x.c;
+      return x;
     }
-    B = C;
-    C = q.parent;
+    x.b = x.c;
+    x.c = q.parent;
+  }
+  x.a = c.path[c.leaf_depth - queues_[x.c].depth - 1];
+  return x;
+}
+
+// The taker's side of the share test: A's guarantee and d(A)/w_A, d(A + D)/w_A on s.
+void TreeDecisions::TakerOf(const PlanCtx& c, const PlanState& s, QueueId a, TakerTerms* t) const {
+  t->a = a;
+  const Queue& QA = queues_[a];
+  const int64_t* ta = s.Usage(a);
+  int64_t y[kMaxResources];
+  t->within_guarantee = true;
+  for (int r = 0; r < R_; ++r) {
+    y[r] = UsageOn(QA.usage.data(), ta, r);
+    if (c.D[r] > 0 && y[r] + c.D[r] > QA.guar[r]) t->within_guarantee = false;
+  }
+  t->before = PlainShare(y) / QA.weight;
+  for (int r = 0; r < R_; ++r) y[r] += c.D[r];
+  t->after = PlainShare(y) / QA.weight;
+}
+
+// The transfer rule for the unit u of a job in `leaf` (reclaim), given its
+// sides x, A's terms t and d(B)/w_B on s (share_b).
+TreeDecisions::Rule TreeDecisions::CheckReclaim(const PlanCtx& c, const PlanState& s, QueueId leaf, const int64_t* u,
+                                                const ReclaimSides& x, const TakerTerms& t, double share_b,
+                                                RuleDetail& d) const {
+  if (x.refused != kNone) {  // condition 1: reclaimable below C
+    d.queue = x.refused;
+    return Rule::kNotReclaimable;
   }
   // Condition 1: no queue on V's path drops below its guarantee.
   bool below_c = true;
-  for (QueueId q = V.queue; q != kNone; q = queues_[q].parent) {
-    if (q == C) below_c = false;
+  for (QueueId q = leaf; q != kNone; q = queues_[q].parent) {
+    if (q == x.c) below_c = false;
     const Queue& Q = queues_[q];
     // Without a guarantee (0) nothing drops below it: a queue's usage less
     // the units taken from it stays >= 0, and D >= 0.
@@ -153,30 +207,23 @@ TreeDecisions::Rule TreeDecisions::Check(const PlanCtx& c, const PlanState& s, J
     }
   }
   // Condition 2: the share test, or the taker within its guarantee.
-  const QueueId A = c.path[c.leaf_depth - queues_[C].depth - 1];
-  const Queue& QA = queues_[A];
-  const Queue& QB = queues_[B];
-  const int64_t* ta = s.Usage(A);
-  const int64_t* tb = s.Usage(B);
-  bool within_guarantee = true;
-  for (int r = 0; r < R_; ++r) {
-    a[r] = UsageOn(QA.usage.data(), ta, r);
-    b[r] = UsageOn(QB.usage.data(), tb, r);
-    if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) within_guarantee = false;
-  }
-  if (within_guarantee) return Rule::kOk;
-  d.other = A;
-  d.queue = B;
-  if (!(PlainShare(a) / QA.weight < PlainShare(b) / QB.weight - kEps)) return Rule::kOrder;
-  for (int r = 0; r < R_; ++r) a[r] += c.D[r], b[r] -= u[r];
-  return PlainShare(a) / QA.weight <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
+  if (t.within_guarantee) return Rule::kOk;
+  d.other = x.a;
+  d.queue = x.b;
+  if (!(t.before < share_b - kEps)) return Rule::kOrder;
+  const Queue& QB = queues_[x.b];
+  const int64_t* tb = s.Usage(x.b);
+  int64_t b[kMaxResources];
+  for (int r = 0; r < R_; ++r) b[r] = UsageOn(QB.usage.data(), tb, r) - u[r];
+  return t.after <= PlainShare(b) / QB.weight + kEps ? Rule::kOk : Rule::kOrder;
 }
 
 // docs/spec.md §15 room[r]: the most one more allocation in J's leaf could take on
 // state s (free minus held back, capability headroom on J's path, the user
 // limit's headroom); with `more`, on s with that unit taken as well (the
 // arithmetic of TakeUnit, without writing s).
-void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more) const {
+void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more,
+                         RoomParts* parts) const {
   const Queue& leaf = queues_[c.leaf];
   int64_t u[kMaxResources] = {};
   QueueId more_b = kNone;  // the unit's queue whose parent is on J's path, itself not
@@ -212,6 +259,10 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
     more_b_done = more_b_done || e == more_b;
   }
   if (!more_b_done && queues_[more_b].guar_set) held_change(queues_[more_b], nullptr, true);
+  if (parts) {
+    std::copy(room, room + R_, parts->free);
+    std::fill(parts->user_at_room, parts->user_at_room + R_, false);
+  }
   for (QueueId a : c.path) {
     const Queue& A = queues_[a];
     if (!A.cap_set) continue;
@@ -221,7 +272,25 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
       if ((A.cap_set >> r) & 1)
         room[r] = std::min(room[r], A.cap[r] - (UsageOn(A.usage.data(), taken, r) - (on_more ? u[r] : 0)));
   }
-  if (!leaf.limits_active) return;
+  if (leaf.limits_active) UserRoom(c, s, more ? u : nullptr, more, room, parts);
+  if (!parts) return;
+  // Which terms room[r] is: the deepest capability of J's path that is.
+  std::fill(parts->cap_depth, parts->cap_depth + R_, -1);
+  for (QueueId a : c.path) {
+    const Queue& A = queues_[a];
+    if (!A.cap_set) continue;
+    const int64_t* taken = s.Usage(a);
+    for (int r = 0; r < R_; ++r)
+      if ((A.cap_set >> r) & 1 && A.cap[r] - UsageOn(A.usage.data(), taken, r) == room[r])
+        parts->cap_depth[r] = std::max(parts->cap_depth[r], A.depth);
+  }
+}
+
+// Room's user limit (docs/spec.md §6) in J's leaf: `u` the unit `more`
+// takes (null: none). With parts, whether room[r] is the limit's headroom.
+void TreeDecisions::UserRoom(const PlanCtx& c, const PlanState& s, const int64_t* u, const PlanEntry* more,
+                             int64_t* room, RoomParts* parts) const {
+  const Queue& leaf = queues_[c.leaf];
   const Job& J = jobs_[c.j];
   auto it = leaf.users.find(J.user);
   int64_t used[kMaxResources] = {};
@@ -234,12 +303,14 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
     for (int r = 0; r < R_; ++r) used[r] -= u[r];
   const int64_t n_users = std::max<int64_t>(1, leaf.active_users);
   for (int r = 0; r < R_; ++r) {
+    __int128 least = static_cast<__int128>(INT64_MAX) + 1;  // the least term: above any room
     const bool gset = (leaf.guar_set >> r) & 1;
     const __int128 B = gset ? leaf.guar[r] : leaf.realcap[r];
     if (leaf.min_user_limit_percent < 100) {
       // The largest `after` with 100·after <= B·p or n·after <= B.
       const __int128 lim = std::max<__int128>(B * leaf.min_user_limit_percent / 100, B / n_users);
       room[r] = static_cast<int64_t>(std::min<__int128>(room[r], lim - used[r]));
+      least = std::min<__int128>(least, lim - used[r]);
     }
     if (leaf.user_limit_factor && gset) {
       // The largest integer `after` with (double)after <= guar·f, as Fits.
@@ -248,7 +319,9 @@ void TreeDecisions::Room(const PlanCtx& c, const PlanState& s, int64_t* room, co
       while (x > INT64_MIN / 2 && static_cast<double>(x) > cap) --x;
       while (static_cast<double>(x + 1) <= cap && x < INT64_MAX / 2) ++x;
       room[r] = std::min(room[r], x - used[r]);
+      least = std::min<__int128>(least, x - used[r]);
     }
+    if (parts) parts->user_at_room[r] = least == room[r];
   }
 }
 
@@ -289,24 +362,81 @@ bool TreeDecisions::Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t
   return false;
 }
 
-// The taker's side of the share test at one level (A, the child of C on J's
-// path), computed once for all the siblings B asked about.
-struct TreeDecisions::TakerTerms {
-  QueueId a = kNone;
-  bool within_guarantee = false;
-  double before = 0, after = 0;  // d(A)/w_A, d(A + D)/w_A
+// One victim search: the descent from root on one plan state and one room.
+// Neither changes during it, so what it learns of a queue holds for the
+// whole search and no subtree is tested twice: the existence test of the
+// subtree picked at one level and its full search at the next reuse each
+// other's answers. Seen is kept per QueueId in a thread's scratch and is
+// this search's where its stamp is.
+struct TreeDecisions::VictimSearch {
+  struct Seen {
+    uint32_t may_stamp = 0;    // may (SubtreeMayGive) is this search's
+    uint32_t share_stamp = 0;  // share is
+    uint32_t has_stamp = 0;    // has and unit are
+    bool may = false;
+    bool has = false;   // the subtree holds a permitted unit that helps: unit
+    bool full = false;  // unit is the full search's pick, not just any unit
+    double share = 0;   // d(subtree)/w on the plan's state
+    PlanEntry unit;
+  };
+  struct Scratch {
+    std::vector<Seen> seen;
+    uint32_t stamp = 0;
+    std::vector<TakerTerms> taker;  // by depth of C
+    std::vector<std::vector<std::pair<double, uint32_t>>> order;  // by depth: (share, child index)
+  };
+  const PlanCtx& c;
+  const PlanState& s;
+  const int64_t* room;
+  const RoomParts& parts;  // room's terms
+  Scratch& x;
+  uint32_t stamp;
 };
 
+// A's terms where C is at depth `c_depth` (A the child of C on J's path),
+// computed once per search.
+const TreeDecisions::TakerTerms& TreeDecisions::Taker(VictimSearch& vs, int c_depth) const {
+  TakerTerms& t = vs.x.taker[static_cast<size_t>(c_depth)];
+  if (t.a == kNone) TakerOf(vs.c, vs.s, vs.c.path[vs.c.leaf_depth - c_depth - 1], &t);
+  return t;
+}
+
+// d(q)/w_q on the search's state, computed once per search.
+double TreeDecisions::SearchShare(VictimSearch& vs, QueueId q) const {
+  VictimSearch::Seen& e = vs.x.seen[q];
+  if (e.share_stamp != vs.stamp) {
+    const Queue& Q = queues_[q];
+    const int64_t* live = Q.usage.data();
+    const int64_t* taken = vs.s.Usage(q);
+    // PlainShare of UsageOn, without the copy (most queues lost nothing).
+    double d = 0;
+    for (int r = 0; r < R_; ++r)
+      if (total_[r] > 0)
+        d = std::max(d, static_cast<double>(live[r] - (taken ? taken[r] : 0)) / static_cast<double>(total_[r]));
+    e.share = d / Q.weight;
+    e.share_stamp = vs.stamp;
+  }
+  return e.share;
+}
+
 // Whether q's subtree may hold a permitted unit that helps, from q's own
-// numbers (false only when none can). `taker` caches A's terms for the
-// children of one queue.
-bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
-                          TakerTerms* taker) const {
+// numbers (false only when none can); once per search.
+bool TreeDecisions::SubtreeMayGive(VictimSearch& vs, QueueId q) const {
+  VictimSearch::Seen& e = vs.x.seen[q];
+  if (e.may_stamp != vs.stamp) {
+    e.may = SubtreeMayGiveOnce(vs, q);
+    e.may_stamp = vs.stamp;
+  }
+  return e.may;
+}
+
+bool TreeDecisions::SubtreeMayGiveOnce(VictimSearch& vs, QueueId q) const {
+  const PlanCtx& c = vs.c;
   const Queue& Q = queues_[q];
-  const int64_t* taken = s.Usage(q);
+  const int64_t* taken = vs.s.Usage(q);
   bool short_held = false;
   for (int r = 0; r < R_ && !short_held; ++r)
-    short_held = c.D[r] > room[r] && UsageOn(Q.usage.data(), taken, r) > 0;
+    short_held = c.D[r] > vs.room[r] && UsageOn(Q.usage.data(), taken, r) > 0;
   if (!short_held) return false;
   if (c.OnPath(*this, q)) {
     // J's own path: units below it are preemption (J's leaf) or reclaim
@@ -316,38 +446,93 @@ bool TreeDecisions::SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId
   if (c.mode == PlanMode::kPreempt || !Q.reclaimable) return false;
   if (!c.OnPath(*this, Q.parent)) return true;  // judged at the level of B
   // q is B: C is its parent, A the child of C on J's path.
-  TakerTerms& t = *taker;
-  if (t.a == kNone) {
-    t.a = c.path[c.leaf_depth - Q.depth];
-    const Queue& QA = queues_[t.a];
-    const int64_t* ta = s.Usage(t.a);
-    int64_t a[kMaxResources];
-    t.within_guarantee = true;
-    for (int r = 0; r < R_; ++r) {
-      a[r] = UsageOn(QA.usage.data(), ta, r);
-      if (c.D[r] > 0 && a[r] + c.D[r] > QA.guar[r]) t.within_guarantee = false;
-    }
-    t.before = PlainShare(a) / QA.weight;
-    for (int r = 0; r < R_; ++r) a[r] += c.D[r];
-    t.after = PlainShare(a) / QA.weight;
-  }
+  const TakerTerms& t = Taker(vs, Q.depth - 1);
   if (t.within_guarantee) return true;
-  int64_t b[kMaxResources];
-  for (int r = 0; r < R_; ++r) b[r] = UsageOn(Q.usage.data(), taken, r);
-  if (!(t.before < PlainShare(b) / Q.weight - kEps)) return false;
+  if (!(t.before < SearchShare(vs, q) - kEps)) return false;
   // Every unit holds at least one task, and every task of the subtree at
   // least min_task: d(B - u) <= d(B - min_task). When A + D ends above that,
   // no unit passes the second half.
-  for (int r = 0; r < R_; ++r) b[r] -= std::min(b[r], Q.min_task[r]);
+  int64_t b[kMaxResources];
+  for (int r = 0; r < R_; ++r) {
+    b[r] = UsageOn(Q.usage.data(), taken, r);
+    b[r] -= std::min(b[r], Q.min_task[r]);
+  }
   return t.after <= PlainShare(b) / Q.weight + kEps;
+}
+
+// What the leaf scan asks of every unit of one leaf (docs/spec.md §15).
+struct TreeDecisions::LeafTerms {
+  bool preempt = false;           // the leaf is J's: each unit judged by Check
+  ReclaimSides x;                 // reclaim: the rule's queues,
+  const TakerTerms* t = nullptr;  // A's terms
+  double share_b = 0;             // and d(B)/w_B on the state
+  int more_c_depth = 0;           // Room's depth of C (J's leaf: its own depth)
+};
+
+// lt for leaf q; false when no unit of q can be permitted (a queue below
+// C is not reclaimable).
+bool TreeDecisions::LeafTermsOf(VictimSearch& vs, QueueId q, LeafTerms* lt) const {
+  if (q == vs.c.leaf) {
+    lt->preempt = true;
+    lt->more_c_depth = vs.c.leaf_depth;
+    return true;
+  }
+  lt->x = SidesOf(vs.c, q);
+  if (lt->x.refused != kNone) return false;
+  lt->t = &Taker(vs, queues_[lt->x.c].depth);
+  lt->share_b = SearchShare(vs, lt->x.b);
+  lt->more_c_depth = queues_[lt->x.c].depth;
+  return true;
+}
+
+// Helps and Permitted for the unit ut of job v (in lt's leaf). Helps from
+// the room's terms: taking the unit raises each term by what it frees
+// there (the free amount by u less what more B now holds back, the
+// capability headroom of the queues of J's path from C up, the user limit's
+// headroom for J's user in J's leaf) and leaves the others; room[r] rises
+// only when every term equal to it does.
+bool TreeDecisions::LeafUnitUsable(VictimSearch& vs, LeafTerms& lt, JobId v, int64_t ut) const {
+  const PlanCtx& c = vs.c;
+  const RoomParts& p = vs.parts;
+  const int64_t* tv = &task_[size_t{v} * R_];
+  int64_t u[kMaxResources];
+  for (int r = 0; r < R_; ++r) u[r] = ut * tv[r];
+  const bool user_gains = lt.preempt && jobs_[v].user == jobs_[c.j].user;
+  bool helps = false;
+  for (int r = 0; r < R_ && !helps; ++r) {
+    if (!(c.D[r] > vs.room[r] && tv[r] > 0)) continue;
+    if (p.cap_depth[r] > lt.more_c_depth || (p.user_at_room[r] && !user_gains)) continue;
+    if (p.free[r] == vs.room[r]) {
+      int64_t f = p.free[r] + u[r];
+      if (!lt.preempt && queues_[lt.x.b].guar_set) {  // held_back of B, as Room's held_change
+        const Queue& B = queues_[lt.x.b];
+        const int64_t* taken = vs.s.Usage(lt.x.b);
+        const int64_t d = taken ? taken[r] : 0;
+        f -= std::max<int64_t>(0, B.guar[r] - (B.usage[r] - (d + u[r]))) -
+             std::max<int64_t>(0, B.guar[r] - (B.usage[r] - d));
+      }
+      if (f <= vs.room[r]) continue;
+    }
+    helps = true;
+  }
+  assert(helps == Helps(c, vs.s, v, ut, vs.room));  // what Room with the unit taken says
+  if (!helps) return false;
+  if (lt.preempt) return Permitted(c, vs.s, v, ut);
+  RuleDetail d;
+  const bool ok = CheckReclaim(c, vs.s, jobs_[v].queue, u, lt.x, *lt.t, lt.share_b, d) == Rule::kOk;
+  assert(ok == Permitted(c, vs.s, v, ut));  // what Check says
+  return ok;
 }
 
 // docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
 // helps, the largest d(allocation)/w (ties to the later submitted); with
 // `any`, the first such unit found.
-std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
-                                                      const int64_t* room, bool any) const {
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSearch& vs, QueueId q, bool any) const {
+  const PlanCtx& c = vs.c;
+  const PlanState& s = vs.s;
   if ((q == c.leaf) != (c.mode != PlanMode::kReclaim) && c.mode != PlanMode::kBoth) return std::nullopt;
+  LeafTerms lt;
+  if (!LeafTermsOf(vs, q, &lt)) return std::nullopt;  // no unit of q is permitted
   // Outside J's leaf (reclaim) Helps and Check read the unit's job only
   // through its queue (q), its task and the unit's size: the answers of the
   // last few (task, unit) pairs are kept for the scan (jobs of one leaf
@@ -366,7 +551,7 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const Pl
     if (by_task)
       for (int i = 0; i < n_memo; ++i)
         if (memo[i].ut == ut && std::equal(t, t + R_, memo[i].t)) return memo[i].ok;
-    const bool ok = Helps(c, s, v, ut, room) && Permitted(c, s, v, ut);
+    const bool ok = LeafUnitUsable(vs, lt, v, ut);
     if (by_task) {
       memo[next_memo] = Memo{t, ut, ok};
       next_memo = (next_memo + 1) % kMemo;
@@ -392,8 +577,8 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const Pl
       __builtin_prefetch(&task_[size_t{jobs[k + 8]} * R_]);
     }
     const JobId v = jobs[k];
-    if (v == c.j) continue;
     const Job& V = jobs_[v];
+    if (V.allocated <= 0 || v == c.j) continue;
     const int64_t holds = V.allocated - s.Taken(v);
     if (holds <= 0) continue;
     const int64_t ut = holds > GangSize(v) ? 1 : holds;  // UnitOf
@@ -451,55 +636,97 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(const Pl
 // unit found (an existence test, cheap where units abound). The descent
 // tests existence first and searches in full only the subtree it picks, so
 // equal shares (common: a tree of equal queues) cost one search, not one
-// per tied subtree.
-std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(const PlanCtx& c, const PlanState& s, QueueId q,
-                                                const int64_t* room, bool any) const {
+// per tied subtree. Every answer is kept for the search (VictimSearch).
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictim(VictimSearch& vs, QueueId q, bool any) const {
+  {
+    const VictimSearch::Seen& e = vs.x.seen[q];
+    if (e.has_stamp == vs.stamp && (any || e.full || !e.has))
+      return e.has ? std::optional<PlanEntry>(e.unit) : std::nullopt;
+  }
   const Queue& Q = queues_[q];
-  if (Q.children.empty()) return FindVictimInLeaf(c, s, q, room, any);
-  TakerTerms taker;
-  if (any) {  // any child's unit will do: no order needed
-    for (QueueId ch : Q.children)
-      if (SubtreeMayGive(c, s, ch, room, &taker))
-        if (std::optional<PlanEntry> e = FindVictim(c, s, ch, room, true)) return e;
-    return std::nullopt;
-  }
-  // One buffer per depth: the search recurses.
-  thread_local std::vector<std::vector<std::pair<double, QueueId>>> orders;
-  if (orders.size() <= static_cast<size_t>(Q.depth)) orders.resize(Q.depth + 1);
-  std::vector<std::pair<double, QueueId>>& order = orders[Q.depth];
-  order.clear();
-  for (QueueId ch : Q.children) {
-    if (!SubtreeMayGive(c, s, ch, room, &taker)) continue;
-    const Queue& C = queues_[ch];
-    const int64_t* taken = s.Usage(ch);
-    int64_t y[kMaxResources];
-    for (int r = 0; r < R_; ++r) y[r] = UsageOn(C.usage.data(), taken, r);
-    order.push_back({PlainShare(y) / C.weight, ch});
-  }
-  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  size_t first = 0;
   std::optional<PlanEntry> found;
-  for (; first < order.size(); ++first)
-    if ((found = FindVictim(c, s, order[first].second, room, true))) break;
-  if (!found) return std::nullopt;
-  // Ties: within 1e-9 of the largest share holding a unit, the name that
-  // sorts last (children are in name order). Tied queues are asked from the
-  // name sorting last down; the first holding a unit is the pick.
-  const double m = order[first].first;
-  QueueId pick = order[first].second;
-  thread_local std::vector<std::vector<QueueId>> ties_by_depth;
-  if (ties_by_depth.size() <= static_cast<size_t>(Q.depth)) ties_by_depth.resize(Q.depth + 1);
-  std::vector<QueueId>& ties = ties_by_depth[Q.depth];
-  ties.clear();
-  for (size_t i = 0; i < order.size() && order[i].first >= m - kEps; ++i)
-    if (queues_[order[i].second].name > queues_[pick].name) ties.push_back(order[i].second);
-  std::sort(ties.begin(), ties.end(), [&](QueueId x, QueueId y) { return queues_[x].name > queues_[y].name; });
-  for (QueueId t : ties)
-    if (FindVictim(c, s, t, room, true)) {
-      pick = t;
+  if (Q.children.empty()) {
+    found = FindVictimInLeaf(vs, q, any);
+  } else if (any) {  // any child's unit will do: no order needed
+    for (QueueId ch : Q.children)
+      if (SubtreeMayGive(vs, ch) && (found = FindVictim(vs, ch, true))) break;
+  } else {
+    found = FindVictimBelow(vs, q);
+  }
+  VictimSearch::Seen& e = vs.x.seen[q];
+  e.has_stamp = vs.stamp;
+  e.has = found.has_value();
+  e.full = !any;
+  if (found) e.unit = *found;
+  return found;
+}
+
+// The full search below q (not a leaf): its children in order of d/w,
+// largest first, until one holds a unit; then, within 1e-9 of that share,
+// the name that sorts last holding a unit (children are in name order, so
+// the largest index). Children are picked by selection, not sorted: the
+// first usually holds a unit.
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimBelow(VictimSearch& vs, QueueId q) const {
+  const Queue& Q = queues_[q];
+  std::vector<std::pair<double, uint32_t>>& order = vs.x.order[Q.depth];  // one buffer per depth: recursion
+  order.clear();
+  // Every child's share first; SubtreeMayGive only for the children the
+  // order reaches (the rest cannot be the pick whatever it says).
+  for (uint32_t i = 0; i < Q.children.size(); ++i) order.push_back({SearchShare(vs, Q.children[i]), i});
+  // order[0, tried) holds no unit; order[tried] is the largest share of the rest.
+  size_t tried = 0;
+  for (; tried < order.size(); ++tried) {
+    size_t top = tried;
+    for (size_t i = tried + 1; i < order.size(); ++i)
+      if (order[i].first > order[top].first) top = i;
+    std::swap(order[tried], order[top]);
+    const QueueId ch = Q.children[order[tried].second];
+    if (!SubtreeMayGive(vs, ch)) continue;
+    // When no child left ties with it and sorts after it, it is the pick
+    // if it holds a unit: searched in full at once (the answer also says
+    // whether it holds one; where it holds none, the full search asks what
+    // the existence test would). Otherwise only whether it holds one.
+    bool tie_after = false;
+    for (size_t i = tried + 1; i < order.size() && !tie_after; ++i)
+      tie_after = order[i].second > order[tried].second && order[i].first >= order[tried].first - kEps;
+    if (FindVictim(vs, ch, tie_after)) break;
+  }
+  if (tried == order.size()) return std::nullopt;
+  // Ties: the largest index within 1e-9 of m holding a unit; order[tried]
+  // holds one, those before it none. Asked from the largest index down, the
+  // first holding a unit is the pick: each is searched in full at once.
+  const double m = order[tried].first;
+  uint32_t pick = order[tried].second;
+  for (;;) {
+    size_t best = order.size();
+    for (size_t i = tried + 1; i < order.size(); ++i)
+      if (order[i].second > pick && order[i].first >= m - kEps &&
+          (best == order.size() || order[i].second > order[best].second))
+        best = i;
+    if (best == order.size()) break;
+    const QueueId ch = Q.children[order[best].second];
+    if (SubtreeMayGive(vs, ch) && FindVictim(vs, ch, false)) {
+      pick = order[best].second;
       break;
     }
-  return FindVictim(c, s, pick, room, false);
+    order[best].first = -1;  // holds no unit: out of the ties (shares are >= 0)
+  }
+  return FindVictim(vs, Q.children[pick], false);
+}
+
+// The descent from root on state s with `room` (a new VictimSearch).
+std::optional<TreeDecisions::PlanEntry> TreeDecisions::SearchVictim(const PlanCtx& c, const PlanState& s,
+                                                                    const int64_t* room, const RoomParts& parts) const {
+  thread_local VictimSearch::Scratch x;
+  if (++x.stamp == 0) {  // wrapped: no entry may look current
+    x.seen.assign(x.seen.size(), VictimSearch::Seen{});
+    x.stamp = 1;
+  }
+  if (x.seen.size() < queues_.size()) x.seen.resize(queues_.size());
+  x.taker.assign(static_cast<size_t>(c.leaf_depth) + 1, TakerTerms{});
+  if (x.order.size() <= static_cast<size_t>(max_depth_)) x.order.resize(static_cast<size_t>(max_depth_) + 1);
+  VictimSearch vs{c, s, room, parts, x, x.stamp};
+  return FindVictim(vs, 0, false);
 }
 
 // Valid (docs/spec.md §15): each entry, in order, is its job's unit and permitted
@@ -573,13 +800,14 @@ StatusOr<TreeDecisions::PlanOutcome> TreeDecisions::MakePlan(JobId j, PlanMode m
   c.mode = mode;
   PlanState s(R_);
   int64_t room[kMaxResources];
+  RoomParts parts;
   for (;;) {
-    Room(c, s, room);
+    Room(c, s, room, nullptr, &parts);
     bool fits = true;
     for (int r = 0; r < R_; ++r) fits = fits && c.D[r] <= room[r];
     if (fits) break;
     std::optional<PlanEntry> v;
-    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = FindVictim(c, s, 0, room, false);
+    if (!max_victims || static_cast<int64_t>(out.victims.size()) < *max_victims) v = SearchVictim(c, s, room, parts);
     if (!v) {
       out.short_by.assign(R_, 0);
       for (int r = 0; r < R_; ++r) out.short_by[r] = std::max<int64_t>(0, c.D[r] - room[r]);

@@ -141,7 +141,18 @@ class TreeDecisions : public TreeScheduler {
   Rule Check(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, RuleDetail* why) const;
   std::string Refusal(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut) const;
   void ExplainPlan(JobId j, Explanation* e) const;
-  void Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more = nullptr) const;
+  struct RoomParts;
+  void Room(const PlanCtx& c, const PlanState& s, int64_t* room, const PlanEntry* more = nullptr,
+            RoomParts* parts = nullptr) const;
+  void UserRoom(const PlanCtx& c, const PlanState& s, const int64_t* u, const PlanEntry* more, int64_t* room,
+                RoomParts* parts) const;
+  // The reclaim half of Check, in parts the victim search keeps.
+  struct ReclaimSides;
+  struct TakerTerms;
+  ReclaimSides SidesOf(const PlanCtx& c, QueueId leaf) const;
+  void TakerOf(const PlanCtx& c, const PlanState& s, QueueId a, TakerTerms* t) const;
+  Rule CheckReclaim(const PlanCtx& c, const PlanState& s, QueueId leaf, const int64_t* u, const ReclaimSides& x,
+                    const TakerTerms& t, double share_b, RuleDetail& d) const;
   void TakeUnit(PlanState& s, JobId v, int64_t ut) const;
   // PlanMayTake and LeafMayTake: the levels of leaf's path, with D (null:
   // any D > 0 in some resource); a parent's ChildShares on this state.
@@ -153,13 +164,21 @@ class TreeDecisions : public TreeScheduler {
   const ChildShares& SiblingShares(QueueId parent, ScreenCache* cache) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
-  std::optional<PlanEntry> FindVictim(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
-                                      bool any) const;
-  std::optional<PlanEntry> FindVictimInLeaf(const PlanCtx& c, const PlanState& s, QueueId q,
-                                            const int64_t* room, bool any) const;
-  struct TakerTerms;
-  bool SubtreeMayGive(const PlanCtx& c, const PlanState& s, QueueId q, const int64_t* room,
-                      TakerTerms* taker) const;
+  // The victim descent of one plan step (engine/plan.cc): SearchVictim
+  // starts a VictimSearch from root on state s with `room`.
+  struct VictimSearch;
+  std::optional<PlanEntry> SearchVictim(const PlanCtx& c, const PlanState& s, const int64_t* room,
+                                        const RoomParts& parts) const;
+  std::optional<PlanEntry> FindVictim(VictimSearch& vs, QueueId q, bool any) const;
+  std::optional<PlanEntry> FindVictimBelow(VictimSearch& vs, QueueId q) const;
+  std::optional<PlanEntry> FindVictimInLeaf(VictimSearch& vs, QueueId q, bool any) const;
+  struct LeafTerms;
+  bool LeafTermsOf(VictimSearch& vs, QueueId q, LeafTerms* lt) const;
+  bool LeafUnitUsable(VictimSearch& vs, LeafTerms& lt, JobId v, int64_t ut) const;
+  const TakerTerms& Taker(VictimSearch& vs, int c_depth) const;
+  bool SubtreeMayGive(VictimSearch& vs, QueueId q) const;
+  bool SubtreeMayGiveOnce(VictimSearch& vs, QueueId q) const;
+  double SearchShare(VictimSearch& vs, QueueId q) const;
   bool PlanValid(const PlanCtx& c, const std::vector<PlanEntry>& plan) const;
   StatusOr<std::vector<bool>> TransferDecisions(JobId actor, const std::vector<JobId>& victims,
                                                 bool same_leaf) const;
