@@ -45,6 +45,7 @@ class InlineVec {
   const T* begin() const { return p_; }
   const T* end() const { return p_ + n_; }
   T& back() { return p_[n_ - 1]; }
+  void clear() { n_ = 0; }  // the buffer kept (T is trivially destructible)
   void push_back(const T& v) {
     Reserve(n_ + 1);
     new (p_ + n_++) T(v);

@@ -5,11 +5,12 @@
 // the screens PlanMayTake and LeafMayTake, ApplyPlan: §15) and why a job
 // is or is not next (Explain). The fifth part of engine::Tree, on top of
 // TreeScheduler (engine/tree_schedule.h). engine/decisions.cc holds the
-// orders and Explain, engine/plan.cc the plans and the transfer rule.
+// orders and Explain, engine/plan.cc the plans and the transfer rule, engine/plan_screen.cc
+// the screens.
 //
 // Invariants: every method but ApplyPlan changes nothing. A plan is
 // computed on the live tree plus an overlay of the units taken so far
-// (PlanState, engine/plan.cc), never on a copy. ApplyPlan checks the plan
+// (PlanState, engine/plan_internal.h), never on a copy. ApplyPlan checks the plan
 // again on the current state and applies all of it or nothing.
 //
 // Thread safety: every method is exclusive (`rw` exclusive), the const
