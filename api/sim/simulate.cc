@@ -14,11 +14,11 @@
 #include <optional>
 #include <queue>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "hdrf/engine.h"
 #include "hdrf/simulate.h"
 #include "api/facade/plan_screen.h"
+#include "api/sim/pair_set.h"
 #include "api/sim/node_pool.h"
 #include "api/sim/simulate_stats.h"
 #include "api/sim/task_shapes.h"
@@ -217,6 +217,7 @@ class Simulator {
   // LeafMayTake ends a phase where no waiting job's plan can succeed.
   std::vector<std::pair<uint32_t, QueueId>> screen_leaves_;
   bool screen_by_leaf_ = false;
+  size_t any_leaf_from_ = 0;  // AnyLeafMayTake's first leaf to ask
   bool AnyLeafMayTake();
   // Without --preempt (screen_by_leaf_): the screen of `leaf` (stats
   // index) with the least demand, in each resource, of its keys still to be
@@ -227,9 +228,9 @@ class Simulator {
   std::vector<KeyJobs*> asked_;
   std::vector<bool> limited_;      // per queue: a leaf with a user limit
   std::vector<uint32_t> user_of_;  // per job, with reclaim: its user, interned
-  // (taker << 32 | victim) of applied plans: a hash set, one probe per
-  // lookup (a tree of 10^6 pairs costs a cache miss per level).
-  std::unordered_set<uint64_t> took_;
+  // (taker << 32 | victim) of applied plans: a flat hash set, one cache
+  // line per lookup (a tree of 10^6 pairs costs a cache miss per level).
+  sim::PairSet took_;
   static uint64_t Took(uint32_t taker, uint32_t victim) { return uint64_t{taker} << 32 | victim; }
   int64_t evicted_tasks_ = 0, plans_applied_ = 0, ping_pong_ = 0, evicted_soon_ = 0;
   double lost_ms_ = 0;
@@ -687,8 +688,8 @@ Status Simulator::Taken(int64_t t, const Plan& plan, uint32_t taker, int64_t* ev
     if (i == kNoJob) return Status::Internal("a plan took from a job the simulator does not know");
     HDRF_RETURN_IF_ERROR(Evict(t, i, v.tasks));
     *evicted_now += v.tasks;
-    pong = pong || took_.count(Took(i, taker)) > 0;
-    took_.insert(Took(taker, i));
+    pong = pong || took_.Contains(Took(i, taker));
+    took_.Insert(Took(taker, i));
   }
   ping_pong_ += pong;
   if (!nodes_) {
@@ -724,7 +725,7 @@ bool Simulator::LeastMayTake(uint32_t leaf) {
     if (k->untried == 0 || k->failed_on == fail_state) continue;
     if (kept_key_ == k && kept_on_ == state_) return true;  // its plan is made: it may be applied
     asked_.push_back(k);
-    const int64_t* shape = shapes_.at(jobs_[k->jobs.front()].shape);
+    const int64_t* shape = shapes_.at(k->key->shape);  // each of its jobs' shape
     for (int r = 0; r < R_; ++r) least_[r] = std::min(least_[r], k->key->k * shape[r]);
   }
   if (asked_.size() < 2 || Session().LeafMayTake(book_.EngineLeaf(leaf), &screen_, &least_)) return true;
@@ -736,10 +737,19 @@ bool Simulator::LeastMayTake(uint32_t leaf) {
 // superset of the engine's waiting jobs) through LeafMayTake: when none
 // passes, no try of the phase can give a plan, and failed tries change
 // nothing (docs/simulate.md "Speed").
+// The question is whether any passes, so the leaves are asked from the one
+// that passed last (it mostly passes again), wrapping around.
 bool Simulator::AnyLeafMayTake() {
   if (!screen_by_leaf_) return true;
-  for (const auto& [q, id] : screen_leaves_)
-    if (stats_.waiting_jobs(q) > 0 && Session().LeafMayTake(id, &screen_)) return true;
+  const size_t n = screen_leaves_.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (any_leaf_from_ + k) % n;
+    const auto& [q, id] = screen_leaves_[i];
+    if (stats_.waiting_jobs(q) > 0 && Session().LeafMayTake(id, &screen_)) {
+      any_leaf_from_ = i;
+      return true;
+    }
+  }
   return false;
 }
 
