@@ -25,7 +25,7 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
   thread_local PlanCtx c;  // kept: its path's buffer is reused
   if (!FillPlanCtx(j, StepDemand(j), &c)) return true;  // MakePlanCtx's error
   c.mode = PlanMode::kReclaim;
-  return PathMayTake(J.queue, c.D.data(), cache) && PlanMayFree(c, *cache);
+  return PathMayTake(J.queue, c.D.data(), cache) && PlanMayFree(c, cache);
 }
 
 // docs/spec.md §15, mode reclaim: the demand fits at the end only when the
@@ -41,10 +41,14 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
 // - t total[r] (r' = r) or ratio[r][r'] (usage(B)[r'] - t total[r'])
 // (every task has r at most ratio times r'). Summed over every level's
 // siblings, that bounds what a plan can free; false when it is short of
-// D - room in a resource. A queue with a guarantee bounds none of its
-// siblings (within it, any unit is permitted).
-bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) const {
-  if (cache.ratio.size() != size_t{static_cast<uint32_t>(R_)} * static_cast<uint32_t>(R_)) return true;
+// D - room in a resource. Units are whole: B gives nothing unless it can
+// give one, so r' can keep B's share only where that bound on X_B[r'] is
+// at least m_B[r'] (every unit of B holds at least m_B, LeastUnitTask).
+// A queue with a guarantee bounds none of its siblings (within it, any
+// unit is permitted).
+bool TreeDecisions::PlanMayFree(const PlanCtx& c, ScreenCache* cache) const {
+  const ScreenCache& cache_read = *cache;
+  if (cache_read.ratio.size() != size_t{static_cast<uint32_t>(R_)} * static_cast<uint32_t>(R_)) return true;
   double inv_total[kMaxResources];
   for (int r = 0; r < R_; ++r) {
     if (total_[r] <= 0) return true;
@@ -73,21 +77,27 @@ bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) cons
     // The least d(B - X_B)/w_B after a unit of B (< 0: none). The margins
     // here and in `keep` cover the rounding (the bound only gets weaker).
     const double t = QA.guar_set ? -1 : d / QA.weight * (1 - 1e-9) - 2 * kEps;
+    SiblingShares(QA.parent, cache);  // each reclaimable sibling's m_B in its own_in
     for (QueueId b : queues_[QA.parent].children) {
       const Queue& QB = queues_[b];
       if (b == a || !QB.reclaimable) continue;
       const double tb = t * QB.weight;
-      double has[kMaxResources], keep[kMaxResources];  // keep < 0: r' cannot keep B's share
+      const int64_t* least = &cache_read.tops[b].own_in[R_];
+      // keep[r']: the most X_B[r'] can be with r' keeping B's share; r'
+      // cannot keep it (keeps[r'] false) when that is below one unit.
+      double has[kMaxResources], keep[kMaxResources];
+      bool keeps[kMaxResources];
       for (int r = 0; r < R_; ++r) {
         has[r] = static_cast<double>(QB.usage[r]);
         keep[r] = has[r] * (1 + 1e-9) - tb * static_cast<double>(total_[r]);
+        keeps[r] = keep[r] >= 0 && keep[r] >= static_cast<double>(least[r]);
       }
       bool covered = true;
       for (int r = 0; r < R_; ++r) {
-        double g = tb <= 0 ? has[r] : std::max(0.0, keep[r]);
+        double g = tb <= 0 ? has[r] : keeps[r] ? keep[r] : 0.0;
         for (int r2 = 0; r2 < R_ && g < has[r]; ++r2)
-          if (r2 != r && keep[r2] >= 0) {
-            const double x = cache.ratio[size_t(r) * R_ + r2];
+          if (r2 != r && keeps[r2]) {
+            const double x = cache_read.ratio[size_t(r) * R_ + r2];
             g = std::isinf(x) ? has[r] : std::max(g, x * keep[r2]);
           }
         freed[r] += std::min(has[r], g);

@@ -167,7 +167,7 @@ class TreeDecisions : public TreeScheduler {
   // PlanMayTake's second test (with cache.ratio): false only when no plan
   // of c's job (mode reclaim, demand c.D) can free what the demand needs
   // (engine/plan.cc).
-  bool PlanMayFree(const PlanCtx& c, const ScreenCache& cache) const;
+  bool PlanMayFree(const PlanCtx& c, ScreenCache* cache) const;
   const ChildShares& SiblingShares(QueueId parent, ScreenCache* cache) const;
   bool DemandFits(const PlanCtx& c, const PlanState& s) const;
   bool Helps(const PlanCtx& c, const PlanState& s, JobId v, int64_t ut, const int64_t* room) const;
