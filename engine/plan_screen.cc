@@ -42,7 +42,8 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
 // (every task has r at most ratio times r'). Summed over every level's
 // siblings, that bounds what a plan can free; false when it is short of
 // D - room in a resource. A queue with a guarantee bounds none of its
-// siblings (within it, any unit is permitted).
+// siblings (within it, any unit is permitted), nor does a demand of nothing
+// (D = 0 is within every guarantee).
 bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) const {
   if (cache.ratio.size() != size_t{static_cast<uint32_t>(R_)} * static_cast<uint32_t>(R_)) return true;
   double inv_total[kMaxResources];
@@ -61,6 +62,7 @@ bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) cons
     short_any = short_any || D[r] > room[r];
   }
   if (!short_any) return true;
+  const bool zero_demand = std::all_of(D, D + R_, [](int64_t x) { return x == 0; });
   double freed[kMaxResources] = {}, low[kMaxResources];
   for (int r = 0; r < R_; ++r) low[r] = static_cast<double>(queues_[c.leaf].usage[r]);
   for (QueueId a = c.leaf; queues_[a].parent != kNone; a = queues_[a].parent) {
@@ -72,7 +74,9 @@ bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) cons
     }
     // The least d(B - X_B)/w_B after a unit of B (< 0: none). The margins
     // here and in `keep` cover the rounding (the bound only gets weaker).
-    const double t = QA.guar_set ? -1 : d / QA.weight * (1 - 1e-9) - 2 * kEps;
+    // A demand of nothing is within every guarantee (condition 2 reads only
+    // the r with D[r] > 0): no bound either.
+    const double t = QA.guar_set || zero_demand ? -1 : d / QA.weight * (1 - 1e-9) - 2 * kEps;
     for (QueueId b : queues_[QA.parent].children) {
       const Queue& QB = queues_[b];
       if (b == a || !QB.reclaimable) continue;

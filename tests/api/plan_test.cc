@@ -717,6 +717,41 @@ TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
   EXPECT_GT(refused, 0);
 }
 
+// A job whose task uses no resource waits where memory's free less what is
+// held back is below 0 (§6 holds for every resource); its demand D = 0 is
+// within every queue's guarantee (§15 condition 2 reads only the r with
+// D[r] > 0), so a plan may take from a queue whose share is not above its
+// taker's. The screens must say "may" (they used to read "a queue without a
+// guarantee takes nothing within it"): PlanMayTake, with the task shapes
+// known too (PlanMayFree bounded what B gives by the share test alone).
+// (LeafMayTake without a demand answers for the demands that need some
+// resource only; the simulator does not use it when a task needs none.) Same state as tests/sim/reclaim_test.cc
+// ZeroDemandIsWithinAnyGuarantee at 1 s: plan [om 1, om 1].
+TEST(PlanTest, ZeroDemandScreensSayMay) {
+  auto e = MakeEngine({{"cpu", 4000}, {"memory", 4}},
+                      {Q("root/p"), Q("root/p/g", {{"memory", 2}}), Q("root/p/z"), Q("root/x")});
+  ASSERT_TRUE(e->Submit(Job("pc", "root/p/z", 4, {{"cpu", 1000}})).ok());
+  (void)e->Fill();
+  ASSERT_TRUE(e->Submit(Job("om", "root/x", 4, {{"memory", 1}})).ok());
+  (void)e->Fill();
+  auto zj = e->Submit(Job("zj", "root/p/z", 1, {}));
+  ASSERT_TRUE(zj.ok());
+  (void)e->Fill();
+  PlanOptions po;
+  po.mode = PlanMode::kReclaim;
+  auto plan = e->Plan(*zj, po);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->fits);
+  ASSERT_EQ(plan->victims.size(), 2u);
+  EXPECT_EQ(plan->victims[0].name, "om");
+  EXPECT_EQ(plan->victims[1].name, "om");
+  PlanScreen plain, shaped;
+  const std::vector<int64_t> shapes = {1000, 0, 0, 1, 0, 0};  // cpu, memory: pc, om, zj
+  SetTaskShapes(*e, shapes, &shaped);
+  EXPECT_TRUE(PlanMayTake(*e, *zj, po, &plain));
+  EXPECT_TRUE(PlanMayTake(*e, *zj, po, &shaped));
+}
+
 TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {
   const auto dir = std::filesystem::temp_directory_path() / ("hdrf_plan_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

@@ -295,5 +295,56 @@ TEST(Reclaim, GangCappedByCompletionsStartsAgainAlone) {
   EXPECT_DOUBLE_EQ(r->lost_task_seconds, 7.0);
 }
 
+// A job whose task uses no resource at all still fits only where §6 holds
+// for every resource: 0 <= free[r] - held_back[r]. Its demand D is 0, so
+// the guarantee clause of §15 condition 2 ("usage_A[r] + D[r] <=
+// guarantee_A[r] for every r with D[r] > 0") holds for any A, with or
+// without a guarantee. cpu 4, memory 4 bytes; root/p/g is guaranteed 2
+// bytes, which are held back from its sibling root/p/z but not from root/x
+// (a cousin of g: p has no guarantee).
+//  t=0    pc (p/z, 4 tasks of 1 cpu, 100 s) starts all 4: cpu full.
+//  t=0.5  om (x, 4 tasks of 1 byte, 100 s) starts all 4 (nothing is held
+//         back from x): memory full.
+//  t=1    zj (p/z, 1 task of nothing, 10 s): memory's free 0 less g's 2
+//         held back is -2 < 0: it does not fit. Its plan: om's units raise
+//         memory's room. C = root, A = p, B = x: the share test fails
+//         (before: d(p) = 1 < d(x) = 1 is false), the guarantee clause
+//         holds (no r with D[r] > 0): permitted. Room -2 -> -1 -> 0:
+//         [om 1, om 1]; two of om's tasks stop (0.5 s lost each), zj starts
+//         (ends 11). The fill then starts om's two again (x holds back
+//         nothing): they end at 101.
+//  Without --reclaim zj waits until om's tasks end at 100.5.
+// (The screen before a plan, PlanMayFree, used to bound what x could give
+// by the share test alone, as if p could take nothing within a guarantee
+// it does not have: zj's key failed at 1, and zj took om's tasks at 100.)
+TEST(Reclaim, ZeroDemandIsWithinAnyGuarantee) {
+  const ResourceAmounts cluster = {{"cpu", 4000}, {"memory", 4}};
+  const std::vector<QueueSpec> queues = {{.path = "root/p"},
+                                         {.path = "root/p/g", .guarantee = {{"memory", 2}}},
+                                         {.path = "root/p/z"},
+                                         {.path = "root/x"}};
+  const char csv[] =
+      "name,queue,arrival,duration,tasks,cpu,memory\n"
+      "pc,root/p/z,0,100,4,1,\n"
+      "om,root/x,0.5,100,4,,1\n"
+      "zj,root/p/z,1,10,1,,\n";
+  auto w = ParseWorkload(csv, WorkloadFormat::kCsv, "w.csv", {"cpu", "memory"});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  for (const bool reclaim : {false, true}) {
+    SCOPED_TRACE(reclaim ? "reclaim" : "no reclaim");
+    SimulateOptions o;
+    o.reclaim = reclaim;
+    auto r = Simulate(cluster, queues, *w, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    if (reclaim) {
+      Expect(*r, {{0, 0, 100000, 0}, {500, 1000, 101000, 2}, {1000, 1000, 11000, 0}});
+      EXPECT_EQ(r->plans_applied, 1);
+      EXPECT_DOUBLE_EQ(r->lost_task_seconds, 1.0);
+    } else {
+      Expect(*r, {{0, 0, 100000, 0}, {500, 500, 100500, 0}, {100500, 100500, 110500, 0}});
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hdrf

@@ -227,38 +227,44 @@ TEST(SimulateVsReference, RandomWorkloadsOnNodes) {
 }
 
 // The hand-worked workloads of tests/sim/reclaim_test.cc
-// (BudgetCrossedByOnePlanEndsThePhase, GangCappedByCompletionsStartsAgainAlone),
-// whose answers that file pins for the simulator: the reference must give the
-// same, job by job and in every total.
+// (BudgetCrossedByOnePlanEndsThePhase, GangCappedByCompletionsStartsAgainAlone,
+// ZeroDemandIsWithinAnyGuarantee), whose answers that file pins for the
+// simulator: the reference must give the same, job by job and in every total.
 TEST(SimulateVsReference, HandWorkedReclaimCases) {
   struct Case {
-    int64_t cpu;
+    ResourceAmounts cluster;
+    std::vector<QueueSpec> queues;
     const char* csv;
   };
+  const std::vector<QueueSpec> abc = {{.path = "root/a"}, {.path = "root/b"}, {.path = "root/c"}};
   const Case cases[] = {
-      {4000,
+      {{{"cpu", 4000}}, abc,
        "name,queue,arrival,duration,tasks,min_available,cpu\n"
        "e,root/c,0,10,2,,1\nh,root/b,0,100,4,,1\ng,root/a,20,5,2,2,1\ng2,root/c,20,5,1,,1\n"},
-      {3000,
+      {{{"cpu", 3000}}, abc,
        "name,queue,arrival,duration,tasks,min_available,weight,cpu\n"
        "g,root/a,0,10,3,2,,1\nx,root/b,0,5,1,,,1\ny,root/a,10,100,2,,4,1\nw,root/c,12,1,1,,,1\n"},
+      {{{"cpu", 4000}, {"memory", 4}},
+       {{.path = "root/p"}, {.path = "root/p/g", .guarantee = {{"memory", 2}}}, {.path = "root/p/z"}, {.path = "root/x"}},
+       "name,queue,arrival,duration,tasks,cpu,memory\n"
+       "pc,root/p/z,0,100,4,1,\nom,root/x,0.5,100,4,,1\nzj,root/p/z,1,10,1,,\n"},
   };
-  const std::vector<QueueSpec> queues = {{.path = "root/a"}, {.path = "root/b"}, {.path = "root/c"}};
   for (const Case& c : cases) {
-    const ResourceAmounts cluster = {{"cpu", c.cpu}};
-    auto w = ParseWorkload(c.csv, WorkloadFormat::kCsv, "hand", {"cpu"});
+    std::vector<std::string> names;
+    for (const auto& [r, v] : c.cluster) names.push_back(r);
+    auto w = ParseWorkload(c.csv, WorkloadFormat::kCsv, "hand", names);
     ASSERT_TRUE(w.ok()) << w.status().message();
     for (const std::optional<int64_t> budget : {std::optional<int64_t>(), std::optional<int64_t>(1),
                                                 std::optional<int64_t>(2), std::optional<int64_t>(3)}) {
       RefSimOptions ro;
       ro.reclaim = true;
       ro.reclaim_budget = budget;
-      auto ref = ReferenceSimulate(cluster, queues, *w, nullptr, ro);
+      auto ref = ReferenceSimulate(c.cluster, c.queues, *w, nullptr, ro);
       ASSERT_TRUE(ref.ok()) << ref.status().message();
       SimulateOptions o;
       o.reclaim = true;
       o.reclaim_budget = budget;
-      auto fast = Simulate(cluster, queues, *w, o);
+      auto fast = Simulate(c.cluster, c.queues, *w, o);
       ASSERT_TRUE(fast.ok()) << fast.status().message();
       EXPECT_EQ(Check(*w, *fast, *ref), "") << c.csv << Table(*w, *fast, *ref);
     }
