@@ -656,12 +656,13 @@ TEST(PlanTest, ScreenToldOfChangedLeavesAnswersAsAFreshOne) {
 // With the task shapes known (SetTaskShapes), PlanMayTake also bounds what
 // a plan's units can free: where it says no, Plan finds no victims, on
 // random contended states with a guarantee, a queue that is not
-// reclaimable, a capability, a user limit, gangs and shapes that need one
-// resource only; and it says no where the screen without shapes says yes.
+// reclaimable, a capability, a user limit, gangs, shapes that need one
+// resource only and one that needs none (D = 0, within every guarantee);
+// and it says no where the screen without shapes says yes.
 TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
   int refused = 0;  // by the bound alone (the test must see some)
   const std::vector<ResourceAmounts> shapes = {
-      {{"cpu", 1000}}, {{"cpu", 2000}, {"memory", 1000}}, {{"cpu", 1000}, {"memory", 3000}}, {{"memory", 2000}}};
+      {{"cpu", 1000}}, {{"cpu", 2000}, {"memory", 1000}}, {{"cpu", 1000}, {"memory", 3000}}, {{"memory", 2000}}, {}};
   std::vector<int64_t> flat;  // in the engine's order: cpu, memory
   for (const ResourceAmounts& s : shapes)
     for (const char* r : {"cpu", "memory"}) flat.push_back(s.count(r) ? s.at(r) : 0);
@@ -684,7 +685,7 @@ TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
         (void)e->SetCapacity({{"cpu", 12000 + 2000 * rnd(4)}, {"memory", 12000 + 2000 * rnd(4)}});
       } else {
         const int64_t tasks = 1 + rnd(5);
-        JobSpec j = Job("j" + std::to_string(step), leaves[rnd(7)], tasks, shapes[rnd(4)], std::min<int64_t>(tasks, 1 + rnd(3)));
+        JobSpec j = Job("j" + std::to_string(step), leaves[rnd(7)], tasks, shapes[rnd(5)], std::min<int64_t>(tasks, 1 + rnd(3)));
         j.user = "u" + std::to_string(rnd(3));
         auto r = e->Submit(j);
         ASSERT_TRUE(r.ok());
