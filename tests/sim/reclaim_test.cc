@@ -346,5 +346,39 @@ TEST(Reclaim, ZeroDemandIsWithinAnyGuarantee) {
   }
 }
 
+// --preempt (mode both): a unit in the waiting job's own leaf is judged with
+// A = the waiting job and B = the victim, with the jobs' weights. cpu 4; h
+// (a, 4 tasks of 100 s) at 0 fills it; w (a, 2 tasks of 10 s) at 5.
+//  - --reclaim alone: no other leaf holds a unit: w starts at 100.
+//  - --preempt, h of weight 1: before d(w) = 0 < d(h) = 1; after d(w + D)
+//    = .25 <= d(h - unit) = .75: [h 1]; w starts one task at 5 (end 15).
+//    h, evicted and untried, is tried: before .75 < .25 is false. At 15 w's
+//    last task starts (its key 0 before h's .75); at 25 h's evicted task
+//    starts again (end 125).
+//  - --preempt, h of weight 4: after .25 <= (3/4)/4 = .1875 is false: no
+//    plan; as without --preempt.
+TEST(Reclaim, PreemptInsideOneLeafByJobWeights) {
+  for (const int h_weight : {1, 4}) {
+    for (const bool preempt : {false, true}) {
+      SCOPED_TRACE("h weight " + std::to_string(h_weight) + (preempt ? " preempt" : ""));
+      const std::string csv = "name,queue,arrival,duration,tasks,weight,cpu\nh,root/a,0,100,4," +
+                              std::to_string(h_weight) + ",1\nw,root/a,5,10,2,1,1\n";
+      SimulateOptions o;
+      o.reclaim = true;
+      o.preempt = preempt;
+      auto r = Simulate(kCluster, kQueues, Parse(csv), o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      if (preempt && h_weight == 1) {
+        Expect(*r, {{0, 25000, 125000, 1}, {5000, 15000, 25000, 0}});
+        EXPECT_EQ(r->plans_applied, 1);
+        EXPECT_DOUBLE_EQ(r->lost_task_seconds, 5.0);
+      } else {
+        Expect(*r, {{0, 0, 100000, 0}, {100000, 100000, 110000, 0}});
+        EXPECT_EQ(r->plans_applied, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hdrf
