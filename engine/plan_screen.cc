@@ -103,6 +103,23 @@ bool TreeDecisions::PlanMayFree(const PlanCtx& c, const ScreenCache& cache) cons
   return false;
 }
 
+// A leaf holds few tasks, often none of its least shape: the least task of
+// its holding jobs is a much tighter bound than min_task there (docs/
+// simulate.md "Speed").
+void TreeDecisions::LeastUnitTask(QueueId q, int64_t* least) const {
+  const Queue& Q = queues_[q];
+  if (!Q.children.empty()) {
+    std::copy(Q.min_task.begin(), Q.min_task.end(), least);
+    return;
+  }
+  std::fill(least, least + R_, INT64_MAX);
+  for (JobId v : Q.jobs) {
+    if (jobs_[v].allocated <= 0) continue;
+    const int64_t* t = &task_[size_t{v} * R_];
+    for (int r = 0; r < R_; ++r) least[r] = std::min(least[r], t[r]);
+  }
+}
+
 const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, ScreenCache* cache) const {
   std::vector<ChildShares>& tops = cache->tops;
   ChildShares& top = tops[parent];
@@ -132,15 +149,17 @@ const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, S
     ChildShares& own = tops[b];
     if (own.own_gen != cache->gen) {  // else checked in this gen, and b's numbers did not change since
       own.own_gen = cache->gen;
+      int64_t least[kMaxResources];
+      LeastUnitTask(b, least);
       bool same = own.own_set && own.own_weight == QB.weight;
-      for (int r = 0; r < R_ && same; ++r) same = own.own_in[r] == QB.usage[r] && own.own_in[R_ + r] == QB.min_task[r];
+      for (int r = 0; r < R_ && same; ++r) same = own.own_in[r] == QB.usage[r] && own.own_in[R_ + r] == least[r];
       if (!same) {
         own.own_in.resize(2 * size_t{static_cast<uint32_t>(R_)});
         int64_t y[kMaxResources];
         for (int r = 0; r < R_; ++r) y[r] = own.own_in[r] = QB.usage[r];
         own.own = PlainShare(y) / QB.weight;
-        for (int r = 0; r < R_; ++r) own.own_in[R_ + r] = QB.min_task[r];
-        for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], QB.min_task[r]);
+        for (int r = 0; r < R_; ++r) own.own_in[R_ + r] = least[r];
+        for (int r = 0; r < R_; ++r) y[r] -= std::min(y[r], least[r]);
         own.own_less = PlainShare(y) / QB.weight;
         own.own_weight = QB.weight;
         own.own_set = true;
@@ -152,9 +171,10 @@ const TreeDecisions::ChildShares& TreeDecisions::SiblingShares(QueueId parent, S
   return top;
 }
 
-// SiblingShares(p) reads, of p's reclaimable children, their usage, min_task
-// and weight (and the total): a change of q's usage or min_task reaches
-// those of q's ancestors only, and the own shares of q and its ancestors.
+// SiblingShares(p) reads, of p's reclaimable children, their usage,
+// LeastUnitTask and weight (and the total): a change of the allocations or
+// submissions below q reaches those of q's ancestors only, and the own
+// shares of q and its ancestors.
 void TreeDecisions::ScreenChanged(QueueId q, ScreenCache* cache) const {
   for (; q < queues_.size() && q < cache->tops.size(); q = queues_[q].parent) cache->tops[q].gen = cache->tops[q].own_gen = 0;
 }

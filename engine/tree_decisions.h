@@ -66,16 +66,17 @@ class TreeDecisions : public TreeScheduler {
   StatusOr<PlanOutcome> MakePlan(JobId j, PlanMode mode, std::optional<int64_t> max_victims) const;
   // Per queue, on one state, among its reclaimable children: the two
   // largest d(child)/w and the child holding the first, and the same of
-  // d(child - min_task)/w, the most a child's share can be after giving a
-  // unit (PlanMayTake's numbers, valid while `gen` is the cache's).
+  // d(child - m)/w, m the child's LeastUnitTask: the most a child's share
+  // can be after giving a unit (PlanMayTake's numbers, valid while `gen`
+  // is the cache's).
   struct ChildShares {
     uint64_t gen = 0;
     double first = 0, second = 0;
     QueueId first_of = kNone;
     double first_less = 0, second_less = 0;
     QueueId first_less_of = kNone;
-    // The queue's own d/w and d(- min_task)/w as its parent's child, kept
-    // across gens with what they were computed from (usage, then min_task,
+    // The queue's own d/w and d(- m)/w as its parent's child, kept across
+    // gens with what they were computed from (usage, then m,
     // and the weight): computed again only when one of those differs.
     bool own_set = false;
     double own = 0, own_less = 0, own_weight = 0;
@@ -85,10 +86,10 @@ class TreeDecisions : public TreeScheduler {
     uint64_t own_gen = 0;
   };
   // PlanMayTake's numbers between calls: `gen` is changed by the caller
-  // whenever the state may have changed (or, where only some queues' usage
-  // or min_task changed, ScreenChanged marks the ChildShares that read
-  // them); `total` is the cluster total the kept own shares were computed
-  // with (checked once per gen).
+  // whenever the state may have changed (or, where only the allocations or
+  // submissions below some queues changed, ScreenChanged marks the
+  // ChildShares that read them); `total` is the cluster total the kept own
+  // shares were computed with (checked once per gen).
   struct ScreenCache {
     std::vector<ChildShares> tops;  // per QueueId
     uint64_t gen = 1, total_gen = 0;
@@ -107,11 +108,16 @@ class TreeDecisions : public TreeScheduler {
   // `least` (R amounts): only for the jobs whose demand is at least `least`
   // in every resource (the test only gets harder as D grows).
   bool LeafMayTake(QueueId leaf, ScreenCache* cache, const int64_t* least = nullptr) const;
-  // The numbers of `cache` that may read queue q's usage or min_task: the
+  // The numbers of `cache` that may read the allocations of the jobs below
+  // queue q (usage, LeastUnitTask) or its min_task: the
   // ChildShares of q and of each of its ancestors, computed again at their
   // next use (the others stay as they are, for the caller who knows that
   // nothing else changed).
   void ScreenChanged(QueueId q, ScreenCache* cache) const;
+  // Into least (R amounts): a lower bound of every task that a unit of q's
+  // subtree holds (a leaf: the least of its holding jobs' tasks; else
+  // min_task).
+  void LeastUnitTask(QueueId q, int64_t* least) const;
   // Checks the plan (j's demand `tasks`, `victims` in order) again on the
   // current state and applies it: each victim's tasks stop (allocation
   // down, task count unchanged), then j gets `tasks` tasks. Aborted when an
