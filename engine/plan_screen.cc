@@ -45,7 +45,8 @@ bool TreeDecisions::PlanMayTake(JobId j, PlanMode mode, ScreenCache* cache) cons
 // give one, so r' can keep B's share only where that bound on X_B[r'] is
 // at least m_B[r'] (every unit of B holds at least m_B, LeastUnitTask).
 // A queue with a guarantee bounds none of its siblings (within it, any
-// unit is permitted).
+// unit is permitted), nor does a demand of nothing (D = 0 is within every
+// guarantee).
 bool TreeDecisions::PlanMayFree(const PlanCtx& c, ScreenCache* cache) const {
   const ScreenCache& cache_read = *cache;
   if (cache_read.ratio.size() != size_t{static_cast<uint32_t>(R_)} * static_cast<uint32_t>(R_)) return true;
@@ -65,6 +66,7 @@ bool TreeDecisions::PlanMayFree(const PlanCtx& c, ScreenCache* cache) const {
     short_any = short_any || D[r] > room[r];
   }
   if (!short_any) return true;
+  const bool zero_demand = std::all_of(D, D + R_, [](int64_t x) { return x == 0; });
   double freed[kMaxResources] = {}, low[kMaxResources];
   for (int r = 0; r < R_; ++r) low[r] = static_cast<double>(queues_[c.leaf].usage[r]);
   for (QueueId a = c.leaf; queues_[a].parent != kNone; a = queues_[a].parent) {
@@ -76,7 +78,9 @@ bool TreeDecisions::PlanMayFree(const PlanCtx& c, ScreenCache* cache) const {
     }
     // The least d(B - X_B)/w_B after a unit of B (< 0: none). The margins
     // here and in `keep` cover the rounding (the bound only gets weaker).
-    const double t = QA.guar_set ? -1 : d / QA.weight * (1 - 1e-9) - 2 * kEps;
+    // A demand of nothing is within every guarantee (condition 2 reads only
+    // the r with D[r] > 0): no bound either.
+    const double t = QA.guar_set || zero_demand ? -1 : d / QA.weight * (1 - 1e-9) - 2 * kEps;
     SiblingShares(QA.parent, cache);  // each reclaimable sibling's m_B in its own_in
     for (QueueId b : queues_[QA.parent].children) {
       const Queue& QB = queues_[b];

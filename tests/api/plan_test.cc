@@ -656,12 +656,13 @@ TEST(PlanTest, ScreenToldOfChangedLeavesAnswersAsAFreshOne) {
 // With the task shapes known (SetTaskShapes), PlanMayTake also bounds what
 // a plan's units can free: where it says no, Plan finds no victims, on
 // random contended states with a guarantee, a queue that is not
-// reclaimable, a capability, a user limit, gangs and shapes that need one
-// resource only; and it says no where the screen without shapes says yes.
+// reclaimable, a capability, a user limit, gangs, shapes that need one
+// resource only and one that needs none (D = 0, within every guarantee);
+// and it says no where the screen without shapes says yes.
 TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
   int refused = 0;  // by the bound alone (the test must see some)
   const std::vector<ResourceAmounts> shapes = {
-      {{"cpu", 1000}}, {{"cpu", 2000}, {"memory", 1000}}, {{"cpu", 1000}, {"memory", 3000}}, {{"memory", 2000}}};
+      {{"cpu", 1000}}, {{"cpu", 2000}, {"memory", 1000}}, {{"cpu", 1000}, {"memory", 3000}}, {{"memory", 2000}}, {}};
   std::vector<int64_t> flat;  // in the engine's order: cpu, memory
   for (const ResourceAmounts& s : shapes)
     for (const char* r : {"cpu", "memory"}) flat.push_back(s.count(r) ? s.at(r) : 0);
@@ -684,7 +685,7 @@ TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
         (void)e->SetCapacity({{"cpu", 12000 + 2000 * rnd(4)}, {"memory", 12000 + 2000 * rnd(4)}});
       } else {
         const int64_t tasks = 1 + rnd(5);
-        JobSpec j = Job("j" + std::to_string(step), leaves[rnd(7)], tasks, shapes[rnd(4)], std::min<int64_t>(tasks, 1 + rnd(3)));
+        JobSpec j = Job("j" + std::to_string(step), leaves[rnd(7)], tasks, shapes[rnd(5)], std::min<int64_t>(tasks, 1 + rnd(3)));
         j.user = "u" + std::to_string(rnd(3));
         auto r = e->Submit(j);
         ASSERT_TRUE(r.ok());
@@ -715,6 +716,41 @@ TEST(PlanTest, ShapeBoundSaysNoOnlyWherePlanFails) {
     }
   }
   EXPECT_GT(refused, 0);
+}
+
+// A job whose task uses no resource waits where memory's free less what is
+// held back is below 0 (§6 holds for every resource); its demand D = 0 is
+// within every queue's guarantee (§15 condition 2 reads only the r with
+// D[r] > 0), so a plan may take from a queue whose share is not above its
+// taker's. The screens must say "may" (they used to read "a queue without a
+// guarantee takes nothing within it"): PlanMayTake, with the task shapes
+// known too (PlanMayFree bounded what B gives by the share test alone).
+// (LeafMayTake without a demand answers for the demands that need some
+// resource only; the simulator does not use it when a task needs none.) Same state as tests/sim/reclaim_test.cc
+// ZeroDemandIsWithinAnyGuarantee at 1 s: plan [om 1, om 1].
+TEST(PlanTest, ZeroDemandScreensSayMay) {
+  auto e = MakeEngine({{"cpu", 4000}, {"memory", 4}},
+                      {Q("root/p"), Q("root/p/g", {{"memory", 2}}), Q("root/p/z"), Q("root/x")});
+  ASSERT_TRUE(e->Submit(Job("pc", "root/p/z", 4, {{"cpu", 1000}})).ok());
+  (void)e->Fill();
+  ASSERT_TRUE(e->Submit(Job("om", "root/x", 4, {{"memory", 1}})).ok());
+  (void)e->Fill();
+  auto zj = e->Submit(Job("zj", "root/p/z", 1, {}));
+  ASSERT_TRUE(zj.ok());
+  (void)e->Fill();
+  PlanOptions po;
+  po.mode = PlanMode::kReclaim;
+  auto plan = e->Plan(*zj, po);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_TRUE(plan->fits);
+  ASSERT_EQ(plan->victims.size(), 2u);
+  EXPECT_EQ(plan->victims[0].name, "om");
+  EXPECT_EQ(plan->victims[1].name, "om");
+  PlanScreen plain, shaped;
+  const std::vector<int64_t> shapes = {1000, 0, 0, 1, 0, 0};  // cpu, memory: pc, om, zj
+  SetTaskShapes(*e, shapes, &shaped);
+  EXPECT_TRUE(PlanMayTake(*e, *zj, po, &plain));
+  EXPECT_TRUE(PlanMayTake(*e, *zj, po, &shaped));
 }
 
 TEST(PlanTest, AppliedPlanIsRecoveredFromTheLog) {

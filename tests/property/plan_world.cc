@@ -80,6 +80,23 @@ void MakeLevel(RandomWorld& w, Rng& rng) {
   }
 }
 
+// A fifth of the other worlds are fine: one resource of 10^9 bytes and
+// every task 2·10^8 bytes plus 0 to 3, so that shares differ by one to a
+// few 1e-9 (docs/spec.md §15's "within 1e-9 equal", its share test's
+// epsilons); no capability, guarantee or user limit (they were in other
+// resources), the weights kept.
+void MakeFine(PlanWorld& w, Rng& rng) {
+  w.world.cluster = {{"memory", 1000000000}};
+  for (QueueSpec& q : w.world.queues) {
+    QueueSpec fine;
+    fine.path = q.path;
+    fine.weight = q.weight;
+    q = fine;
+  }
+  for (PlanWorldOp& op : w.ops)
+    if (op.kind == PlanWorldOp::Kind::kSubmit) op.job.task = {{"memory", 200000000 + rng.Uniform(0, 3)}};
+}
+
 PlanWorld MakePlanWorld(Rng& rng) {
   PlanWorld w;
   w.world = MakeWorld(rng);
@@ -103,6 +120,7 @@ PlanWorld MakePlanWorld(Rng& rng) {
   for (int i = 0; i < events; ++i) w.ops.push_back(TaskEvent(rng, jobs));
   for (int i = early; i < early + late; ++i) w.ops.push_back(Submit(jobs[static_cast<size_t>(i)]));
   if (rng.Chance(50)) w.ops.push_back(PlanWorldOp{});  // a fill that may start some late jobs
+  if (!level && rng.Chance(20)) MakeFine(w, rng);
   return w;
 }
 
