@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
 
 #include "engine/tree.h"
 #include "engine/tree_internal.h"
@@ -43,6 +44,27 @@ Status Tree::CheckRawSums(std::vector<std::vector<int64_t>>* usage_out) const {
       for (int r = 0; r < R_; ++r)
         if (queues_[a].min_task[r] > task_[size_t{id} * R_ + r])
           return Status::Internal("min_task of " + queues_[a].path + " is above a task of job " + job_names_[id]);
+  }
+  // Queue::holders: exactly the live jobs with allocated > 0, each at its
+  // Job::holder_slot in its own leaf's list.
+  for (QueueId q = 0; q < queues_.size(); ++q) {
+    const std::vector<JobId>& h = queues_[q].holders;
+    if (!h.empty() && (!queues_[q].alive || !queues_[q].children.empty()))
+      return Status::Internal("queue #" + std::to_string(q) + " lists holders but is not a live leaf");
+    for (size_t k = 0; k < h.size(); ++k)
+      if (h[k] >= jobs_.size() || !jobs_[h[k]].alive || jobs_[h[k]].queue != q || jobs_[h[k]].holder_slot != k)
+        return Status::Internal("holders of " + queues_[q].path + ": entry " + std::to_string(k) +
+                                " is not a job of the leaf at that slot");
+  }
+  for (JobId id = 0; id < jobs_.size(); ++id) {
+    const Job& j = jobs_[id];
+    const bool listed = j.holder_slot != Job::kNoSlot;
+    if (j.alive ? listed != (j.allocated > 0) : listed)
+      return Status::Internal("job #" + std::to_string(id) + (j.alive ? " " + job_names_[id] : std::string()) +
+                              (listed ? ": in holders without holding a task" : ": holds tasks but is not in holders"));
+    if (listed && (j.queue >= queues_.size() || j.holder_slot >= queues_[j.queue].holders.size() ||
+                   queues_[j.queue].holders[j.holder_slot] != id))
+      return Status::Internal("job " + job_names_[id] + ": holder_slot does not point at it");
   }
   // The enqueue gate's per-leaf sums.
   std::vector<std::vector<GateSum>> inq(queues_.size(), std::vector<GateSum>(R_, 0));

@@ -527,6 +527,14 @@ bool TreeDecisions::LeafUnitUsable(VictimSearch& vs, LeafTerms& lt, JobId v, int
 // docs/spec.md §15 in a leaf: among its jobs with a permitted unit that
 // helps, the largest d(allocation)/w (ties to the later submitted); with
 // `any`, the first such unit found.
+// The order of the scan (Queue::holders, which swap-removes) does not
+// change the answer: the full search returns the latest submitted usable
+// job within 1e-9 of the largest usable share (both the fast path and the
+// sort below compute exactly that, shares being the same numbers in any
+// order and submission numbers unique); the `any` search's unit is used
+// only for its existence (FindVictim keeps it as not `full`, and only an
+// `any` call reads it back; every unit a plan takes comes from a full
+// search).
 std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSearch& vs, QueueId q, bool any) const {
   const PlanCtx& c = vs.c;
   const PlanState& s = vs.s;
@@ -567,7 +575,9 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSe
   };
   thread_local std::vector<Cand> cands;
   cands.clear();
-  const std::vector<JobId>& jobs = queues_[q].jobs;
+  // Only the leaf's jobs that hold a task (Queue::holders, in no set
+  // order: the answer does not depend on it, see above).
+  const std::vector<JobId>& jobs = queues_[q].holders;
   const int64_t* prev_t = nullptr;  // the last share computed: its inputs
   int64_t prev_holds = 0;
   double prev_w = 0, prev_d = 0;
@@ -578,7 +588,8 @@ std::optional<TreeDecisions::PlanEntry> TreeDecisions::FindVictimInLeaf(VictimSe
     }
     const JobId v = jobs[k];
     const Job& V = jobs_[v];
-    if (V.allocated <= 0 || v == c.j) continue;
+    assert(V.allocated > 0);
+    if (v == c.j) continue;
     const int64_t holds = V.allocated - s.Taken(v);
     if (holds <= 0) continue;
     const int64_t ut = holds > GangSize(v) ? 1 : holds;  // UnitOf

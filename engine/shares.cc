@@ -456,6 +456,7 @@ void TreeShares::LinkToLeaf(JobId id) {
   Queue& lq = queues_[j.queue];
   j.slot = static_cast<uint32_t>(lq.jobs.size());
   lq.jobs.push_back(id);
+  SyncHolder(id);  // a restored job may hold tasks
   // Queue::min_task: a lower bound of the task shapes in each subtree (plans
   // prune with it; never raised, so removals leave it a valid bound).
   const int64_t* t = &task_[size_t{id} * R_];
@@ -682,6 +683,7 @@ void TreeShares::ChangeAllocation(JobId id, int64_t dA, int64_t dT, Scratch& sc)
   j.allocated += dA;
   j.tasks += dT;
   if (recount) CountInqueueMin(id, +1, inq_total);
+  if (dA != 0) SyncHolder(id);
   // The first queue not to update here: the root for a local call.
   const QueueId stop = sc.local ? 0 : kNone;
   ResMask touched = 0;

@@ -4,6 +4,7 @@
 #include "engine/tree.h"
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <cstring>
 
@@ -108,6 +109,7 @@ Status Tree::Remove(JobId id) {
     --queues_[a].jobs_by_state[static_cast<int>(j.state)];
   if (j.state == JobState::kInqueue) CountInqueueMin(id, -1, inqueue_min_total_.data());
   pending_.erase(j.seq);
+  assert(j.holder_slot == Job::kNoSlot);  // all its tasks released above
   JobId last = lq.jobs.back();
   lq.jobs[j.slot] = last;
   jobs_[last].slot = j.slot;

@@ -84,9 +84,10 @@ class Tree : public TreeDecisions {
  private:
   Tree();
 
-  // CheckInvariants' two halves (engine/invariants.cc): the raw sums
-  // (usage per queue, free, saturation, min_task, inqueue_min), whose
-  // usage it returns; then every view recomputed from them.
+  // CheckInvariants' two halves (engine/invariants.cc): the raw sums and
+  // lists (usage per queue, free, saturation, min_task, holders,
+  // inqueue_min), whose usage it returns; then every view recomputed from
+  // them.
   Status CheckRawSums(std::vector<std::vector<int64_t>>* usage) const;
   Status CheckViews(const std::vector<std::vector<int64_t>>& usage, double tol) const;
 };

@@ -66,6 +66,14 @@ struct alignas(64) TreeStructure::Queue {
   std::vector<int64_t> min_task;
   int64_t active_users = 0;       // users with active_jobs > 0
   std::unordered_map<uint32_t, User> users;
+  // leaf: its jobs that hold at least one task (allocated > 0), in no
+  // particular order; Job::holder_slot indexes this (swap-remove). Kept by
+  // SyncHolder wherever an allocation crosses 0; the plan search's leaf
+  // scan (engine/plan.cc FindVictimInLeaf) walks it instead of `jobs`,
+  // most of which wait. Written like usage: by a shard-local event under
+  // its shard's lock (the leaf's jobs are all of one shard), read only in
+  // exclusive sections.
+  std::vector<JobId> holders;
 };
 
 // The hot part of a job: what an event reads or writes (checks, the
@@ -86,6 +94,8 @@ struct alignas(64) TreeStructure::Job {
   uint32_t user = 0;
   ResMask req = 0;
   uint32_t slot = 0;
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  uint32_t holder_slot = kNoSlot;  // index in its leaf's Queue::holders; kNoSlot when allocated is 0
   JobState state = JobState::kInqueue;
   bool alive = false;
 };
@@ -191,6 +201,27 @@ inline const TreeShares::QueueView& TreeShares::QV(QueueId q) const { return vie
 inline Status TreeStructure::CheckJobId(JobId j) const {
   if (j >= jobs_.size() || !jobs_[j].alive) return UnknownJob(j);
   return Status::Ok();
+}
+
+// Job id's entry in its leaf's Queue::holders after its allocation changed:
+// added when it holds a task and had no entry, swap-removed when it holds
+// none and had one. Touches only the job, its leaf and the leaf's job moved
+// into the freed place (one shard's: a shard-local event may call it).
+inline void TreeStructure::SyncHolder(JobId id) {
+  Job& j = jobs_[id];
+  const bool holds = j.allocated > 0;
+  if (holds == (j.holder_slot != Job::kNoSlot)) return;
+  std::vector<JobId>& h = queues_[j.queue].holders;
+  if (holds) {
+    j.holder_slot = static_cast<uint32_t>(h.size());
+    h.push_back(id);
+  } else {
+    const JobId last = h.back();
+    h[j.holder_slot] = last;
+    jobs_[last].holder_slot = j.holder_slot;
+    h.pop_back();
+    j.holder_slot = Job::kNoSlot;
+  }
 }
 
 inline int64_t TreeStructure::GangSize(JobId id) const {

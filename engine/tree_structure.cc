@@ -595,6 +595,7 @@ void TreeStructure::RestoreTasks(JobId id, int64_t allocated, int64_t tasks) {
   j.allocated = allocated;
   j.tasks = tasks;
   if (recount) CountInqueueMin(id, +1, inqueue_min_total_.data());
+  SyncHolder(id);  // raw state: the job is linked to its leaf
   if (dA != 0) {
     const int64_t* t = &task_[size_t{id} * R_];
     for (int r = 0; r < R_; ++r) {

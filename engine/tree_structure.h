@@ -31,7 +31,9 @@
 //     shard-local events keep their share of them, and the leases of free
 //     capacity, in their shard's Scratch (engine/tree_shards.h).
 //   * A live job is in its leaf's `jobs` at index Job::slot, in
-//     job_by_name_ and in job_by_seq_; live_jobs_ counts them. A removed
+//     job_by_name_ and in job_by_seq_; live_jobs_ counts them. A live job
+//     with allocated > 0 is in its leaf's `holders` at Job::holder_slot, and
+//     no other job is in any `holders` (holder_slot kNoSlot). A removed
 //     job's id is reused only when no saved view holds it (retired_jobs_).
 //   * Job ids come in blocks of kJobBlock per lock shard (NewJob).
 //
@@ -243,6 +245,10 @@ class TreeStructure {
   // The sums are 128-bit: each term fits int64 (Submit checks
   // min_available × task), but a sum over many jobs need not (issue 26).
   void CountInqueueMin(JobId j, int sign, GateSum* total);
+  // Keeps job j's entry in its leaf's Queue::holders (the jobs with
+  // allocated > 0) after its allocation changed; inline (tree_internal.h).
+  // A job gets its first entry when it is linked (LinkToLeaf).
+  void SyncHolder(JobId j);
 
   std::vector<std::string> names_;
   int R_ = 0;

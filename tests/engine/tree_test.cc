@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace hdrf::engine {
 namespace {
 
@@ -348,6 +350,73 @@ TEST(TreeTest, AppliedPlanMatchesItsChangesOneByOne) {
     }
   }
   EXPECT_GE(applied, 8);
+}
+
+// Queue::holders (a leaf's jobs holding a task, which the plan search walks)
+// follows every way an allocation crosses 0, and the order it ends in does
+// not change a plan: two trees reach one state by events in opposite orders
+// (so their lists differ) and make the same plans.
+TEST(TreeTest, HoldersFollowAllocationsAndDoNotOrderPlans) {
+  auto make = [&](bool reverse) {
+    auto t = Make({{"cpu", 12 * kCpu}}, {Q("root/a"), Q("root/b")});
+    auto check = [&](const std::string& when) {
+      EXPECT_TRUE(t->CheckInvariants().ok()) << (reverse ? "reversed, " : "") << when << ": "
+                                             << t->CheckInvariants().ToString();
+    };
+    std::vector<JobId> ids;
+    for (int i = 0; i < 6; ++i) ids.push_back(*t->Submit(J("a" + std::to_string(i), "root/a", 3, {{"cpu", kCpu}})));
+    std::vector<JobId> order = ids;
+    if (reverse) std::reverse(order.begin(), order.end());
+    for (JobId id : order) {
+      EXPECT_TRUE(t->Allocate(id, 2).ok());
+      check("allocate");
+    }
+    for (JobId id : {order[1], order[4]}) {  // to 0 and back: swap-removes
+      EXPECT_TRUE(t->Release(id, 2).ok());
+      check("release to 0");
+    }
+    for (JobId id : {order[4], order[1]}) {
+      EXPECT_TRUE(t->Allocate(id, 2).ok());
+      check("allocate again");
+    }
+    EXPECT_TRUE(t->Finish(ids[2], 2).ok());  // 1 task left, none held
+    check("finish to 0");
+    EXPECT_TRUE(t->Allocate(ids[2], 1).ok());
+    check("allocate the last task");
+    EXPECT_TRUE(t->Remove(ids[3]).ok());  // removed holding 2 tasks
+    check("remove a holder");
+    // Restored holding tasks (recovery's raw path), then its tasks folded
+    // to 0 and back (RestoreTasks).
+    JobSpec r = J("a6", "root/a", 3, {{"cpu", kCpu}});
+    EXPECT_TRUE(t->RestoreJob(r, 100, 3, JobState::kRunning).ok());
+    const JobId a6 = *t->FindJob("a6");
+    t->RestoreTasks(a6, 0, 3);
+    t->RestoreTasks(a6, 3, 3);
+    t->RebuildAll();
+    check("restore");
+    JobSpec b = J("b0", "root/b", 4, {{"cpu", kCpu}});
+    b.min_available = 4;  // one step of 4 tasks: several victims
+    EXPECT_TRUE(t->Submit(b).ok());
+    check("submit");
+    return t;
+  };
+  auto fwd = make(false), rev = make(true);
+  const JobId b0 = *fwd->FindJob("b0");
+  ASSERT_EQ(b0, *rev->FindJob("b0"));
+  auto pf = fwd->MakePlan(b0, PlanMode::kReclaim, std::nullopt);
+  auto pr = rev->MakePlan(b0, PlanMode::kReclaim, std::nullopt);
+  ASSERT_TRUE(pf.ok() && pr.ok()) << pf.status().ToString() << " " << pr.status().ToString();
+  ASSERT_TRUE(pf->fits);
+  std::vector<std::pair<std::string, int64_t>> victims_f, victims_r;
+  for (const auto& v : pf->victims) victims_f.emplace_back(fwd->job_name(v.job), v.tasks);
+  for (const auto& v : pr->victims) victims_r.emplace_back(rev->job_name(v.job), v.tasks);
+  EXPECT_EQ(victims_f, victims_r);
+  // a6 holds 3 (the largest share); then at 2 each the latest submitted of
+  // the ties, one unit at a time: a6 (restored with seq 100), a5, a4.
+  const std::vector<std::pair<std::string, int64_t>> expected = {{"a6", 1}, {"a6", 1}, {"a5", 1}, {"a4", 1}};
+  EXPECT_EQ(victims_f, expected);
+  ASSERT_TRUE(fwd->ApplyPlan(b0, pf->tasks, pf->victims, PlanMode::kReclaim).ok());
+  EXPECT_TRUE(fwd->CheckInvariants().ok()) << fwd->CheckInvariants().ToString();
 }
 
 }  // namespace
