@@ -123,8 +123,7 @@ void TreeDecisions::LeastUnitTask(QueueId q, int64_t* least) const {
     return;
   }
   std::fill(least, least + R_, INT64_MAX);
-  for (JobId v : Q.jobs) {
-    if (jobs_[v].allocated <= 0) continue;
+  for (JobId v : Q.holders) {
     const int64_t* t = &task_[size_t{v} * R_];
     for (int r = 0; r < R_; ++r) least[r] = std::min(least[r], t[r]);
   }
