@@ -29,13 +29,18 @@
 
 namespace hdrf::engine {
 
+// `tag` is carried with the entry and plays no part in the order: a job's
+// entry holds its task's fit code (engine/fill_bound.cc), a queue's 0. It
+// fills what would be padding (the entry stays 16 bytes).
 struct HeapEntry {
   double key;
   uint32_t id;
+  uint32_t tag = 0;
   bool operator<(const HeapEntry& o) const {
     return key < o.key || (key == o.key && id < o.id);
   }
 };
+static_assert(sizeof(HeapEntry) == 16, "four entries to a 64-byte line (see Layout)");
 
 // The buffer's allocator: 64-byte aligned blocks (a node's four children
 // then share one line; see "Layout").
@@ -78,8 +83,8 @@ class KeyHeap {
   // `pos(id)` returns the slot where id's index is stored: a reference, or
   // any object assignable from uint32_t (e.g. one that stores atomically).
   template <class Pos>
-  void Push(double key, uint32_t id, Pos&& pos) {
-    h_.push_back({key, id});
+  void Push(double key, uint32_t id, Pos&& pos, uint32_t tag = 0) {
+    h_.push_back({key, id, tag});
     const uint32_t i = static_cast<uint32_t>(size() - 1);
     pos(id) = i;
     SiftUp(i, pos);

@@ -94,8 +94,9 @@ bool TreeScheduler::Pickable(JobId id, const SkipSet* skip) const {
 // queue whose every schedulable job is skipped has no pick (StepWhere).
 //
 // Subtrees whose waiting task shapes cannot fit are skipped whole (the fill
-// bound, fill_bound.cc); a search that finds nothing tightens the bound
-// (skipped jobs count in it as waiting: they may fit).
+// bound, fill_bound.cc), and so are jobs whose heap entry's fit code shows
+// that their task cannot fit; a search that finds nothing tightens the
+// bound (skipped jobs count in it as waiting: they may fit).
 std::optional<JobId> TreeScheduler::PickIn(QueueId qid, const SkipSet* skip) const {
   if (!WaitingMayFit(qid)) {
     ++main_->counters.fill_skips;  // exclusive sections only
@@ -104,29 +105,7 @@ std::optional<JobId> TreeScheduler::PickIn(QueueId qid, const SkipSet* skip) con
   const Queue& q = queues_[qid];
   const QueueView& v = QV(qid);
   HeapEntry first{0, kNone};
-  if (q.children.empty()) {
-    int64_t visited_min[kMaxResources];
-    std::fill(visited_min, visited_min + R_, INT64_MAX);
-    v.nb.VisitInOrder([&](const HeapEntry& e) {
-      if (!Pickable(e.id, skip)) {
-        const int64_t* t = &task_[size_t{e.id} * R_];
-        for (int r = 0; r < R_; ++r) visited_min[r] = std::min(visited_min[r], t[r]);
-        return true;
-      }
-      first = e;
-      return false;
-    });
-    if (first.id == kNone) {
-      TightenWaitBound(qid, visited_min);  // every job of the heap was visited
-      return std::nullopt;
-    }
-    JobId best = first.id;
-    v.nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
-      if (e < first || e.id == first.id) return;  // visited by the first pass
-      if (jobs_[e.id].seq < jobs_[best].seq && Pickable(e.id, skip)) best = e.id;
-    });
-    return best;
-  }
+  if (q.children.empty()) return PickInLeaf(qid, skip);
   JobId best_job = kNone;
   v.nb.VisitInOrder([&](const HeapEntry& e) {
     auto j = PickIn(e.id, skip);
@@ -136,7 +115,7 @@ std::optional<JobId> TreeScheduler::PickIn(QueueId qid, const SkipSet* skip) con
     return false;
   });
   if (first.id == kNone) {
-    TightenWaitBound(qid, nullptr);
+    TightenWaitBound(qid);
     return std::nullopt;
   }
   QueueId best = first.id;
@@ -149,6 +128,65 @@ std::optional<JobId> TreeScheduler::PickIn(QueueId qid, const SkipSet* skip) con
       }
   });
   return best_job;
+}
+
+// A leaf's pick. Jobs whose heap entry's fit code shows a task over the
+// room (LeafFitRoom) fail Fits whatever their demand k >= 1, so they are
+// passed over without reading the job (fill_bound.cc, "Fit codes").
+// First the jobs within kKeyEpsilon of the heap's least key k0 (in a
+// nearly full cluster usually every job holding no task: key 0): those the
+// code lets through are sorted and tried in key order, as the walk below
+// would; when the first Pickable one's ties all lie within k0 + kKeyEpsilon
+// they are all among them, and the pick is made there. Otherwise the heap
+// is walked in key order past them, then EarliestTie.
+std::optional<JobId> TreeScheduler::PickInLeaf(QueueId qid, const SkipSet* skip) const {
+  const KeyHeap& nb = QV(qid).nb;
+  int64_t room[kFitCodeResources];
+  LeafFitRoom(qid, room);
+  const double near = nb.empty() ? 0 : nb.top().key + kKeyEpsilon;
+  thread_local std::vector<HeapEntry> tried;  // the code's survivors near k0
+  tried.clear();
+  nb.VisitAtMost(near, [&](const HeapEntry& e) {
+    if (CodeMayFit(e.tag, room)) tried.push_back(e);
+  });
+  // Taken in key order from a heap of them: O(n + f log n) to reach the
+  // f-th; those left after it are the ones after it in key order.
+  auto later = [](const HeapEntry& a, const HeapEntry& b) { return b < a; };
+  std::make_heap(tried.begin(), tried.end(), later);
+  for (size_t n = tried.size(); n > 0; --n) {
+    std::pop_heap(tried.begin(), tried.begin() + static_cast<std::ptrdiff_t>(n), later);
+    const HeapEntry first = tried[n - 1];
+    if (!Pickable(first.id, skip)) continue;
+    const double limit = first.key + kKeyEpsilon;
+    if (limit > near) return EarliestTie(qid, first, room, skip);
+    JobId best = first.id;
+    for (size_t k = 0; k + 1 < n; ++k) {
+      const HeapEntry& e = tried[k];
+      if (e.key <= limit && jobs_[e.id].seq < jobs_[best].seq && Pickable(e.id, skip)) best = e.id;
+    }
+    return best;
+  }
+  HeapEntry first{0, kNone};
+  nb.VisitInOrder([&](const HeapEntry& e) {
+    if (e.key <= near || !CodeMayFit(e.tag, room) || !Pickable(e.id, skip)) return true;
+    first = e;
+    return false;
+  });
+  if (first.id == kNone) {
+    TightenWaitBound(qid);  // every job of the heap was visited
+    return std::nullopt;
+  }
+  return EarliestTie(qid, first, room, skip);
+}
+
+JobId TreeScheduler::EarliestTie(QueueId qid, const HeapEntry& first, const int64_t* room,
+                                 const SkipSet* skip) const {
+  JobId best = first.id;
+  QV(qid).nb.VisitAtMost(first.key + kKeyEpsilon, [&](const HeapEntry& e) {
+    if (e < first || e.id == first.id) return;  // visited before first
+    if (CodeMayFit(e.tag, room) && jobs_[e.id].seq < jobs_[best].seq && Pickable(e.id, skip)) best = e.id;
+  });
+  return best;
 }
 
 std::optional<JobId> TreeScheduler::PickNext() const { return PickIn(0, nullptr); }

@@ -76,7 +76,7 @@ void TreeShares::AddJobContribution(JobId id) {
       ++q.n_blk;
     }
   } else {
-    q.nb.Push(JobKey(id), id, JobHeapPos());
+    q.nb.Push(JobKey(id), id, JobHeapPos(), FitCodeOf(t, R_));
     LowerWaitBound(j.queue, t);
     if (j.allocated > 0) AddNormTerm(q, j.weight, t);
   }

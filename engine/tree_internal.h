@@ -5,7 +5,10 @@
 #define HDRF_ENGINE_TREE_INTERNAL_H_
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <climits>
+#include <cstdint>
 #include <unordered_map>
 #include <vector>
 
@@ -188,6 +191,47 @@ struct alignas(64) TreeStructure::Scratch {
   // ---- the exclusive path (main_) only ----
   std::vector<std::vector<QueueId>> dirty_by_depth;
 };
+
+// ---- the fit code (engine/fill_bound.cc, "Fit codes") ----
+// A task's fit code holds, for each of its first kFitCodeResources
+// resources, one byte c naming a floor kFitFloor[c] <= the amount: 0 for an
+// amount <= 0 (floor INT64_MIN: no bound), else 1 + 4e + m for an amount
+// whose leading bit is bit e and whose next two bits are m (floor
+// (4 + m)·2^e / 4, the amount with its lower bits cleared). Resources past
+// the first kFitCodeResources, or past R, have byte 0.
+inline constexpr int kFitCodeResources = 4;
+
+inline constexpr int64_t FitFloorOf(uint32_t c) {
+  if (c == 0) return INT64_MIN;
+  const int e = static_cast<int>((c - 1) / 4), m = static_cast<int>((c - 1) % 4);
+  return e >= 2 ? int64_t{4 + m} << (e - 2) : (int64_t{4 + m} << e) >> 2;
+}
+
+inline constexpr std::array<int64_t, 256> kFitFloor = [] {
+  std::array<int64_t, 256> f{};
+  for (uint32_t c = 0; c < 256; ++c) f[c] = c <= 1 + 4 * 62 + 3 ? FitFloorOf(c) : INT64_MIN;  // > 252: never made
+  return f;
+}();
+
+inline uint32_t FitCodeOf(const int64_t* task, int R) {
+  uint32_t code = 0;
+  for (int r = 0; r < std::min(R, kFitCodeResources); ++r) {
+    const int64_t t = task[r];
+    if (t <= 0) continue;
+    const int e = 63 - std::countl_zero(static_cast<uint64_t>(t));
+    const int64_t m = e >= 2 ? (t >> (e - 2)) & 3 : (t << (2 - e)) & 3;
+    code |= static_cast<uint32_t>(1 + 4 * e + m) << (8 * r);
+  }
+  return code;
+}
+
+// False when the code proves that the task exceeds room[r] on some resource
+// r < kFitCodeResources; room has kFitCodeResources entries.
+inline bool CodeMayFit(uint32_t code, const int64_t* room) {
+  for (int r = 0; r < kFitCodeResources; ++r)
+    if (kFitFloor[(code >> (8 * r)) & 0xff] > room[r]) return false;
+  return true;
+}
 
 // ---- hot accessors of the event path, inline (every engine/*.cc that
 // calls them includes this header) ----

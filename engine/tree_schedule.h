@@ -127,6 +127,11 @@ class TreeScheduler : public TreeShards {
   // Schedulable and not in `skip` (null: Schedulable).
   bool Pickable(JobId j, const SkipSet* skip) const;
   std::optional<JobId> PickIn(QueueId q, const SkipSet* skip) const;
+  // PickIn's search of a leaf (engine/schedule.cc), and its tie rule: from
+  // `first`, the earliest submitted Pickable job whose key is within
+  // kKeyEpsilon of first's (jobs whose fit code exceeds `room` fail).
+  std::optional<JobId> PickInLeaf(QueueId leaf, const SkipSet* skip) const;
+  JobId EarliestTie(QueueId leaf, const HeapEntry& first, const int64_t* room, const SkipSet* skip) const;
   std::optional<JobId> WaitingIn(QueueId q, const SkipSet* skip) const;
   struct WaitingWalk;  // WaitingOrder's and LeafOrderOf's arguments
   // NextWaitingLeaves: enters queue q (its children with an untried job).

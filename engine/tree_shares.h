@@ -163,10 +163,16 @@ class TreeShares : public TreeStructure {
   // that a step skips subtrees where nothing fits.
   void LowerWaitBound(QueueId leaf, const int64_t* task);
   bool WaitingMayFit(QueueId q) const;
-  // After a search of q found nothing: the exact minimum of the shapes
-  // visited in a leaf (R amounts), or nullptr for the minimum of q's
-  // children's bounds.
-  void TightenWaitBound(QueueId q, const int64_t* visited_min) const;
+  // What every job below q may take of resources 0..n-1 (n <= R).
+  void Room(QueueId q, int n, int64_t* room) const;
+  // Room(leaf) for the fit codes: kFitCodeResources amounts (INT64_MAX
+  // past R).
+  void LeafFitRoom(QueueId leaf, int64_t* room) const;
+  // After a search of q found nothing: a leaf's bound to the exact minimum
+  // of the shapes in its heap, a queue's to the minimum of its children's.
+  void TightenWaitBound(QueueId q) const;
+  // The bound of every queue on the leaf's path below every task in its
+  // heap, and each heap entry's tag the fit code of its job's task.
   Status CheckWaitBound(QueueId leaf) const;
 
   ResMask saturated_ = 0;
