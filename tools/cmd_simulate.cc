@@ -152,7 +152,7 @@ int CmdSimulate(int argc, char** argv) {
   app.add_flag("--preempt", a.preempt, "with --reclaim: plans may also preempt inside a job's own queue (mode both)");
   app.add_option("--reclaim-budget", a.reclaim_budget,
                  "with --reclaim: stop an instant's reclaim phase once N tasks were evicted in it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(WholeNumber(INT64_MAX));
   try {
     app.parse(argc - 1, argv + 1);
   } catch (const CLI::ParseError& e) {

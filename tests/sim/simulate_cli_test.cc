@@ -152,4 +152,18 @@ TEST_F(SimulateCli, UsageErrors) {
   EXPECT_EQ(Run("--config /nonexistent.yaml --workload " + data_ + "/workload.csv").code, 1);
 }
 
+// A budget that is not a whole number of tasks is refused by name, in a
+// line that reads (not CLI11's range of doubles), and nothing runs.
+TEST_F(SimulateCli, BadReclaimBudgetIsNamed) {
+  for (const std::string bad : {"-1", "abc", "1.5", "1e3"}) {
+    const auto r = Run(Sample() + " --reclaim --json --reclaim-budget " + bad);
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.err.find("--reclaim-budget"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("'" + bad + "' is not a whole number"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 200u) << r.err;
+    EXPECT_EQ(r.out, "") << bad;
+  }
+  EXPECT_EQ(Run(Sample() + " --reclaim --json --reclaim-budget 0").code, 0);
+}
+
 }  // namespace
