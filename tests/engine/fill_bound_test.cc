@@ -121,8 +121,8 @@ TEST(FitCodeTest, FloorsAreCloseLowerBounds) {
     const int64_t f = kFitFloor[FitCodeOf(&a, 1) & 0xff];
     EXPECT_LE(f, a) << a;
     EXPECT_GT(__int128{f} * 5, __int128{a} * 4) << a;
-    for (int64_t b : {a - 1, a + 1})
-      if (b > 0 && b < INT64_MAX) {
+    for (int64_t b : {a - 1, a < INT64_MAX ? a + 1 : a})  // a + 1 would overflow at INT64_MAX
+      if (b > 0 && b < INT64_MAX && b != a) {
         const int64_t g = kFitFloor[FitCodeOf(&b, 1) & 0xff];
         EXPECT_EQ(b < a ? g <= f : g >= f, true) << a << " " << b;
       }
