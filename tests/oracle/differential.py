@@ -1,0 +1,264 @@
+"""Differential runs: random cases through the oracle and through the hdrf
+binary, compared field by field.
+
+    python3 -m oracle.differential --hdrf PATH --kind sim|simulate --seeds 0:1000
+
+(run from tests/). Prints one line per disagreement and a count."""
+
+import argparse
+import copy
+import csv
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from . import gen, scenario
+from .simulate import read_workload, simulate
+
+# Float tolerance. Every float the summary holds is a time average
+# Σ value·dt / makespan, or a mean of waits, over at most a few thousand
+# terms; the two sides may sum in another order and the tool prints doubles
+# with limited digits. 1e-9 absolute + 1e-9 relative is far above rounding
+# noise (~1e-13 here) and far below any real difference (a one-millisecond
+# change over a makespan of at most ~10^5 ms moves an average by >= 1e-5·share).
+ABS_TOL = 1e-9
+REL_TOL = 1e-9
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= ABS_TOL + REL_TOL * max(abs(a), abs(b))
+
+
+# ---------------------------------------------------------------- hdrf sim
+def sim_scenario(seed, user_limits=False):
+    """A §10 scenario with fill / submit / finish / remove / plan / evict
+    steps; plan and evict steps name a job with unallocated tasks (chosen on
+    the oracle's state, so the step is never refused)."""
+    rng = random.Random(seed)
+    doc, leaves, parents, resources, units = gen.config(rng, user_limits)
+    users = ["u1", "u2", "u3"] if user_limits else None
+    names = iter(f"j{i}" for i in range(1000))
+    doc["jobs"] = [gen.job_spec(rng, next(names), leaves, parents, resources, units, users)
+                   for _ in range(rng.randint(2, 10))]
+    doc["steps"] = ["fill"]
+    for _ in range(rng.randint(2, 10)):
+        state_jobs = scenario.run(doc)["jobs"]
+        present = {j["name"]: j for j in state_jobs}
+        tasks_left = {}
+        for spec in doc["jobs"] + [s["submit"] for s in doc["steps"]
+                                   if isinstance(s, dict) and "submit" in s]:
+            tasks_left[spec["name"]] = spec["tasks"]
+        for s in doc["steps"]:
+            if isinstance(s, dict) and "finish" in s:
+                tasks_left[s["finish"]["job"]] -= s["finish"].get("tasks", 1)
+        waiting = [n for n, j in present.items() if j["tasks_allocated"] < tasks_left[n]]
+        running = [n for n, j in present.items() if j["tasks_allocated"] > 0]
+        roll = rng.random()
+        if roll < 0.5 and waiting:
+            kind = rng.choice(["plan", "evict", "evict"])
+            args = {"job": rng.choice(waiting)}
+            mode = rng.choice([None, "reclaim", "preempt", "both"])
+            if mode:
+                args["mode"] = mode
+            if rng.random() < 0.2:
+                args["maxVictims"] = rng.randint(0, 3)
+            doc["steps"].append({kind: args})
+            if kind == "evict":
+                doc["steps"].append("fill")
+        elif roll < 0.75:
+            doc["steps"].append({"submit": gen.job_spec(rng, next(names), leaves, parents,
+                                                        resources, units, users)})
+            doc["steps"].append("fill")
+        elif roll < 0.9 and running:
+            name = rng.choice(running)
+            most = min(present[name]["tasks_allocated"], tasks_left[name] - 1)
+            if most >= 1:
+                doc["steps"].append({"finish": {"job": name, "tasks": rng.randint(1, most)}})
+                doc["steps"].append("fill")
+        elif running:
+            doc["steps"].append({"remove": {"job": rng.choice(running)}})
+            doc["steps"].append("fill")
+    return doc
+
+
+def run_hdrf_sim(hdrf, doc, workdir):
+    path = os.path.join(workdir, "scenario.yaml")
+    with open(path, "w") as handle:
+        yaml.safe_dump(doc, handle, sort_keys=False)
+    proc = subprocess.run([hdrf, "sim", path], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        return None, proc.stderr.strip()
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def compare_sim(expected, got):
+    """Differences between the oracle's and hdrf's `hdrf sim` outputs."""
+    diffs = []
+    want_jobs = [(j["name"], j["queue"], j["tasks_allocated"],
+                  {r: v for r, v in j["allocated"].items() if v}) for j in expected["jobs"]]
+    got_jobs = [(j["name"], j["queue"], j["tasks_allocated"],
+                 {r: v for r, v in (j.get("allocated") or {}).items() if v})
+                for j in got.get("jobs", [])]
+    if want_jobs != got_jobs:
+        diffs.append(f"jobs: oracle {want_jobs} hdrf {got_jobs}")
+    keys = ("job", "mode", "fits", "tasks", "victims", "short", "applied")
+    got_plans = [{k: p.get(k) for k in keys} for p in got.get("plans", [])]
+    if len(got_plans) != len(expected["plans"]):
+        diffs.append(f"plans: oracle {len(expected['plans'])} entries, hdrf {len(got_plans)}")
+    for index, (want, have) in enumerate(zip(expected["plans"], got_plans)):
+        if want != have:
+            diffs.append(f"plan {index}: oracle {json.dumps(want)} hdrf {json.dumps(have)}")
+    return diffs
+
+
+def check_sim(hdrf, doc):
+    with tempfile.TemporaryDirectory() as workdir:
+        got, error = run_hdrf_sim(hdrf, doc, workdir)
+    if got is None:
+        return [f"hdrf sim failed: {error}"]
+    return compare_sim(scenario.run(copy.deepcopy(doc)), got)
+
+
+# ----------------------------------------------------------- hdrf simulate
+def simulate_case(seed, user_limits=False):
+    rng = random.Random(seed)
+    doc, leaves, parents, resources, units = gen.config(rng, user_limits)
+    users = ["u1", "u2", "u3"] if user_limits else None
+    rows = gen.workload(rng, leaves, parents, resources, units, users)
+    flags = []
+    if rng.random() < 0.8:
+        flags.append("--reclaim")
+        if rng.random() < 0.4:
+            flags.append("--preempt")
+        if rng.random() < 0.3:
+            flags += ["--reclaim-budget", str(rng.randint(0, 3))]
+    return doc, gen.workload_csv(rows, resources), flags
+
+
+def run_oracle_simulate(doc, csv_text, flags, workdir):
+    path = os.path.join(workdir, "oracle_workload.csv")
+    with open(path, "w") as handle:
+        handle.write(csv_text)
+    state = scenario.build_state(copy.deepcopy(doc))
+    rows = read_workload(path, state.resources)
+    budget = int(flags[flags.index("--reclaim-budget") + 1]) if "--reclaim-budget" in flags \
+        else None
+    return simulate(state, rows, "--reclaim" in flags, "--preempt" in flags, budget)
+
+
+def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir):
+    config = os.path.join(workdir, "config.yaml")
+    workload = os.path.join(workdir, "workload.csv")
+    jobs_out = os.path.join(workdir, "jobs.csv")
+    with open(config, "w") as handle:
+        yaml.safe_dump(doc, handle, sort_keys=False)
+    with open(workload, "w") as handle:
+        handle.write(csv_text)
+    proc = subprocess.run([hdrf, "simulate", "--config", config, "--workload", workload,
+                           "--jobs-out", jobs_out, "--json", "--no-progress"] + flags,
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        return None, None, proc.stderr.strip()
+    with open(jobs_out, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return rows, json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def compare_simulate(expected_rows, expected, got_rows, got, reclaim):
+    diffs = []
+    columns = ["name", "queue", "arrival", "first_start", "last_start", "end"]
+    if reclaim:
+        columns.append("evicted")
+    for want, have in zip(expected_rows, got_rows):
+        a = {c: want[c] for c in columns}
+        b = {c: have.get(c) for c in columns}
+        if a != b:
+            diffs.append(f"job row: oracle {a} hdrf {b}")
+    if len(expected_rows) != len(got_rows):
+        diffs.append(f"jobs-out rows: oracle {len(expected_rows)} hdrf {len(got_rows)}")
+    for key in ("jobs", "unscheduled"):
+        if expected[key] != got.get(key):
+            diffs.append(f"{key}: oracle {expected[key]} hdrf {got.get(key)}")
+    if not close(expected["makespan"], got.get("makespan")):
+        diffs.append(f"makespan: oracle {expected['makespan']} hdrf {got.get('makespan')}")
+    for r, value in expected["utilization"].items():
+        if not close(value, (got.get("utilization") or {}).get(r)):
+            diffs.append(f"utilization {r}: oracle {value} hdrf {got['utilization'].get(r)}")
+    if reclaim:
+        for key in ("evicted_tasks", "plans_applied"):
+            if expected[key] != got.get(key):
+                diffs.append(f"{key}: oracle {expected[key]} hdrf {got.get(key)}")
+        if not close(expected["lost_task_seconds"], got.get("lost_task_seconds")):
+            diffs.append(f"lost_task_seconds: oracle {expected['lost_task_seconds']} "
+                         f"hdrf {got.get('lost_task_seconds')}")
+    got_queues = {q["path"]: q for q in got.get("queues", [])}
+    if [q["path"] for q in expected["queues"]] != [q["path"] for q in got.get("queues", [])]:
+        diffs.append(f"queue paths: oracle {[q['path'] for q in expected['queues']]} "
+                     f"hdrf {[q['path'] for q in got.get('queues', [])]}")
+    for want in expected["queues"]:
+        have = got_queues.get(want["path"])
+        if have is None:
+            continue
+        where = want["path"]
+        if want["jobs"] != have.get("jobs"):
+            diffs.append(f"{where} jobs: oracle {want['jobs']} hdrf {have.get('jobs')}")
+        if not close(want["usage_share_avg"], have.get("usage_share_avg")):
+            diffs.append(f"{where} usage_share_avg: oracle {want['usage_share_avg']} "
+                         f"hdrf {have.get('usage_share_avg')}")
+        if reclaim and want["evicted_tasks"] != have.get("evicted_tasks"):
+            diffs.append(f"{where} evicted_tasks: oracle {want['evicted_tasks']} "
+                         f"hdrf {have.get('evicted_tasks')}")
+        # §13 asks `wait` of leaves; parents are compared too (docs/simulate.md
+        # gives every queue one, over its subtree).
+        wait_want, wait_have = want["wait"], have.get("wait") or {}
+        for key in ("mean", "p50", "p95", "p99", "max"):
+            if not close(wait_want.get(key), wait_have.get(key)):
+                diffs.append(f"{where} wait.{key}: oracle {wait_want.get(key)} "
+                             f"hdrf {wait_have.get(key)}")
+    return diffs
+
+
+def check_simulate(hdrf, doc, csv_text, flags):
+    with tempfile.TemporaryDirectory() as workdir:
+        got_rows, got, error = run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir)
+        if got is None:
+            return [f"hdrf simulate failed: {error}"]
+        want_rows, want = run_oracle_simulate(doc, csv_text, flags, workdir)
+    return compare_simulate(want_rows, want, got_rows, got, "--reclaim" in flags)
+
+
+# -------------------------------------------------------------------- CLI
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hdrf", default=os.environ.get("HDRF_BIN", "/work/wt/bin/hdrf.base"))
+    parser.add_argument("--kind", choices=["sim", "simulate"], required=True)
+    parser.add_argument("--seeds", default="0:100")
+    parser.add_argument("--user-limits", action="store_true")
+    parser.add_argument("--stop-after", type=int, default=0)
+    args = parser.parse_args(argv)
+    first, last = (int(x) for x in args.seeds.split(":"))
+    failures = 0
+    for seed in range(first, last):
+        if args.kind == "sim":
+            diffs = check_sim(args.hdrf, sim_scenario(seed, args.user_limits))
+        else:
+            diffs = check_simulate(args.hdrf, *simulate_case(seed, args.user_limits))
+        if diffs:
+            failures += 1
+            print(f"seed {seed}: " + " | ".join(diffs[:3]), flush=True)
+            if args.stop_after and failures >= args.stop_after:
+                break
+    print(f"{args.kind}: {last - first} cases, {failures} disagreements")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

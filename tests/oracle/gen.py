@@ -1,0 +1,134 @@
+"""Random small cases: a queue tree (depth <= 3, 2-6 leaves) with weights,
+some capabilities, guarantees and reclaimable=false; jobs with 1-6 tasks,
+some gangs. Everything is valid per SPEC §3 so that both sides accept it."""
+
+import random
+
+RESOURCES = ["cpu", "memory", "nvidia.com/gpu"]
+
+
+def _amount_text(resource, units):
+    """Whole units (CPUs, GiB, GPUs) as a §2 quantity."""
+    return f"{units}Gi" if resource == "memory" else str(units)
+
+
+def _tree(rng):
+    """List of leaf paths and parent paths."""
+    while True:
+        leaves, parents = [], []
+
+        def grow(path, depth):
+            kids = rng.randint(2, 3) if depth == 0 else rng.randint(1, 3)
+            for index in range(kids):
+                child = f"{path}/{'abcdef'[index]}{depth}"
+                if depth < 2 and rng.random() < 0.35:
+                    parents.append(child)
+                    grow(child, depth + 1)
+                else:
+                    leaves.append(child)
+
+        grow("root", 0)
+        if 2 <= len(leaves) <= 6:
+            return parents, leaves
+
+
+def config(rng, user_limits=False):
+    resources = rng.sample(RESOURCES, rng.randint(1, 3))
+    resources.sort(key=RESOURCES.index)
+    cluster_units = {r: rng.randint(4, 24) for r in resources}
+    parents, leaves = _tree(rng)
+    queues = []
+    caps, guars = {}, {}
+    for path in sorted(parents + leaves, key=lambda p: p.count("/")):
+        entry = {"path": path}
+        if rng.random() < 0.6:
+            entry["weight"] = rng.choice([1, 1, 2, 3, 4, 0.5, 1.5])
+        parent = path.rsplit("/", 1)[0]
+        parent_cap = caps.get(parent, cluster_units)
+        caps[path] = dict(parent_cap)
+        if rng.random() < 0.25:
+            cap = {r: rng.randint(1, parent_cap[r]) for r in resources if rng.random() < 0.7}
+            if cap:
+                entry["capability"] = {r: _amount_text(r, v) for r, v in cap.items()}
+                caps[path].update(cap)
+        # Guarantees: the budget left under the parent's guarantee (root: the cluster).
+        if parent == "root" or parent in guars:
+            budget = guars.get(parent, None)
+            if parent == "root":
+                budget = guars.setdefault("root", dict(cluster_units))
+            if rng.random() < 0.3:
+                g = {}
+                for r in resources:
+                    most = min(budget[r], caps[path][r])
+                    if most > 0 and rng.random() < 0.7:
+                        g[r] = rng.randint(1, max(1, most // 2))
+                if g:
+                    for r, v in g.items():
+                        budget[r] -= v
+                    guars[path] = dict(g)
+                    for r in resources:
+                        guars[path].setdefault(r, 0)
+                    entry["guarantee"] = {r: _amount_text(r, v) for r, v in g.items()}
+        if rng.random() < 0.15:
+            entry["reclaimable"] = False
+        if user_limits and path in leaves and rng.random() < 0.3:
+            entry["minUserLimitPercent"] = rng.choice([25, 50, 75])
+        queues.append(entry)
+    rng.shuffle(queues)
+    return {"cluster": {r: _amount_text(r, v) for r, v in cluster_units.items()},
+            "queues": queues}, leaves, parents, resources, cluster_units
+
+
+def task_shape(rng, resources, cluster_units):
+    while True:
+        task = {}
+        for r in resources:
+            if rng.random() < 0.75:
+                task[r] = rng.randint(1, max(1, cluster_units[r] // 3))
+        if task:
+            return task
+
+
+def job_spec(rng, name, leaves, parents, resources, cluster_units, users):
+    tasks = rng.randint(1, 6)
+    spec = {"name": name,
+            "queue": rng.choice(parents) if parents and rng.random() < 0.1 else rng.choice(leaves),
+            "tasks": tasks,
+            "task": {r: _amount_text(r, v) for r, v in
+                     task_shape(rng, resources, cluster_units).items()}}
+    if users:
+        spec["user"] = rng.choice(users)
+    if rng.random() < 0.3:
+        spec["weight"] = rng.choice([2, 3, 0.5])
+    if tasks > 1 and rng.random() < 0.25:
+        spec["minAvailable"] = rng.randint(2, tasks)
+    return spec
+
+
+def workload(rng, leaves, parents, resources, cluster_units, users=None):
+    """Rows for a CSV workload (times in ms)."""
+    rows = []
+    coarse = rng.random() < 0.5        # coarse times make many ties
+    for index in range(rng.randint(5, 40)):
+        spec = job_spec(rng, f"j{index}", leaves, parents, resources, cluster_units, users)
+        arrival = rng.randint(0, 40) * 500 if coarse else rng.randint(0, 20000)
+        duration = rng.randint(1, 20) * 1000 if coarse else rng.randint(1, 20000)
+        rows.append({"name": spec["name"], "queue": spec["queue"], "arrival": arrival,
+                     "duration": duration, "user": spec.get("user", ""),
+                     "tasks": spec["tasks"], "weight": spec.get("weight", ""),
+                     "min_available": spec.get("minAvailable", ""), "task": spec["task"]})
+    rows.sort(key=lambda row: row["arrival"] if rng.random() < 0.7 else 0)
+    return rows
+
+
+def workload_csv(rows, resources):
+    def seconds(ms):
+        return f"{ms // 1000}.{ms % 1000:03d}"
+    lines = [",".join(["name", "queue", "arrival", "duration", "user", "tasks", "weight",
+                       "min_available"] + resources)]
+    for row in rows:
+        cells = [row["name"], row["queue"], seconds(row["arrival"]), seconds(row["duration"]),
+                 row["user"], str(row["tasks"]), str(row["weight"]), str(row["min_available"])]
+        cells += [row["task"].get(r, "") for r in resources]
+        lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
