@@ -48,6 +48,16 @@ def sim_scenario(seed, user_limits=False):
     names = iter(f"j{i}" for i in range(1000))
     doc["jobs"] = [gen.job_spec(rng, next(names), leaves, parents, resources, units, users)
                    for _ in range(rng.randint(2, 10))]
+    if rng.random() < 0.5:
+        # Hog: the first leaves' jobs take most of the cluster before the
+        # others arrive, so that plans have something to take back.
+        hogs = rng.sample(leaves, rng.randint(1, 2))
+        for spec in doc["jobs"]:
+            spec["queue"] = rng.choice(hogs)
+            spec["tasks"] = rng.randint(3, 8)
+            if spec.get("minAvailable", 1) > spec["tasks"]:
+                spec["minAvailable"] = spec["tasks"]
+        leaves = [leaf for leaf in leaves if leaf not in hogs] or leaves
     doc["steps"] = ["fill"]
     for _ in range(rng.randint(2, 10)):
         state_jobs = scenario.run(doc)["jobs"]

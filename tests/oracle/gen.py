@@ -80,11 +80,12 @@ def config(rng, user_limits=False):
 
 
 def task_shape(rng, resources, cluster_units):
+    divisor = rng.choice([3, 6])
     while True:
         task = {}
         for r in resources:
             if rng.random() < 0.75:
-                task[r] = rng.randint(1, max(1, cluster_units[r] // 3))
+                task[r] = rng.randint(1, max(1, cluster_units[r] // divisor))
         if task:
             return task
 

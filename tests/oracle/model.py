@@ -187,7 +187,10 @@ class State:
 
     # ---- §7 user limits -------------------------------------------------
     def user_limit(self, leaf):
-        """resource -> the most one user may hold in `leaf` (INF: no limit)."""
+        """resource -> the most one user may hold in `leaf` (INF: no limit).
+        reading: B is taken per resource (the guarantee of r where the queue
+        guarantees r, else the real capability of r); n counts the distinct
+        users of the leaf's present jobs."""
         out = {r: INF for r in self.resources}
         p = leaf.min_user_limit_percent
         f = leaf.user_limit_factor
@@ -235,7 +238,9 @@ class State:
         return out
 
     def fits(self, job, k):
-        """§6 (with §14's k tasks): every inequality, for every resource."""
+        """§6 (with §14's k tasks): every inequality, for every resource.
+        reading: literally every resource, also those the task does not use
+        (0 <= room[r] must hold)."""
         room = self.room(job.leaf, job.user)
         return all(k * job.task.get(r, 0) <= room[r] for r in self.resources)
 

@@ -46,6 +46,8 @@ def permitted(state, taker, demand, victim, n):
     for index, queue in enumerate(path_v):
         used = state.usage(queue)
         for r in res:
+            # reading: "would see its usage drop to below its guarantee" refuses
+            # only a drop (change < 0) that ends below the guarantee.
             change = -unit[r] if index > depth else demand[r] - unit[r]
             if change < 0 and used[r] + change < queue.guarantee.get(r, 0):
                 return False

@@ -114,6 +114,9 @@ class _Run:
         while True:
             if self.budget is not None and evicted_now >= self.budget:
                 return
+            # reading: "the one a step would serve first if everything fit": the
+            # §5 descent over the §4 keys of the real state, every waiting job
+            # counted as schedulable.
             taker = pick(self.state, lambda j: j.running < j.tasks and j not in tried)
             if taker is None:
                 return
@@ -162,7 +165,7 @@ class _Run:
             if self.reclaim:
                 self.reclaim_phase(t)
             t_prev = t
-            makespan = t
+            makespan = t                # reading: the last instant processed
         return self.report(makespan, util_ms, share_ms)
 
     def accumulate(self, util_ms, share_ms, dt):
