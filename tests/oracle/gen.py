@@ -73,6 +73,8 @@ def config(rng, user_limits=False):
             entry["reclaimable"] = False
         if user_limits and path in leaves and rng.random() < 0.3:
             entry["minUserLimitPercent"] = rng.choice([25, 50, 75])
+        if user_limits and path in leaves and "guarantee" in entry and rng.random() < 0.5:
+            entry["userLimitFactor"] = rng.choice([0.5, 1, 1.5])
         queues.append(entry)
     rng.shuffle(queues)
     return {"cluster": {r: _amount_text(r, v) for r, v in cluster_units.items()},
@@ -80,12 +82,20 @@ def config(rng, user_limits=False):
 
 
 def task_shape(rng, resources, cluster_units):
+    """resource -> quantity text of one task; sometimes in quarters of a
+    unit (250m, 256Mi) so that shares are not round."""
     divisor = rng.choice([3, 6])
+    quarters = rng.random() < 0.3
     while True:
         task = {}
         for r in resources:
             if rng.random() < 0.75:
-                task[r] = rng.randint(1, max(1, cluster_units[r] // divisor))
+                most = max(1, cluster_units[r] // divisor)
+                if quarters:
+                    q = rng.randint(1, 4 * most)
+                    task[r] = f"{q * 256}Mi" if r == "memory" else f"{q * 250}m"
+                else:
+                    task[r] = _amount_text(r, rng.randint(1, most))
         if task:
             return task
 
@@ -95,8 +105,7 @@ def job_spec(rng, name, leaves, parents, resources, cluster_units, users):
     spec = {"name": name,
             "queue": rng.choice(parents) if parents and rng.random() < 0.1 else rng.choice(leaves),
             "tasks": tasks,
-            "task": {r: _amount_text(r, v) for r, v in
-                     task_shape(rng, resources, cluster_units).items()}}
+            "task": task_shape(rng, resources, cluster_units)}
     if users:
         spec["user"] = rng.choice(users)
     if rng.random() < 0.3:
@@ -106,14 +115,25 @@ def job_spec(rng, name, leaves, parents, resources, cluster_units, users):
     return spec
 
 
-def workload(rng, leaves, parents, resources, cluster_units, users=None):
+def workload(rng, leaves, parents, resources, cluster_units, users=None, jobs=(5, 40)):
     """Rows for a CSV workload (times in ms)."""
     rows = []
     coarse = rng.random() < 0.5        # coarse times make many ties
-    for index in range(rng.randint(5, 40)):
+    count = rng.randint(*jobs)
+    span = 20000 * max(1, count // 40)
+    hogs = rng.sample(leaves, 1) if rng.random() < 0.3 else []
+    for index in range(count):
         spec = job_spec(rng, f"j{index}", leaves, parents, resources, cluster_units, users)
-        arrival = rng.randint(0, 40) * 500 if coarse else rng.randint(0, 20000)
+        arrival = rng.randint(0, span // 500) * 500 if coarse else rng.randint(0, span)
         duration = rng.randint(1, 20) * 1000 if coarse else rng.randint(1, 20000)
+        if hogs and index < 4:
+            # A hog: long jobs at 0 in one leaf, for the reclaim phase to take back from.
+            spec["queue"], arrival, duration = hogs[0], 0, rng.randint(30, 60) * 1000
+        if rng.random() < 0.04:
+            spec["queue"] = "root/nosuchqueue"            # refused: unknown queue
+        elif rng.random() < 0.04:
+            r = rng.choice(resources)                     # refused: task larger than the cluster
+            spec["task"][r] = _amount_text(r, cluster_units[r] + 1)
         rows.append({"name": spec["name"], "queue": spec["queue"], "arrival": arrival,
                      "duration": duration, "user": spec.get("user", ""),
                      "tasks": spec["tasks"], "weight": spec.get("weight", ""),

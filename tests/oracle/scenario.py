@@ -55,6 +55,8 @@ def run(doc):
             submit(state, args)
         elif kind in ("plan", "evict"):
             job = state.job(args["job"])
+            if job.running >= job.tasks:
+                raise ValueError(f"job {job.name}: no unallocated task (FailedPrecondition)")
             mode = args.get("mode", "reclaim")
             result = plans.compute(state, job, mode, args.get("maxVictims"))
             applied = False
