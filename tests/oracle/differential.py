@@ -18,7 +18,7 @@ import tempfile
 
 import yaml
 
-from . import gen, scenario
+from . import config_forms, gen, scenario
 from .simulate import read_workload, simulate
 
 # Float tolerance. Every float the summary holds is a time average
@@ -154,7 +154,9 @@ def simulate_case(seed, user_limits=False, large=False):
             flags.append("--preempt")
         if rng.random() < 0.3:
             flags += ["--reclaim-budget", str(rng.randint(0, 3))]
-    return doc, gen.workload_csv(rows, resources), flags, rng.random() < 0.25
+    jsonl = rng.random() < 0.25
+    form = rng.choice([1, 2, 3]) if rng.random() < 0.3 else 4   # §3 form of the config
+    return doc, gen.workload_csv(rows, resources), flags, jsonl, form
 
 
 def run_oracle_simulate(doc, csv_text, flags, workdir):
@@ -187,12 +189,15 @@ def csv_to_jsonl(csv_text):
     return "\n".join(lines) + "\n"
 
 
-def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl=False):
+def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl=False, form=4):
     config = os.path.join(workdir, "config.yaml")
     workload = os.path.join(workdir, "workload.jsonl" if jsonl else "workload.csv")
     jobs_out = os.path.join(workdir, "jobs.csv")
     with open(config, "w") as handle:
-        yaml.safe_dump(doc, handle, sort_keys=False)
+        if form in config_forms.FORMS:
+            handle.write(config_forms.FORMS[form](doc))
+        else:
+            yaml.safe_dump(doc, handle, sort_keys=False)
     with open(workload, "w") as handle:
         handle.write(csv_to_jsonl(csv_text) if jsonl else csv_text)
     proc = subprocess.run([hdrf, "simulate", "--config", config, "--workload", workload,
@@ -259,9 +264,10 @@ def compare_simulate(expected_rows, expected, got_rows, got, reclaim):
     return diffs
 
 
-def check_simulate(hdrf, doc, csv_text, flags, jsonl=False):
+def check_simulate(hdrf, doc, csv_text, flags, jsonl=False, form=4):
     with tempfile.TemporaryDirectory() as workdir:
-        got_rows, got, error = run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl)
+        got_rows, got, error = run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl,
+                                                 form)
         if got is None:
             return [f"hdrf simulate failed: {error}"]
         want_rows, want = run_oracle_simulate(doc, csv_text, flags, workdir)
