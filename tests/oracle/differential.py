@@ -122,6 +122,10 @@ def compare_sim(expected, got):
                 for j in got.get("jobs", [])]
     if want_jobs != got_jobs:
         diffs.append(f"jobs: oracle {want_jobs} hdrf {got_jobs}")
+    for want, have in zip(expected["jobs"], got.get("jobs", [])):
+        if not close(want["share"], have.get("share")):
+            diffs.append(f"job {want['name']} share: oracle {want['share']} "
+                         f"hdrf {have.get('share')}")
     keys = ("job", "mode", "fits", "tasks", "victims", "short", "applied")
     got_plans = [{k: p.get(k) for k in keys} for p in got.get("plans", [])]
     if len(got_plans) != len(expected["plans"]):

@@ -71,7 +71,10 @@ def run(doc):
         else:
             raise ValueError(f"unknown step {kind}")
     jobs = [{"name": j.name, "queue": j.leaf.path, "tasks_allocated": j.running,
-             "allocated": j.allocation(state.resources)} for j in state.jobs]
+             "allocated": j.allocation(state.resources),
+             # reading: §10's "share" is the plain dominant share of the
+             # job's allocation (8 CPU, 8Gi of 30, 30Gi -> 0.27 in §10).
+             "share": state.plain_share(j.allocation(state.resources))} for j in state.jobs]
     return {"jobs": jobs, "plans": out_plans}
 
 
