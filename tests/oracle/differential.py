@@ -38,7 +38,7 @@ def close(a, b):
 
 
 # ---------------------------------------------------------------- hdrf sim
-def sim_scenario(seed, user_limits=False):
+def sim_scenario(seed, user_limits=False, gate=False):
     """A §10 scenario with fill / submit / finish / remove / plan / evict
     steps; plan and evict steps name a job with unallocated tasks (chosen on
     the oracle's state, so the step is never refused)."""
@@ -58,6 +58,8 @@ def sim_scenario(seed, user_limits=False):
             if spec.get("minAvailable", 1) > spec["tasks"]:
                 spec["minAvailable"] = spec["tasks"]
         leaves = [leaf for leaf in leaves if leaf not in hogs] or leaves
+    if gate:
+        doc["overcommitFactor"] = rng.choice([0.5, 0.8, 1, 1.2, 2])
     doc["steps"] = ["fill"]
     for _ in range(rng.randint(2, 10)):
         state_jobs = scenario.run(doc)["jobs"]
@@ -69,7 +71,8 @@ def sim_scenario(seed, user_limits=False):
         for s in doc["steps"]:
             if isinstance(s, dict) and "finish" in s:
                 tasks_left[s["finish"]["job"]] -= s["finish"].get("tasks", 1)
-        waiting = [n for n, j in present.items() if j["tasks_allocated"] < tasks_left[n]]
+        waiting = [n for n, j in present.items()
+                   if j["tasks_allocated"] < tasks_left[n] and j["state"] != "Pending"]
         running = [n for n, j in present.items() if j["tasks_allocated"] > 0]
         roll = rng.random()
         if roll < 0.5 and waiting:
@@ -123,6 +126,9 @@ def compare_sim(expected, got):
     if want_jobs != got_jobs:
         diffs.append(f"jobs: oracle {want_jobs} hdrf {got_jobs}")
     for want, have in zip(expected["jobs"], got.get("jobs", [])):
+        if want["state"] != have.get("state"):
+            diffs.append(f"job {want['name']} state: oracle {want['state']} "
+                         f"hdrf {have.get('state')}")
         if not close(want["share"], have.get("share")):
             diffs.append(f"job {want['name']} share: oracle {want['share']} "
                          f"hdrf {have.get('share')}")
@@ -286,13 +292,14 @@ def main(argv=None):
     parser.add_argument("--seeds", default="0:100")
     parser.add_argument("--user-limits", action="store_true")
     parser.add_argument("--large", action="store_true", help="simulate: 60-150 jobs")
+    parser.add_argument("--gate", action="store_true", help="sim: overcommitFactor (§12)")
     parser.add_argument("--stop-after", type=int, default=0)
     args = parser.parse_args(argv)
     first, last = (int(x) for x in args.seeds.split(":"))
     failures = 0
     for seed in range(first, last):
         if args.kind == "sim":
-            diffs = check_sim(args.hdrf, sim_scenario(seed, args.user_limits))
+            diffs = check_sim(args.hdrf, sim_scenario(seed, args.user_limits, args.gate))
         else:
             diffs = check_simulate(args.hdrf, *simulate_case(seed, args.user_limits, args.large))
         if diffs:

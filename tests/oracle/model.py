@@ -64,6 +64,7 @@ class Job:
         self._running = 0           # allocated tasks
         self._tasks = tasks
         self.min_available = min_available
+        self.admitted = True        # §12: Inqueue/Running; False = Pending
 
     @property
     def running(self):
@@ -245,12 +246,52 @@ class State:
         return all(k * job.task.get(r, 0) <= room[r] for r in self.resources)
 
     def schedulable(self, job):
-        """§5/§14: unallocated tasks left and its next allocation fits."""
-        return job.running < job.tasks and self.fits(job, job.demand_tasks())
+        """§5/§14: unallocated tasks left and its next allocation fits;
+        §12: only Inqueue and Running jobs."""
+        return job.admitted and job.running < job.tasks and self.fits(job, job.demand_tasks())
+
+    # ---- §12 enqueue gate ---------------------------------------------
+    def _minimum(self, job):
+        return {r: job.gang_size() * job.task.get(r, 0) for r in self.resources}
+
+    def may_enqueue(self, job, factor):
+        """§12: m fits in what is left of the leaf's guarantee, or both the
+        cluster-wide and the leaf's sums stay within bounds."""
+        leaf = job.leaf
+        m = self._minimum(job)
+        idle = [j for j in self.jobs if j.admitted and j.running == 0 and j is not job]
+        used = self.usage(leaf)
+        left = {r: leaf.guarantee.get(r, 0) - used[r]
+                - sum(self._minimum(j)[r] for j in idle if j.leaf is leaf) for r in self.resources}
+        if all(m[r] <= left[r] for r in self.resources):
+            return True
+        total_used = self.usage(self.root)
+        realcap = self.real_capability(leaf)
+        for r in self.resources:
+            if total_used[r] + sum(self._minimum(j)[r] for j in idle) + m[r] > \
+                    factor * self.total[r]:
+                return False
+            if used[r] + sum(self._minimum(j)[r] for j in idle if j.leaf is leaf) + m[r] > \
+                    realcap[r]:
+                return False
+        return True
+
+    def reexamine_pending(self, factor):
+        """Pending jobs, in submission order, each examined once."""
+        for job in self.jobs:
+            if not job.admitted and self.may_enqueue(job, factor):
+                job.admitted = True
+                _bump()
 
     # ---- §4 shares ------------------------------------------------------
     def job_blocked(self, job, free, held):
         if job.running >= job.tasks:
+            return True
+        if not job.admitted:
+            # reading (SPEC silent; oracle_findings/pending-in-shares): a
+            # Pending job (§12) counts as blocked in §4. Read literally, §4
+            # would make it a non-blocked child with share 0, so M = 0 and
+            # its leaf would keep key 0 (first served) while the job waits.
             return True
         limit = self.user_limit(job.leaf)
         user_used = self.user_usage(job.leaf, job.user) if any(

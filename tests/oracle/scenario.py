@@ -25,21 +25,33 @@ def build_state(doc):
     return state
 
 
-def submit(state, spec):
-    queue = admit(state, state.queues[spec.get("queue", "root")])
+def submit(state, spec, factor=None):
+    queue = admit(state, state.queues[spec.get("queue") or "root"])
     task = {r: quantity.parse(r, v) for r, v in (spec.get("task") or {}).items()}
-    return state.submit(spec["name"], queue, spec.get("user", "default"),
-                        spec.get("weight", 1), task, int(spec.get("tasks", 1)),
-                        int(spec.get("minAvailable", 1)))
+    job = state.submit(spec["name"], queue, spec.get("user", "default"),
+                       spec.get("weight", 1), task, int(spec.get("tasks", 1)),
+                       int(spec.get("minAvailable", 1)))
+    if factor is not None:
+        job.admitted = False
+        job.admitted = state.may_enqueue(job, factor)
+    return job
 
 
 def run(doc):
     """The output `hdrf sim` must print for the parsed scenario `doc`."""
     state = build_state(doc)
+    factor = doc.get("overcommitFactor")
+    factor = None if factor is None else float(factor)
+
+    def released():
+        if factor is not None:
+            state.reexamine_pending(factor)
+
     for spec in doc.get("jobs") or []:
-        submit(state, spec)
+        submit(state, spec, factor)
     out_plans = []
-    for step in doc.get("steps") or ["fill"]:
+    steps = doc.get("steps")
+    for step in ["fill"] if steps is None else steps:    # an explicit [] runs nothing
         if step == "fill":
             fill(state)
             continue
@@ -49,13 +61,15 @@ def run(doc):
             n = int(args.get("tasks", 1))
             job.running -= n
             job.tasks -= n
+            released()
         elif kind == "remove":
             state.remove(state.job(args["job"]))
+            released()
         elif kind == "submit":
-            submit(state, args)
+            submit(state, args, factor)
         elif kind in ("plan", "evict"):
             job = state.job(args["job"])
-            if job.running >= job.tasks:
+            if job.running >= job.tasks or not job.admitted:
                 raise ValueError(f"job {job.name}: no unallocated task (FailedPrecondition)")
             mode = args.get("mode", "reclaim")
             result = plans.compute(state, job, mode, args.get("maxVictims"))
@@ -63,6 +77,8 @@ def run(doc):
             if kind == "evict" and result["fits"]:
                 plans.apply(state, job, result)
                 applied = True
+                if result["victims"]:
+                    released()
             out_plans.append({
                 "job": job.name, "mode": mode, "fits": result["fits"],
                 "tasks": result["tasks"],
@@ -74,7 +90,9 @@ def run(doc):
              "allocated": j.allocation(state.resources),
              # reading: §10's "share" is the plain dominant share of the
              # job's allocation (8 CPU, 8Gi of 30, 30Gi -> 0.27 in §10).
-             "share": state.plain_share(j.allocation(state.resources))} for j in state.jobs]
+             "share": state.plain_share(j.allocation(state.resources)),
+             "state": "Pending" if not j.admitted else "Running" if j.running else "Inqueue"}
+            for j in state.jobs]
     return {"jobs": jobs, "plans": out_plans}
 
 
