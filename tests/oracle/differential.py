@@ -87,13 +87,20 @@ def sim_scenario(seed, user_limits=False, gate=False):
             if kind == "evict" and rng.random() < 0.7:
                 doc["steps"].append("fill")
         elif roll < 0.75:
-            doc["steps"].append({"submit": gen.job_spec(rng, next(names), leaves, parents,
-                                                        resources, units, users)})
+            spec = gen.job_spec(rng, next(names), leaves, parents, resources, units, users)
+            edge = rng.random()
+            if edge < 0.05:
+                spec["tasks"], spec["minAvailable"] = 0, 0      # a job of no task
+            elif edge < 0.1:
+                spec["task"] = {}                               # a task that needs nothing
+            doc["steps"].append({"submit": spec})
             if rng.random() < 0.7:
                 doc["steps"].append("fill")
         elif roll < 0.9 and running:
             name = rng.choice(running)
-            most = min(present[name]["tasks_allocated"], tasks_left[name] - 1)
+            # Now and then down to 0 tasks (the job stays, holding nothing).
+            most = min(present[name]["tasks_allocated"],
+                       tasks_left[name] - (0 if rng.random() < 0.15 else 1))
             if most >= 1:
                 doc["steps"].append({"finish": {"job": name, "tasks": rng.randint(1, most)}})
                 if rng.random() < 0.7:

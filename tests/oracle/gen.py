@@ -47,7 +47,9 @@ def config(rng, user_limits=False):
         parent_cap = caps.get(parent, cluster_units)
         caps[path] = dict(parent_cap)
         if rng.random() < 0.25:
-            cap = {r: rng.randint(1, parent_cap[r]) for r in resources if rng.random() < 0.7}
+            cap = {r: rng.randint(0 if rng.random() < 0.1 or parent_cap[r] == 0 else 1,
+                                  parent_cap[r])
+                   for r in resources if rng.random() < 0.7}
             if cap:
                 entry["capability"] = {r: _amount_text(r, v) for r, v in cap.items()}
                 caps[path].update(cap)
@@ -129,6 +131,11 @@ def workload(rng, leaves, parents, resources, cluster_units, users=None, jobs=(5
         if hogs and index < 4:
             # A hog: long jobs at 0 in one leaf, for the reclaim phase to take back from.
             spec["queue"], arrival, duration = hogs[0], 0, rng.randint(30, 60) * 1000
+        edge = rng.random()
+        if edge < 0.03:
+            spec["task"] = {}                             # a task that needs nothing
+        elif edge < 0.06:
+            spec["queue"] = ""                            # empty cell: admission from root
         if rng.random() < 0.04:
             spec["queue"] = "root/nosuchqueue"            # refused: unknown queue
         elif rng.random() < 0.04:

@@ -75,7 +75,8 @@ def _maybe_xfail(known, seed):
 @pytest.mark.skipif(not HDRF, reason="HDRF_BIN not set")
 @pytest.mark.parametrize("seed", SIM_SEEDS)
 def test_hdrf_sim_agrees(seed):
-    diffs = differential.check_sim(HDRF, differential.sim_scenario(seed, seed % 4 == 3, seed % 5 == 4))
+    doc = differential.sim_scenario(seed, user_limits=seed % 4 == 3, gate=seed % 5 == 4)
+    diffs = differential.check_sim(HDRF, doc)
     if diffs:
         _maybe_xfail(KNOWN_SIM, seed)
     assert not diffs, "\n".join(diffs)
