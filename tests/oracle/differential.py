@@ -160,7 +160,7 @@ def check_sim(hdrf, doc):
 # ----------------------------------------------------------- hdrf simulate
 def simulate_case(seed, user_limits=False, large=False):
     rng = random.Random(seed)
-    doc, leaves, parents, resources, units = gen.config(rng, user_limits)
+    doc, leaves, parents, resources, units = gen.config(rng, user_limits, rng.random() < 0.2)
     users = ["u1", "u2", "u3"] if user_limits else None
     rows = gen.workload(rng, leaves, parents, resources, units, users,
                         (60, 150) if large else (5, 40))

@@ -32,7 +32,7 @@ def _tree(rng):
             return parents, leaves
 
 
-def config(rng, user_limits=False):
+def config(rng, user_limits=False, closed=False):
     resources = rng.sample(RESOURCES, rng.randint(1, 3))
     resources.sort(key=RESOURCES.index)
     cluster_units = {r: rng.randint(4, 24) for r in resources}
@@ -78,6 +78,16 @@ def config(rng, user_limits=False):
         if user_limits and path in leaves and "guarantee" in entry and rng.random() < 0.5:
             entry["userLimitFactor"] = rng.choice([0.5, 1, 1.5])
         queues.append(entry)
+    if closed:
+        # Some leaves closed or closing, each keeping an open sibling leaf,
+        # so that admission from a parent always finds an open leaf.
+        entries = {e["path"]: e for e in queues}
+        for path in leaves:
+            parent = path.rsplit("/", 1)[0]
+            open_siblings = [p for p in leaves if p != path and p.rsplit("/", 1)[0] == parent
+                             and entries[p].get("state", "open") == "open"]
+            if open_siblings and rng.random() < 0.3:
+                entries[path]["state"] = rng.choice(["closed", "closing", "Closed"])
     rng.shuffle(queues)
     return {"cluster": {r: _amount_text(r, v) for r, v in cluster_units.items()},
             "queues": queues}, leaves, parents, resources, cluster_units

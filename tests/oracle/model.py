@@ -30,12 +30,17 @@ class Queue:
         self.capability = {}        # resource -> amount; absent = no cap
         self.guarantee = {}         # resource -> amount; absent = 0
         self.reclaimable = True
+        self.state = "open"         # §3: open, closing or closed
         self.min_user_limit_percent = 100
         self.user_limit_factor = None
         self.jobs = []              # present jobs, submission order (leaves only)
 
     def is_leaf(self):
         return not self.children
+
+    def is_open(self):
+        """§3: only open queues accept jobs; closing a parent closes its subtree."""
+        return all(q.state == "open" for q in self.ancestors_and_self())
 
     def ancestors_and_self(self):
         """root first, self last."""

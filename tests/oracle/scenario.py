@@ -19,6 +19,7 @@ def build_state(doc):
         queue.guarantee = {r: quantity.parse(r, v)
                            for r, v in (entry.get("guarantee") or {}).items()}
         queue.reclaimable = bool(entry.get("reclaimable", True))
+        queue.state = str(entry.get("state", "open")).lower()
         queue.min_user_limit_percent = int(entry.get("minUserLimitPercent", 100))
         if entry.get("userLimitFactor") is not None:
             queue.user_limit_factor = float(entry["userLimitFactor"])

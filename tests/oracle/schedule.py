@@ -58,7 +58,7 @@ def admit(state, queue):
     """§5 admission: from a parent, descend to the child with the smallest
     plain dominant share of its subtree's allocation over its weight."""
     while not queue.is_leaf():
-        queue = _smallest(queue.children,
+        queue = _smallest([c for c in queue.children if c.is_open()],
                           lambda c: state.plain_share(state.usage(c)) / c.weight,
                           lambda c: c.name.encode())
     return queue

@@ -101,6 +101,8 @@ class _Run:
         too_big = any(row["task"].get(r, 0) > self.state.total.get(r, 0) for r in row["task"])
         if queue is None or too_big or any(r not in self.state.total for r in row["task"]):
             return                  # refused: no start, no queue
+        if queue is not None and not queue.is_open():
+            return                  # refused: only an open queue accepts jobs
         leaf = admit(self.state, queue)
         job = self.state.submit(row["name"], leaf, row["user"], row["weight"], row["task"],
                                 row["tasks"], row["min_available"])
