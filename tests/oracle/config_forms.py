@@ -39,7 +39,8 @@ def form1(doc):
                                                   "volcano.sh/hierarchy-weights":
                                                       "/".join(weights)}},
                      "spec": spec})
-    docs.append({"kind": "Cluster", "capacity": doc["cluster"]})
+    if "cluster" in doc:
+        docs.append({"kind": "Cluster", "capacity": doc["cluster"]})
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
@@ -59,10 +60,11 @@ def form2(doc):
             out.append(node)
         return out
 
-    return yaml.safe_dump_all([{"kind": "Queue", "metadata": {"name": "root"},
-                                "spec": {"hierarchy": children("root")}},
-                               {"kind": "Cluster", "capacity": doc["cluster"]}],
-                              sort_keys=False)
+    docs = [{"kind": "Queue", "metadata": {"name": "root"},
+             "spec": {"hierarchy": children("root")}}]
+    if "cluster" in doc:
+        docs.append({"kind": "Cluster", "capacity": doc["cluster"]})
+    return yaml.safe_dump_all(docs, sort_keys=False)
 
 
 def form3(doc):
@@ -74,10 +76,11 @@ def form3(doc):
                 "weight": entry.get("weight", 1)}
         item.update(_fields(entry))
         entries.append(item)
-    return yaml.safe_dump_all([{"kind": "HierarchicalQueue", "metadata": {"name": "t"},
-                                "spec": {"queues": entries}},
-                               {"kind": "Cluster", "capacity": doc["cluster"]}],
-                              sort_keys=False)
+    docs = [{"kind": "HierarchicalQueue", "metadata": {"name": "t"},
+             "spec": {"queues": entries}}]
+    if "cluster" in doc:
+        docs.append({"kind": "Cluster", "capacity": doc["cluster"]})
+    return yaml.safe_dump_all(docs, sort_keys=False)
 
 
 FORMS = {1: form1, 2: form2, 3: form3}

@@ -173,6 +173,8 @@ def simulate_case(seed, user_limits=False, large=False):
             flags += ["--reclaim-budget", str(rng.randint(0, 3))]
     jsonl = rng.random() < 0.25
     form = rng.choice([1, 2, 3]) if rng.random() < 0.3 else 4   # §3 form of the config
+    if form != 4 and rng.random() < 0.3:
+        flags += ["--cluster", ",".join(f"{r}={v}" for r, v in doc["cluster"].items())]
     return doc, gen.workload_csv(rows, resources), flags, jsonl, form
 
 
@@ -211,7 +213,11 @@ def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl=False, form=4):
     workload = os.path.join(workdir, "workload.jsonl" if jsonl else "workload.csv")
     jobs_out = os.path.join(workdir, "jobs.csv")
     with open(config, "w") as handle:
-        if form in config_forms.FORMS:
+        if form in config_forms.FORMS and "--cluster" in flags:
+            # The cluster only on the command line (§13 `--cluster LIST`).
+            handle.write(config_forms.FORMS[form]({k: v for k, v in doc.items()
+                                                   if k != "cluster"}))
+        elif form in config_forms.FORMS:
             handle.write(config_forms.FORMS[form](doc))
         else:
             yaml.safe_dump(doc, handle, sort_keys=False)
