@@ -4,7 +4,7 @@ some gangs. Everything is valid per SPEC §3 so that both sides accept it."""
 
 import random
 
-RESOURCES = ["cpu", "memory", "nvidia.com/gpu"]
+RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "example.com/fpga"]
 
 
 def _amount_text(resource, units):
@@ -33,7 +33,7 @@ def _tree(rng):
 
 
 def config(rng, user_limits=False, closed=False):
-    resources = rng.sample(RESOURCES, rng.randint(1, 3))
+    resources = rng.sample(RESOURCES, rng.randint(1, 3 if rng.random() < 0.9 else 4))
     resources.sort(key=RESOURCES.index)
     cluster_units = {r: rng.randint(4, 24) for r in resources}
     parents, leaves = _tree(rng)
@@ -105,9 +105,14 @@ def task_shape(rng, resources, cluster_units):
                 most = max(1, cluster_units[r] // divisor)
                 if quarters:
                     q = rng.randint(1, 4 * most)
-                    task[r] = f"{q * 256}Mi" if r == "memory" else f"{q * 250}m"
+                    if r == "memory":
+                        task[r] = rng.choice([f"{q * 256}Mi", f"{q * 256 * 1024}Ki"])
+                    else:
+                        task[r] = rng.choice([f"{q * 250}m", f"{q / 4:g}"])
                 else:
-                    task[r] = _amount_text(r, rng.randint(1, most))
+                    units = rng.randint(1, most)
+                    task[r] = f"{units}c" if r == "cpu" and rng.random() < 0.2 \
+                        else _amount_text(r, units)
         if task:
             return task
 
