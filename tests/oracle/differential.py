@@ -38,7 +38,7 @@ def close(a, b):
 
 
 # ---------------------------------------------------------------- hdrf sim
-def sim_scenario(seed, user_limits=False, gate=False):
+def sim_scenario(seed, user_limits=False, gate=False, large=False):
     """A §10 scenario with fill / submit / finish / remove / plan / evict
     steps; plan and evict steps name a job with unallocated tasks (chosen on
     the oracle's state, so the step is never refused)."""
@@ -47,7 +47,7 @@ def sim_scenario(seed, user_limits=False, gate=False):
     users = ["u1", "u2", "u3"] if user_limits else None
     names = iter(f"j{i}" for i in range(1000))
     doc["jobs"] = [gen.job_spec(rng, next(names), leaves, parents, resources, units, users)
-                   for _ in range(rng.randint(2, 10))]
+                   for _ in range(rng.randint(10, 25) if large else rng.randint(2, 10))]
     if rng.random() < 0.5:
         # Hog: the first leaves' jobs take most of the cluster before the
         # others arrive, so that plans have something to take back.
@@ -61,7 +61,7 @@ def sim_scenario(seed, user_limits=False, gate=False):
     if gate:
         doc["overcommitFactor"] = rng.choice([0.5, 0.8, 1, 1.2, 2])
     doc["steps"] = ["fill"]
-    for _ in range(rng.randint(2, 10)):
+    for _ in range(rng.randint(10, 25) if large else rng.randint(2, 10)):
         state_jobs = scenario.run(doc)["jobs"]
         present = {j["name"]: j for j in state_jobs}
         tasks_left = {}
@@ -304,7 +304,8 @@ def main(argv=None):
     parser.add_argument("--kind", choices=["sim", "simulate"], required=True)
     parser.add_argument("--seeds", default="0:100")
     parser.add_argument("--user-limits", action="store_true")
-    parser.add_argument("--large", action="store_true", help="simulate: 60-150 jobs")
+    parser.add_argument("--large", action="store_true",
+                        help="simulate: 60-150 jobs; sim: 10-25 jobs and 10-25 steps")
     parser.add_argument("--gate", action="store_true", help="sim: overcommitFactor (§12)")
     parser.add_argument("--stop-after", type=int, default=0)
     args = parser.parse_args(argv)
@@ -312,7 +313,8 @@ def main(argv=None):
     failures = 0
     for seed in range(first, last):
         if args.kind == "sim":
-            diffs = check_sim(args.hdrf, sim_scenario(seed, args.user_limits, args.gate))
+            diffs = check_sim(args.hdrf, sim_scenario(seed, args.user_limits, args.gate,
+                                                      args.large))
         else:
             diffs = check_simulate(args.hdrf, *simulate_case(seed, args.user_limits, args.large))
         if diffs:
