@@ -43,15 +43,18 @@ def sim_scenario(seed, user_limits=False, gate=False, large=False):
     steps; plan and evict steps name a job with unallocated tasks (chosen on
     the oracle's state, so the step is never refused)."""
     rng = random.Random(seed)
-    doc, leaves, parents, resources, units = gen.config(rng, user_limits)
+    squeeze = rng.random() < 0.2
+    doc, leaves, parents, resources, units = (gen.squeeze_config if squeeze else gen.config)(
+        rng, user_limits)
     users = ["u1", "u2", "u3"] if user_limits else None
     names = iter(f"j{i}" for i in range(1000))
     doc["jobs"] = [gen.job_spec(rng, next(names), leaves, parents, resources, units, users)
                    for _ in range(rng.randint(10, 25) if large else rng.randint(2, 10))]
-    if rng.random() < 0.5:
+    if squeeze or rng.random() < 0.5:
         # Hog: the first leaves' jobs take most of the cluster before the
         # others arrive, so that plans have something to take back.
-        hogs = rng.sample(leaves, rng.randint(1, 2))
+        hogs = [l for l in leaves if l.endswith("/q")] if squeeze else \
+            rng.sample(leaves, rng.randint(1, 2))
         for spec in doc["jobs"]:
             spec["queue"] = rng.choice(hogs)
             spec["tasks"] = rng.randint(3, 8)
@@ -160,10 +163,14 @@ def check_sim(hdrf, doc):
 # ----------------------------------------------------------- hdrf simulate
 def simulate_case(seed, user_limits=False, large=False):
     rng = random.Random(seed)
-    doc, leaves, parents, resources, units = gen.config(rng, user_limits, rng.random() < 0.2)
+    if rng.random() < 0.15:
+        doc, leaves, parents, resources, units = gen.squeeze_config(rng, user_limits)
+    else:
+        doc, leaves, parents, resources, units = gen.config(rng, user_limits, rng.random() < 0.2)
     users = ["u1", "u2", "u3"] if user_limits else None
+    hog = next((l for l in leaves if l.endswith("/q")), None)     # squeeze configs
     rows = gen.workload(rng, leaves, parents, resources, units, users,
-                        (60, 150) if large else (5, 40))
+                        (60, 150) if large else (5, 40), hog)
     flags = []
     if rng.random() < 0.8:
         flags.append("--reclaim")

@@ -38,7 +38,7 @@ def config(rng, user_limits=False, closed=False):
     cluster_units = {r: rng.randint(4, 24) for r in resources}
     parents, leaves = _tree(rng)
     queues = []
-    caps, guars = {}, {}
+    caps, guars, capped = {}, {}, {}
     for path in sorted(parents + leaves, key=lambda p: p.count("/")):
         entry = {"path": path}
         if rng.random() < 0.6:
@@ -53,12 +53,21 @@ def config(rng, user_limits=False, closed=False):
             if cap:
                 entry["capability"] = {r: _amount_text(r, v) for r, v in cap.items()}
                 caps[path].update(cap)
-        # Guarantees: the budget left under the parent's guarantee (root: the cluster).
-        if parent == "root" or parent in guars:
-            budget = guars.get(parent, None)
+                if path in parents:
+                    capped[path] = dict(caps[path])
+        # Guarantees: the budget left under the parent's guarantee (root: the
+        # cluster). Children of a capped parent without a guarantee share the
+        # parent's capability: a guarantee there is what the §15 guarantee
+        # clause is for (a sibling may fill the parent's capability).
+        capped_parent = parent in capped
+        if parent == "root" or parent in guars or capped_parent:
             if parent == "root":
                 budget = guars.setdefault("root", dict(cluster_units))
-            if rng.random() < 0.3:
+            elif parent in guars:
+                budget = guars[parent]
+            else:
+                budget = capped[parent]
+            if rng.random() < (0.6 if capped_parent else 0.3):
                 g = {}
                 for r in resources:
                     most = min(budget[r], caps[path][r])
@@ -132,13 +141,14 @@ def job_spec(rng, name, leaves, parents, resources, cluster_units, users):
     return spec
 
 
-def workload(rng, leaves, parents, resources, cluster_units, users=None, jobs=(5, 40)):
+def workload(rng, leaves, parents, resources, cluster_units, users=None, jobs=(5, 40),
+             hog=None):
     """Rows for a CSV workload (times in ms)."""
     rows = []
     coarse = rng.random() < 0.5        # coarse times make many ties
     count = rng.randint(*jobs)
     span = 20000 * max(1, count // 40)
-    hogs = rng.sample(leaves, 1) if rng.random() < 0.3 else []
+    hogs = [hog] if hog else rng.sample(leaves, 1) if rng.random() < 0.3 else []
     for index in range(count):
         spec = job_spec(rng, f"j{index}", leaves, parents, resources, cluster_units, users)
         arrival = rng.randint(0, span // 500) * 500 if coarse else rng.randint(0, span)
@@ -175,3 +185,31 @@ def workload_csv(rows, resources):
         cells += [row["task"].get(r, "") for r in resources]
         lines.append(",".join(cells))
     return "\n".join(lines) + "\n"
+
+
+def squeeze_config(rng, user_limits=False):
+    """A capped parent whose children share its capability, one of them
+    with a guarantee (the §15 guarantee clause: a sibling may have filled
+    the parent's capability, so the guaranteed queue waits although its
+    guarantee is not held). Same return value as config()."""
+    resources = sorted(rng.sample(RESOURCES[:3], rng.randint(1, 2)), key=RESOURCES.index)
+    cluster_units = {r: rng.randint(8, 24) for r in resources}
+    cap = {r: rng.randint(3, cluster_units[r] // 2) for r in resources}
+    guaranteed = {r: rng.randint(1, cap[r] - 1) for r in resources if rng.random() < 0.8} \
+        or {resources[0]: 1}
+    parent = rng.choice(["root/x", "root/x/z"])
+    queues = [{"path": parent, "capability": {r: _amount_text(r, v) for r, v in cap.items()}},
+              {"path": f"{parent}/p", "guarantee":
+                  {r: _amount_text(r, v) for r, v in guaranteed.items()},
+               "weight": rng.choice([1, 1, 2])},
+              {"path": f"{parent}/q", "weight": rng.choice([2, 4, 4])},
+              {"path": "root/y", "weight": rng.choice([1, 2])}]
+    if rng.random() < 0.5:
+        queues.append({"path": f"{parent}/s", "weight": rng.choice([1, 3])})
+    if user_limits:
+        queues[1]["minUserLimitPercent"] = rng.choice([50, 100])
+    leaves = [q["path"] for q in queues[1:]]
+    parents = [parent] + (["root/x"] if parent == "root/x/z" else [])
+    rng.shuffle(queues)
+    return ({"cluster": {r: _amount_text(r, v) for r, v in cluster_units.items()},
+             "queues": queues}, leaves, parents, resources, cluster_units)

@@ -12,6 +12,7 @@ import os
 import sys
 
 import pytest
+import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -41,6 +42,15 @@ def test_plan_example(path):
     jobs = [{k: j[k] for k in ("name", "queue", "tasks_allocated")} for j in got["jobs"]]
     assert jobs == expected["jobs"]
     assert got["plans"] == expected["plans"]
+
+
+@pytest.mark.skipif(not HDRF, reason="HDRF_BIN not set")
+@pytest.mark.parametrize("path", EXAMPLES, ids=[os.path.basename(p) for p in EXAMPLES])
+def test_plan_example_hdrf_agrees_with_oracle(path):
+    with open(path) as handle:
+        doc = yaml.safe_load(handle)
+    diffs = differential.check_sim(HDRF, doc)
+    assert not diffs, "\n".join(diffs)
 
 
 def test_plan_examples_found():
