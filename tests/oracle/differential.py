@@ -250,6 +250,8 @@ def compare_simulate(expected_rows, expected, got_rows, got, reclaim):
         b = {c: have.get(c) for c in columns}
         if a != b:
             diffs.append(f"job row: oracle {a} hdrf {b}")
+    if not reclaim and (any("evicted" in row for row in got_rows) or "evicted_tasks" in got):
+        diffs.append("without --reclaim the outputs must be as before (no evicted fields)")
     if len(expected_rows) != len(got_rows):
         diffs.append(f"jobs-out rows: oracle {len(expected_rows)} hdrf {len(got_rows)}")
     for key in ("jobs", "unscheduled"):
