@@ -2,7 +2,6 @@
 some capabilities, guarantees and reclaimable=false; jobs with 1-6 tasks,
 some gangs. Everything is valid per SPEC §3 so that both sides accept it."""
 
-import random
 
 RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "example.com/fpga"]
 

@@ -121,7 +121,6 @@ def _max_victims_off_by_one():
 
 
 def _short_floor():
-    original = math.ceil
     plan.math = type("m", (), {"ceil": staticmethod(math.floor)})
     return lambda: setattr(plan, "math", math)
 

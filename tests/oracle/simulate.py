@@ -140,7 +140,6 @@ class _Run:
             self.record[index] = {"queue": None, "first_start": None, "last_start": None,
                                   "end": None, "evicted": 0}
         order = sorted(range(len(self.rows)), key=lambda i: (self.rows[i]["arrival"], i))
-        self.rows_by_arrival = order
         util_ms = {r: 0 for r in state.resources}            # Σ alloc·dt (exact ints)
         share_ms = {path: 0.0 for path in state.queues}       # Σ share·dt
         next_index = 0
