@@ -114,7 +114,10 @@ def task_shape(rng, resources, cluster_units):
                 if quarters:
                     q = rng.randint(1, 4 * most)
                     if r == "memory":
-                        task[r] = rng.choice([f"{q * 256}Mi", f"{q * 256 * 1024}Ki"])
+                        # Now and then a few bytes off: on clusters of ~10^10 bytes
+                        # that puts keys within 1e-9 of each other (§5 ties).
+                        task[r] = rng.choice([f"{q * 256}Mi", f"{q * 256 * 1024}Ki",
+                                              str(q * 256 * 2**20 + rng.randint(1, 40))])
                     else:
                         task[r] = rng.choice([f"{q * 250}m", f"{q / 4:g}"])
                 else:

@@ -131,7 +131,23 @@ def _gang_step_one_task():
     return lambda: setattr(model.Job, "demand_tasks", original)
 
 
+def _scan_ties():
+    """The order-dependent tie reading the oracle first had (epsilon-chain)."""
+    original = schedule._smallest
+
+    def smallest(items, key_of, tie_of):
+        best = best_key = None
+        for item in sorted(items, key=tie_of):
+            k = key_of(item)
+            if best is None or k < best_key - EPS:
+                best, best_key = item, k
+        return best
+    schedule._smallest = smallest
+    return lambda: setattr(schedule, "_smallest", original)
+
+
 MUTANTS = {
+    "scan-ties": _scan_ties,
     "no-pruning": _no_pruning,
     "no-helps": _no_helps,
     "gang-unit-one-task": _gang_unit_one,

@@ -80,14 +80,14 @@ def _helps(state, taker, demand, victim, n):
 
 
 def _largest(items, key_of, tie_of):
-    """Largest key; within EPS equal; ties to the largest tie value."""
-    best = None
-    best_key = None
-    for item in sorted(items, key=tie_of, reverse=True):
-        k = key_of(item)
-        if best is None or k > best_key + EPS:
-            best, best_key = item, k
-    return best
+    """Largest key; the items within EPS of it are equal to it, and the
+    largest tie value among them wins."""
+    items = list(items)
+    if not items:
+        return None
+    keys = {id(item): key_of(item) for item in items}
+    most = max(keys.values())
+    return max((item for item in items if keys[id(item)] >= most - EPS), key=tie_of)
 
 
 def _choose_victim(state, taker, demand, mode):

@@ -4,16 +4,16 @@ from .model import EPS
 
 
 def _smallest(items, key_of, tie_of):
-    """The item with the smallest key; keys within EPS are equal and go to
-    the smallest tie value. Items are scanned in tie order, so the first of
-    a run of equal keys wins."""
-    best = None
-    best_key = None
-    for item in sorted(items, key=tie_of):
-        k = key_of(item)
-        if best is None or k < best_key - EPS:
-            best, best_key = item, k
-    return best
+    """The item with the smallest key; the items whose key is within EPS of
+    that smallest key are equal to it, and the smallest tie value among
+    them wins. (Keys are not transitively equal: with keys m, m + 0.6e-9,
+    m + 1.2e-9 the last is not tied with the smallest.)"""
+    items = list(items)
+    if not items:
+        return None
+    keys = {id(item): key_of(item) for item in items}
+    least = min(keys.values())
+    return min((item for item in items if keys[id(item)] <= least + EPS), key=tie_of)
 
 
 def pick(state, eligible):

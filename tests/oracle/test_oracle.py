@@ -77,6 +77,20 @@ def test_spec_section4_examples():
     assert [j["tasks_allocated"] for j in scenario.run(doc)["jobs"]] == [10, 10, 10, 15, 15]
 
 
+def test_epsilon_chain():
+    """Keys m + 1.2e-9, m + 0.6e-9, m: the smallest is c's, b is within 1e-9
+    of it and wins by name; a is not tied with c (oracle_findings/epsilon-chain)."""
+    s, d = 268435456000, 660
+    doc = {"cluster": {"memory": "1Ti"},
+           "queues": [{"path": "root/a"}, {"path": "root/b"}, {"path": "root/c"}],
+           "jobs": [{"name": n, "queue": "root/" + n[1], "tasks": 2,
+                     "task": {"memory": str(s + k * d)}}
+                    for n, k in (("ja", 2), ("jb", 1), ("jc", 0))]}
+    assert [j["tasks_allocated"] for j in scenario.run(doc)["jobs"]] == [1, 2, 1]
+    if HDRF:
+        assert not differential.check_sim(HDRF, doc)
+
+
 def _maybe_xfail(known, seed):
     if seed in known:
         pytest.xfail(known[seed])
