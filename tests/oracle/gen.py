@@ -72,6 +72,8 @@ def config(rng, user_limits=False, closed=False):
                     most = min(budget[r], caps[path][r])
                     if most > 0 and rng.random() < 0.7:
                         g[r] = rng.randint(1, max(1, most // 2))
+                if g and rng.random() < 0.1:
+                    g.setdefault(rng.choice(resources), 0)     # a guarantee of 0
                 if g:
                     for r, v in g.items():
                         budget[r] -= v

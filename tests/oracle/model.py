@@ -195,21 +195,23 @@ class State:
     def user_limit(self, leaf):
         """resource -> the most one user may hold in `leaf` (INF: no limit).
         reading: B is taken per resource (the guarantee of r where the queue
-        guarantees r, else the real capability of r); n counts the distinct
-        users of the leaf's present jobs."""
+        guarantees r, else the real capability of r; a guarantee of 0 is no
+        guarantee); n counts the distinct users with a running or pending
+        job, i.e. a job with running or waiting tasks: a job of 0 tasks
+        does not count (oracle_findings/user-limit-zero-task-job)."""
         out = {r: INF for r in self.resources}
         p = leaf.min_user_limit_percent
         f = leaf.user_limit_factor
         if p < 100:
             realcap = self.real_capability(leaf)
-            users = {job.user for job in leaf.jobs}
+            users = {job.user for job in leaf.jobs if job.tasks > 0}
             n = max(1, len(users))
             for r in self.resources:
-                base = leaf.guarantee[r] if r in leaf.guarantee else realcap[r]
+                base = leaf.guarantee[r] if leaf.guarantee.get(r, 0) > 0 else realcap[r]
                 out[r] = min(out[r], max(base * p / 100.0, base / n))
         if f is not None:
             for r in self.resources:
-                if r in leaf.guarantee:
+                if leaf.guarantee.get(r, 0) > 0:
                     out[r] = min(out[r], leaf.guarantee[r] * f)
         return out
 

@@ -91,6 +91,24 @@ def test_epsilon_chain():
         assert not differential.check_sim(HDRF, doc)
 
 
+def test_user_limit_ignores_jobs_of_no_task():
+    """§7 n counts users with running or waiting tasks; a job of 0 tasks
+    has neither (oracle_findings/user-limit-zero-task-job)."""
+    doc = {"cluster": {"nvidia.com/gpu": "18"},
+           "queues": [{"path": "root/b0", "minUserLimitPercent": 50}],
+           "jobs": [],
+           "steps": [{"submit": {"name": "j10", "queue": "root/b0", "user": "u1", "tasks": 6,
+                                 "task": {"nvidia.com/gpu": "4"}}},
+                     "fill",
+                     {"submit": {"name": "j11", "queue": "root/b0", "user": "u3", "tasks": 0,
+                                 "minAvailable": 0, "task": {"nvidia.com/gpu": "3500m"}}},
+                     {"finish": {"job": "j10", "tasks": 1}},
+                     "fill"]}
+    assert [j["tasks_allocated"] for j in scenario.run(doc)["jobs"]] == [4, 0]
+    if HDRF:
+        assert not differential.check_sim(HDRF, doc)
+
+
 def _maybe_xfail(known, seed):
     if seed in known:
         pytest.xfail(known[seed])
