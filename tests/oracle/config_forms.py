@@ -28,8 +28,8 @@ def form1(doc):
     for path in sorted(queues):
         entry = queues[path]
         parts = path.split("/")
-        weights = ["1"] + [str(queues["/".join(parts[:d])].get("weight", 1))
-                           for d in range(2, len(parts) + 1)]
+        weights = [str(queues.get("root", {}).get("weight", 1))] + \
+            [str(queues["/".join(parts[:d])].get("weight", 1)) for d in range(2, len(parts) + 1)]
         spec = {}
         for key, value in _fields(entry).items():
             spec[key] = {"resource": value} if key == "guarantee" else value
@@ -49,7 +49,7 @@ def form2(doc):
 
     def children(parent):
         out = []
-        for path in sorted(p for p in queues if p.rsplit("/", 1)[0] == parent):
+        for path in sorted(p for p in queues if p != "root" and p.rsplit("/", 1)[0] == parent):
             entry = queues[path]
             params = [{"name": "weight", "value": entry.get("weight", 1)}]
             params += [{"name": k, "value": v} for k, v in _fields(entry).items()]
@@ -60,8 +60,11 @@ def form2(doc):
             out.append(node)
         return out
 
-    docs = [{"kind": "Queue", "metadata": {"name": "root"},
-             "spec": {"hierarchy": children("root")}}]
+    root_spec = {"hierarchy": children("root")}
+    if "root" in queues:
+        root_spec.update(_fields(queues["root"]))
+        root_spec["weight"] = queues["root"].get("weight", 1)
+    docs = [{"kind": "Queue", "metadata": {"name": "root"}, "spec": root_spec}]
     if "cluster" in doc:
         docs.append({"kind": "Cluster", "capacity": doc["cluster"]})
     return yaml.safe_dump_all(docs, sort_keys=False)
@@ -72,8 +75,11 @@ def form3(doc):
     entries = []
     for path in sorted(queues, key=lambda p: p.count("/")):
         entry = queues[path]
-        item = {"name": path.rsplit("/", 1)[1], "parent": path.rsplit("/", 1)[0],
-                "weight": entry.get("weight", 1)}
+        if path == "root":
+            item = {"name": "root", "weight": entry.get("weight", 1)}    # describes root
+        else:
+            item = {"name": path.rsplit("/", 1)[1], "parent": path.rsplit("/", 1)[0],
+                    "weight": entry.get("weight", 1)}
         item.update(_fields(entry))
         entries.append(item)
     docs = [{"kind": "HierarchicalQueue", "metadata": {"name": "t"},
