@@ -215,10 +215,15 @@ def csv_to_jsonl(csv_text):
     return "\n".join(lines) + "\n"
 
 
-def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl=False, form=4):
+def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl=False, form=4,
+                      config_path=None, workload_path=None):
+    """(jobs-out rows, JSON summary, error) of hdrf simulate on `doc` and
+    `csv_text`, or on the given files when config_path/workload_path name them."""
     config = os.path.join(workdir, "config.yaml")
     workload = os.path.join(workdir, "workload.jsonl" if jsonl else "workload.csv")
     jobs_out = os.path.join(workdir, "jobs.csv")
+    if config_path is not None:
+        return _run_simulate_files(hdrf, config_path, workload_path, jobs_out, flags)
     with open(config, "w") as handle:
         if form in config_forms.FORMS and "--cluster" in flags:
             # The cluster only on the command line (§13 `--cluster LIST`).
@@ -230,6 +235,10 @@ def run_hdrf_simulate(hdrf, doc, csv_text, flags, workdir, jsonl=False, form=4):
             yaml.safe_dump(doc, handle, sort_keys=False)
     with open(workload, "w") as handle:
         handle.write(csv_to_jsonl(csv_text) if jsonl else csv_text)
+    return _run_simulate_files(hdrf, config, workload, jobs_out, flags)
+
+
+def _run_simulate_files(hdrf, config, workload, jobs_out, flags):
     proc = subprocess.run([hdrf, "simulate", "--config", config, "--workload", workload,
                            "--jobs-out", jobs_out, "--json", "--no-progress"] + flags,
                           capture_output=True, text=True, timeout=120)
