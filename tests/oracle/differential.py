@@ -325,9 +325,12 @@ def main(argv=None):
     parser.add_argument("--large", action="store_true",
                         help="simulate: 60-150 jobs; sim: 10-25 jobs and 10-25 steps")
     parser.add_argument("--gate", action="store_true", help="sim: overcommitFactor (§12)")
+    parser.add_argument("--deep", action="store_true", help="trees of up to 4 levels")
+    parser.add_argument("--root-capability", action="store_true")
     parser.add_argument("--stop-after", type=int, default=0)
     args = parser.parse_args(argv)
     first, last = (int(x) for x in args.seeds.split(":"))
+    gen.OPTIONS.update(deep=args.deep, root_capability=args.root_capability)
     failures = 0
     for seed in range(first, last):
         if args.kind == "sim":

@@ -5,6 +5,10 @@ some gangs. Everything is valid per SPEC §3 so that both sides accept it."""
 
 RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "example.com/fpga"]
 
+# Sweep options (differential.py --deep / --root-capability): trees of up to
+# four levels below root with 3-9 leaves; a capability on root itself.
+OPTIONS = {"deep": False, "root_capability": False}
+
 
 def _amount_text(resource, units):
     """Whole units (CPUs, GiB, GPUs) as a §2 quantity."""
@@ -18,16 +22,17 @@ def _tree(rng):
 
         def grow(path, depth):
             kids = rng.randint(2, 3) if depth == 0 else rng.randint(1, 3)
+            deep = OPTIONS["deep"]
             for index in range(kids):
                 child = f"{path}/{'abcdef'[index]}{depth}"
-                if depth < 2 and rng.random() < 0.35:
+                if depth < (3 if deep else 2) and rng.random() < (0.45 if deep else 0.35):
                     parents.append(child)
                     grow(child, depth + 1)
                 else:
                     leaves.append(child)
 
         grow("root", 0)
-        if 2 <= len(leaves) <= 6:
+        if (3 <= len(leaves) <= 9) if OPTIONS["deep"] else (2 <= len(leaves) <= 6):
             return parents, leaves
 
 
@@ -98,6 +103,18 @@ def config(rng, user_limits=False, closed=False):
                              and entries[p].get("state", "open") == "open"]
             if open_siblings and rng.random() < 0.3:
                 entries[path]["state"] = rng.choice(["closed", "closing", "Closed"])
+    if OPTIONS["root_capability"]:
+        # root's own capability below the cluster in one resource; the other
+        # queues lose their amounts of it so that they stay within it.
+        r = rng.choice(resources)
+        for entry in queues:
+            for key in ("capability", "guarantee"):
+                if r in entry.get(key, {}):
+                    del entry[key][r]
+                    if not entry[key]:
+                        del entry[key]
+        queues.append({"path": "root", "weight": rng.choice([1, 5]),
+                       "capability": {r: _amount_text(r, max(1, cluster_units[r] * 3 // 4))}})
     rng.shuffle(queues)
     return {"cluster": {r: _amount_text(r, v) for r, v in cluster_units.items()},
             "queues": queues}, leaves, parents, resources, cluster_units
