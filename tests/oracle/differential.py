@@ -318,7 +318,7 @@ def check_simulate(hdrf, doc, csv_text, flags, jsonl=False, form=4):
 # -------------------------------------------------------------------- CLI
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--hdrf", default=os.environ.get("HDRF_BIN", "/work/wt/bin/hdrf.base"))
+    parser.add_argument("--hdrf", default=os.environ.get("HDRF_BIN", "build/release/tools/hdrf"))
     parser.add_argument("--kind", choices=["sim", "simulate"], required=True)
     parser.add_argument("--seeds", default="0:100")
     parser.add_argument("--user-limits", action="store_true")

@@ -20,13 +20,13 @@ from oracle import differential, scenario  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # tests/data/plans holds the SPEC's worked examples (the same files as
-# /work/shared/plan_examples) and the project's further ones.
+# the SPEC's plan_examples) and the project's further ones.
 EXAMPLE_DIR = os.environ.get("HDRF_PLAN_EXAMPLES") or os.path.join(HERE, "..", "data", "plans")
 EXAMPLES = sorted(glob.glob(os.path.join(EXAMPLE_DIR, "*.yaml")))
 HDRF = os.environ.get("HDRF_BIN", "")
 
-# Seeds whose disagreement is a known engine finding not yet fixed by the
-# lead (oracle_findings/ holds the minimal case): seed -> reason.
+# Seeds whose disagreement is a known finding not yet fixed in the
+# engine (tests/oracle/findings/ holds each minimal case): seed -> reason.
 KNOWN_SIM = {}
 KNOWN_SIMULATE = {}
 
@@ -113,7 +113,7 @@ def test_user_limit_ignores_jobs_of_no_task():
 @pytest.mark.xfail(strict=True, reason=(
     "SPEC §13 ignores only a scenario's jobs and steps, so its overcommitFactor "
     "(§12) would turn the gate on; hdrf simulate turns it off (docs/simulate.md). "
-    "Open question for the lead: /work/wt/oracle_findings/simulate-ignores-overcommitFactor"))
+    "Minimal case: tests/oracle/findings/simulate-ignores-overcommitFactor"))
 def test_simulate_keeps_a_scenario_overcommit_factor(tmp_path):
     """4 CPUs, factor 0.25: h is Inqueue (1 <= 1), w Pending (1 + 1 > 1)
     until h's task ends at 10 s."""
