@@ -19,19 +19,22 @@ def _plus(a, b, sign=1):
     return {r: a[r] + sign * b[r] for r in a}
 
 
+def _below_then_not_above(state, a, w_a, b, w_b, demand, unit):
+    """§15 condition 2, the share clause: d(A)/w_A < d(B)/w_B - 1e-9 and
+    d(A + D)/w_A <= d(B - u)/w_B + 1e-9."""
+    before = state.plain_share(a) / w_a < state.plain_share(b) / w_b - EPS
+    after = state.plain_share(_plus(a, demand)) / w_a <= state.plain_share(_plus(b, unit, -1)) / w_b + EPS
+    return before and after
+
+
 def permitted(state, taker, demand, victim, n):
     """The transfer rule of §15 for the unit of `n` tasks of `victim`."""
     res = state.resources
     unit = _vec(victim.task, n, res)
     if victim.leaf is taker.leaf:
         # preempt: A is J, B is V, with the jobs' weights; no guarantee test.
-        alloc_a = taker.allocation(res)
-        alloc_b = victim.allocation(res)
-        before = state.plain_share(alloc_a) / taker.weight < \
-            state.plain_share(alloc_b) / victim.weight - EPS
-        after = state.plain_share(_plus(alloc_a, demand)) / taker.weight <= \
-            state.plain_share(_plus(alloc_b, unit, -1)) / victim.weight + EPS
-        return before and after
+        return _below_then_not_above(state, taker.allocation(res), taker.weight,
+                                     victim.allocation(res), victim.weight, demand, unit)
     path_j = taker.leaf.ancestors_and_self()
     path_v = victim.leaf.ancestors_and_self()
     depth = 0
@@ -53,12 +56,7 @@ def permitted(state, taker, demand, victim, n):
                 return False
     # Condition 2: the share clause, or the guarantee clause.
     usage_a = state.usage(side_a)
-    usage_b = state.usage(side_b)
-    before = state.plain_share(usage_a) / side_a.weight < \
-        state.plain_share(usage_b) / side_b.weight - EPS
-    after = state.plain_share(_plus(usage_a, demand)) / side_a.weight <= \
-        state.plain_share(_plus(usage_b, unit, -1)) / side_b.weight + EPS
-    if before and after:
+    if _below_then_not_above(state, usage_a, side_a.weight, state.usage(side_b), side_b.weight, demand, unit):
         return True
     return all(usage_a[r] + demand[r] <= side_a.guarantee.get(r, 0)
                for r in res if demand[r] > 0)
