@@ -80,7 +80,6 @@ class _Run:
         victim.running -= n
         self.record[self.job_row[victim]]["evicted"] += n
 
-
     def complete(self, t):
         for job in list(self.state.jobs):
             duration = self.rows[self.job_row[job]]["duration"]
@@ -101,7 +100,7 @@ class _Run:
         too_big = any(row["task"].get(r, 0) > self.state.total.get(r, 0) for r in row["task"])
         if queue is None or too_big or any(r not in self.state.total for r in row["task"]):
             return                  # refused: no start, no queue
-        if queue is not None and not queue.is_open():
+        if not queue.is_open():
             return                  # refused: only an open queue accepts jobs
         leaf = admit(self.state, queue)
         job = self.state.submit(row["name"], leaf, row["user"], row["weight"], row["task"],
